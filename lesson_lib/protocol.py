@@ -174,8 +174,8 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
         missing = [t for t in ids if t not in answered]
         if missing:
             # N is the first message after the group that is not a tool reply; when the
-            # list ends inside the group we point at the assistant message (reconstructed).
-            at = j if j < n else i
+            # list ends inside the group we point at its last message (reconstructed).
+            at = j if j < n else j - 1
             problems.append(ProtocolError(  # verbatim
                 "An assistant message with 'tool_calls' must be followed by tool messages "
                 "responding to each 'tool_call_id'. The following tool_call_ids did not have "

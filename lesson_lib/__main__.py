@@ -1,0 +1,7 @@
+"""`python -m lesson_lib`: the terminal chat with the memory agent."""
+
+import sys
+
+from lesson_lib.cli import main
+
+sys.exit(main())
