@@ -67,7 +67,8 @@ def _content_problem(i: int, m: Mapping) -> ProtocolError | None:
     return None
 
 
-def _shape_problem(i: int, m: Any) -> ProtocolError | None:
+def message_problem(i: int, m: Any) -> ProtocolError | None:
+    """The first rule message `i` breaks on its own (shape, role, content), or None."""
     if not isinstance(m, Mapping):
         return ProtocolError(  # reconstructed
             f"Invalid type for 'messages[{i}]': expected an object, but got "
@@ -110,7 +111,14 @@ def _tool_calls_problem(i: int, calls: Any) -> ProtocolError | None:
             param=f"messages[{i}].tool_calls", code="empty_array", index=i,
             explanation=f"message {i} (assistant) has tool_calls=[]: leave the key out "
                         "when there are no calls")
-    for k, call in enumerate(calls if isinstance(calls, list) else [calls]):
+    if not isinstance(calls, list):
+        return ProtocolError(  # reconstructed
+            f"Invalid type for 'messages[{i}].tool_calls': expected an array, but got "
+            f"{_json_type(calls)} instead.", param=f"messages[{i}].tool_calls",
+            code="invalid_type", index=i,
+            explanation=f"message {i} (assistant): tool_calls must be a list of calls, "
+                        "even for a single call")
+    for k, call in enumerate(calls):
         fn = call.get("function") if isinstance(call, Mapping) else None
         args = fn.get("arguments") if isinstance(fn, Mapping) else None
         if args is not None and not isinstance(args, str):
@@ -200,7 +208,7 @@ def find_problems(messages: Any) -> list[ProtocolError]:
             "Invalid 'messages': empty array. Expected an array with minimum length 1, "
             "but got an empty array instead.", param="messages", code="empty_array",
             explanation="send at least one message")]
-    shape = [p for i, m in enumerate(messages) if (p := _shape_problem(i, m))]
+    shape = [p for i, m in enumerate(messages) if (p := message_problem(i, m))]
     usable = [m if isinstance(m, Mapping) else {} for m in messages]
     return sorted(shape + _pairing_problems(usable), key=lambda p: (p.index or 0))
 

@@ -249,3 +249,9 @@ def test_assistant_to_dict_from_a_real_sdk_message():
     converted = assistant_to_dict(message)
     assert converted["content"] == "" and converted["tool_calls"] == [call("call_a")]
     validate_messages([USER, converted, result("call_a")])
+
+
+def test_tool_calls_must_be_a_list_even_for_one_call():
+    e = raised([USER, {"role": "assistant", "content": None, "tool_calls": call("call_a")},
+                result("call_a")])
+    assert (e.code, e.param) == ("invalid_type", "messages[1].tool_calls")
