@@ -1,0 +1,51 @@
+"""Self-checks for the notebooks' exercises.
+
+Each notebook's checks live in a module named after it (`nb01`, `nb02`, …). A
+check runs the learner's answer, prints what is right or what is wrong with a
+hint, and returns True or False. It never raises a bare AssertionError at the
+learner: a mistake in their code is reported as a finding, not a crash.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Report:
+    """What a check found, printed as ✅ / ❌ lines."""
+    title: str
+    findings: list[tuple[bool, str, str]] = field(default_factory=list)  # (ok, what, hint)
+
+    def expect(self, ok: bool, what: str, hint: str = "") -> bool:
+        self.findings.append((bool(ok), what, hint))
+        return bool(ok)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.findings) and all(ok for ok, _, _ in self.findings)
+
+    def __str__(self) -> str:
+        lines = [f"{self.title}:"]
+        for ok, what, hint in self.findings:
+            lines.append(f"  {'✅' if ok else '❌'} {what}")
+            if not ok and hint:
+                lines.append(f"     hint: {hint}")
+        lines.append("  All checks passed." if self.passed else "  Not yet: see the ❌ lines.")
+        return "\n".join(lines)
+
+
+def run_check(title: str, body: Callable[[Report], None]) -> bool:
+    """Run `body(report)`, print the report, return whether everything passed.
+    An exception in the learner's code becomes a ❌ line naming it."""
+    report = Report(title)
+    try:
+        body(report)
+    except Exception as error:  # the learner's code failed: report it, don't crash
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        report.expect(False, f"your code raised {type(error).__name__}: {error}",
+                      f"see line {where.lineno} of {where.name}()")
+    print(report)
+    return report.passed

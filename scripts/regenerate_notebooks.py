@@ -1,0 +1,46 @@
+"""Re-execute notebooks in place, in the environment the tests use.
+
+    .venv/bin/python scripts/regenerate_notebooks.py            # every notebook
+    .venv/bin/python scripts/regenerate_notebooks.py notebooks/03_*.ipynb
+
+Outputs are written without timing metadata, so two regenerations are
+byte-identical (tests/test_notebooks.py checks the stored outputs against a fresh
+run through nbval).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lesson_lib.testing import apply_notebook_env  # noqa: E402
+
+
+def regenerate(path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
+                            record_timing=False, resources={"metadata": {"path": str(path.parent)}})
+    client.execute()  # stops on an error, except in cells tagged raises-exception
+    nb.metadata.pop("widgets", None)
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                 "name": "python3"}
+    nbformat.write(nb, path)
+    print(f"regenerated {path.relative_to(ROOT)}")
+
+
+def main(argv: list[str]) -> int:
+    apply_notebook_env()
+    paths = [Path(a).resolve() for a in argv] or sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+    for path in paths:
+        regenerate(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
