@@ -1,7 +1,437 @@
-"""PLACEHOLDER, being replaced: the offline model's reply logic."""
+"""The offline teaching model's reply logic: a rule-based stand-in, not a language model.
+
+`reply(body)` reads one Chat Completions request body (already validated) and
+returns the assistant message a tool-calling model might send. It is pure and
+deterministic: the same body always gives the same reply, call ids included,
+and nothing is remembered between calls. Like a real model it only knows what
+`body["messages"]` says; unlike one, it follows a handful of readable rules:
+
+1. The *current request* is the latest user message; assistant tool calls and
+   tool results after it belong to the current turn. Replies are in Chinese
+   when that message has Chinese characters, else in English.
+2. A request to summarise the conversation (in the latest user or system
+   message) gets a fixed-form summary of the messages before it.
+3. The request is cut into clauses ("weather in Chengdu and the time in New
+   York" is two). Each clause gets the offered tool whose name, description
+   and parameters share the most words with it (understand.score), if any
+   fits. Arguments come from the user's words by parameter kind: places,
+   time zones, numbers, enum values, an expression, free text (understand.py).
+   One call per place: "Shanghai and Beijing weather" is two calls. A place
+   is sent as the user wrote it: "成都" when typed in Chinese (the seed tools
+   take both), else its canonical English name ("chengdu", "NYC" → "Chengdu",
+   "New York"); a city the gazetteer lacks is passed on as written.
+4. Calls already answered in this turn are not repeated. A clause that says
+   "there" after "which is warmer, A or B?" waits for those results and uses
+   the winner. "Keep checking ... until it is sunny" calls again while the
+   latest result is not sunny.
+5. `tool_choice` is obeyed: "none" never calls; "required" always calls, even
+   after results (as with the real API, a loop that keeps sending "required"
+   never ends by itself); {"type": "function", ...} calls that function.
+   `parallel_tool_calls: false` sends only the first call (the next comes on
+   the next request).
+6. With nothing left to call, the answer is written from the tool results of
+   this turn (matched to calls by tool_call_id), or it asks for a missing
+   required argument, or it answers the name question, greeting or thanks,
+   or says honestly what it cannot do (answer.py holds every sentence).
+
+This module must not import openai, httpx2, lesson_lib.tools, memory, agent
+or llm: the offline model depends on protocol, tokens, places and clock only.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lesson_lib.offline import answer
+from lesson_lib.offline import understand as u
+from lesson_lib.offline.ids import make_id
+from lesson_lib.places import lookup
+
+
+@dataclass
+class Call:
+    """A tool call: planned by the brain, or already made in this turn (then with id/result)."""
+    name: str
+    arguments: dict
+    id: str | None = None
+    result: str | None = None   # the tool message's content, once it came back
+    until: str | None = None    # repeat while the result's condition is not this one
+
+
+@dataclass
+class Turn:
+    """The current request and what happened after it."""
+    request: str                # text of the latest user message ("" if there is none)
+    lang: str                   # "en" or "zh"
+    name: str | None            # the user's name, if a user message said it
+    calls: list[Call] = field(default_factory=list)  # calls made after the request
+    asked_back: str = ""        # the user message before, when the assistant answered it
+                                # with a question ("Which city?"): "成都" completes "查天气"
+
+    def answered(self) -> list[Call]:
+        return [c for c in self.calls if c.result is not None]
+
+
+@dataclass
+class Plan:
+    """What the current request needs, as far as can be seen now."""
+    calls: list[Call] = field(default_factory=list)
+    asks: list[tuple[Any, str]] = field(default_factory=list)  # (tool, required param) unfilled
+
+
+@dataclass
+class Step:
+    """One clause of the request and the calls planned for it, each with its place."""
+    clause: u.Clause
+    planned: list[tuple[u.Target | None, Call]]
+
+
+# ------------------------------------------------------------------ the reply
 
 def reply(body: dict) -> dict:
-    return {"message": {"role": "assistant", "content": "placeholder"}, "finish_reason": "stop"}
+    """The assistant's reply to a (validated) request body:
+    {"message": {"role": "assistant", "content": ..., ["tool_calls": [...]]},
+     "finish_reason": "stop" | "tool_calls"}."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    tools = [t for t in body.get("tools") or [] if u.tool_name(t)]
+    choice = body.get("tool_choice") or "auto"
+    turn = read_turn(messages)
+    asked_at = summary_request(messages)
+    must_call = bool(tools) and (choice == "required" or isinstance(choice, Mapping))
+    if asked_at is not None and not must_call:
+        return say(summarise(messages[:asked_at], turn.lang))
+    plan = make_plan(turn, tools)
+    calls = choose_calls(plan, turn, tools, choice)
+    if calls:
+        return call_tools(body, calls)
+    return say(write_answer(turn, plan, tools, choice))
+
+
+def say(text: str) -> dict:
+    return {"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+
+
+def call_tools(body: Mapping, calls: list[Call]) -> dict:
+    """A tool_calls reply; ids are pure functions of the request, one per position."""
+    if body.get("parallel_tool_calls") is False:
+        calls = calls[:1]
+    tool_calls = [{"id": make_id("call_", 24, body, k), "type": "function",
+                   "function": {"name": c.name, "arguments": json.dumps(
+                       c.arguments, ensure_ascii=False, separators=(",", ":"))}}
+                  for k, c in enumerate(calls)]
+    return {"message": {"role": "assistant", "content": None, "tool_calls": tool_calls},
+            "finish_reason": "tool_calls"}
+
+
+# ------------------------------------------------------------------ reading the messages
+
+def read_turn(messages: list) -> Turn:
+    """The latest user message, and the calls and results that came after it."""
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    request = u.text_of(messages[last]) if last >= 0 else ""
+    turn = Turn(request, u.language(request), u.user_name(messages),
+                asked_back=question_before(messages, last))
+    results = {}
+    for m in messages[last + 1:]:
+        if m.get("role") == "assistant":
+            calls = m.get("tool_calls") or []
+            turn.calls += [made_call(c) for c in calls if isinstance(c, Mapping)]
+        elif m.get("role") == "tool":
+            results[m.get("tool_call_id")] = u.text_of(m)
+    for call in turn.calls:
+        call.result = results.get(call.id)
+    return turn
+
+
+def made_call(call: Mapping) -> Call:
+    """An assistant message's tool call as a Call (arguments parsed; {} if they are not JSON)."""
+    fn = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+    try:
+        arguments = json.loads(fn.get("arguments") or "{}")
+    except (TypeError, ValueError):
+        arguments = {}
+    return Call(str(fn.get("name") or ""), arguments if isinstance(arguments, dict) else {},
+                id=call.get("id"))
+
+
+def question_before(messages: list, last: int) -> str:
+    """The user message before `last`, if the assistant's reply to it was a question."""
+    if last < 2 or messages[last - 1].get("role") != "assistant":
+        return ""
+    if not u.text_of(messages[last - 1]).rstrip().endswith(("?", "？")):
+        return ""
+    earlier = messages[last - 2]
+    return u.text_of(earlier) if earlier.get("role") == "user" else ""
+
+
+def summary_request(messages: list) -> int | None:
+    """Where the latest user or system message asks for a summary, if it does."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") in ("user", "system", "developer"):
+            return i if u.asks_summary(u.text_of(messages[i])) else None
+    return None
+
+
+# ------------------------------------------------------------------ planning calls
+
+def make_plan(turn: Turn, tools: list) -> Plan:
+    """The plan for the request; when it needs nothing and the assistant had just asked
+    a question ("Which city?"), the plan for the earlier request completed by this answer."""
+    if not tools or u.asks_name(turn.request):
+        return Plan()
+    plan = plan_for(u.without_introduction(turn.request), turn, tools)
+    if not plan.calls and not plan.asks and turn.asked_back:
+        completed = plan_for(f"{turn.asked_back} {turn.request}", turn, tools)
+        return completed if completed.calls else plan
+    return plan
+
+
+def plan_for(text: str, turn: Turn, tools: list) -> Plan:
+    """Every call `text` needs, clause by clause; a clause that depends on results
+    not in yet ("there" after "which is warmer?") waits and ends the plan."""
+    plan, everywhere, before = Plan(), u.targets_in(text), None
+    for clause in u.clauses(text, tools):
+        targets = targets_for(clause, before, turn, tools, everywhere)
+        if targets is None:
+            break
+        before = Step(clause, add_calls(plan, clause, targets, tools))
+    return plan
+
+
+def targets_for(clause: u.Clause, before: Step | None, turn: Turn, tools: list,
+                everywhere: list[u.Target]) -> list[u.Target] | None:
+    """The places a clause is about: its own; the winner or the places of the clause
+    before when it says "there" (None: the winner is not known yet); an unknown
+    place it names ("Lhasa"); else the places named anywhere in the request."""
+    own = u.targets_in(clause.text)
+    if own:
+        return own
+    if before and u.refers_back(clause.text):
+        return winner_of(before, turn, tools)
+    kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
+    unknown = u.unknown_place(clause.text, avoid_words(clause.tool)) if "place" in kinds else None
+    return [u.Target(unknown)] if unknown else everywhere
+
+
+def winner_of(before: Step, turn: Turn, tools: list) -> list[u.Target] | None:
+    """The places of the clause before; for a comparison ("which is warmer?") only the
+    winner's, read from this turn's results (None while they are not all in)."""
+    targets = [t for t, _ in before.planned if t is not None]
+    asked = u.comparison_in(before.clause.text)
+    if not asked or len(before.planned) < 2:
+        return targets
+    made = [latest_made(call, turn, tools) for _, call in before.planned]
+    if any(m is None for m in made):
+        return None
+    ranking = ranked(made, asked)
+    if not ranking:
+        return targets  # no numbers to compare (errors): follow up on every place
+    best = ranking[0][0]
+    return [t for (t, _), m in zip(before.planned, made, strict=True) if m is best][:1]
+
+
+def avoid_words(tool: Any) -> set[str]:
+    """Capitalised words after "in" that are not places: the tool's enum values, and units."""
+    values = {str(v).lower() for s in u.properties(tool).values() for v in s.get("enum") or []}
+    return values | {"celsius", "fahrenheit", "english", "chinese", "utc", "gmt"}
+
+
+def add_calls(plan: Plan, clause: u.Clause, targets: list[u.Target],
+              tools: list) -> list[tuple[u.Target | None, Call]]:
+    """Plan one call per target (or one call when the tool takes no place) and return
+    them with their targets; a required argument nothing fills becomes a question."""
+    kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
+    each = targets if targets and kinds & {"place", "timezone"} else [None]
+    until, planned = u.until_in(clause.text), []
+    for target in each:
+        arguments, missing = u.fill_arguments(clause.tool, clause.text, target, targets)
+        if missing:
+            plan.asks.append((clause.tool, missing[0]))
+            continue
+        call = add_unique(plan.calls, Call(u.tool_name(clause.tool), arguments, until=until), tools)
+        planned.append((target, call))
+    return planned
+
+
+def add_unique(calls: list[Call], call: Call, tools: list) -> Call:
+    """Add `call` unless the same call is planned already; return the one kept."""
+    for kept in calls:
+        if same_call(kept, call, tools):
+            kept.until = kept.until or call.until
+            return kept
+    calls.append(call)
+    return call
+
+
+def call_key(call: Call, tools: list) -> str:
+    """What makes two calls the same: the name and the arguments, ignoring values equal
+    to the schema's default and spelling of places ("成都" and "Chengdu" are one place)."""
+    props = u.properties(next((t for t in tools if u.tool_name(t) == call.name), None))
+    kept = {}
+    for key, value in call.arguments.items():
+        if key in props and props[key].get("default") == value:
+            continue
+        place = lookup(value) if isinstance(value, str) else None
+        kept[key] = place.name if place else value
+    return call.name + json.dumps(kept, sort_keys=True, ensure_ascii=False)
+
+
+def same_call(a: Call, b: Call, tools: list) -> bool:
+    return call_key(a, tools) == call_key(b, tools)
+
+
+def latest_made(call: Call, turn: Turn, tools: list) -> Call | None:
+    """The latest answered call of this turn that is the same as `call`, if any."""
+    same = [c for c in turn.answered() if same_call(c, call, tools)]
+    return same[-1] if same else None
+
+
+def ranked(calls: list[Call], asked: u.Comparison) -> list[tuple[Call, float]]:
+    """Answered calls with the number the comparison is about, best first."""
+    valued = [(c, u.number_in(u.read_result(c.result), asked.field)) for c in calls]
+    valued = [(c, v) for c, v in valued if v is not None]
+    return sorted(valued, key=lambda cv: -cv[1] if asked.highest else cv[1])
+
+
+# ------------------------------------------------------------------ choosing what to call now
+
+def still_needed(plan: Plan, turn: Turn, tools: list) -> list[Call]:
+    """Planned calls not answered yet in this turn, and "until" calls whose latest
+    result is not yet the wanted condition (an error result stops the repeating)."""
+    needed = []
+    for call in plan.calls:
+        made = latest_made(call, turn, tools)
+        if made is None or (call.until and not (shows(made, call.until) or failed(made))):
+            needed.append(call)
+    return needed
+
+
+def shows(made: Call, wanted: str) -> bool:
+    """Whether a result shows the wanted condition: "sunny", or "rain" in "light rain"."""
+    data = u.read_result(made.result)
+    said = data.get("condition") if isinstance(data, Mapping) else data
+    found = u.condition_of(str(said or ""))
+    return found is not None and (found == wanted or wanted in found.split())
+
+
+def failed(made: Call) -> bool:
+    return u.error_in(u.read_result(made.result)) is not None
+
+
+def choose_calls(plan: Plan, turn: Turn, tools: list, choice: Any) -> list[Call]:
+    """The calls to send now, obeying tool_choice."""
+    if not tools or choice == "none":
+        return []
+    needed = still_needed(plan, turn, tools)
+    if isinstance(choice, Mapping):
+        forced = str((choice.get("function") or {}).get("name") or "")
+        return [c for c in needed if c.name == forced] or \
+            [c for c in plan.calls if c.name == forced] or any_calls(turn, tools, forced)
+    if choice == "required":
+        return needed or plan.calls or any_calls(turn, tools)
+    return needed
+
+
+def any_calls(turn: Turn, tools: list, name: str = "") -> list[Call]:
+    """Calls when one is required but no clause asked for one: the tool named `name`;
+    else the best-fitting tool if one fits; else the first tool whose required arguments
+    can be filled (defaults count). If none can be, the first choice is called with what
+    could be filled: a forced call cannot ask a question back."""
+    text = u.without_introduction(turn.request)
+    best, points = u.best_tool(text, tools)
+    choices = [t for t in tools if u.tool_name(t) == name] or \
+        ([best] if points >= u.THRESHOLD else []) or tools
+    for tool in choices:
+        plan = Plan()
+        add_calls(plan, u.Clause(text, tool), u.targets_in(text), tools)
+        if plan.calls:
+            return plan.calls
+    arguments, _ = u.fill_arguments(choices[0], text)
+    return [Call(u.tool_name(choices[0]), arguments)]
+
+
+# ------------------------------------------------------------------ writing the answer
+
+def write_answer(turn: Turn, plan: Plan, tools: list, choice: Any) -> str:
+    """The text reply when nothing is called now."""
+    lang, wanted = turn.lang, [c.name for c in plan.calls] + [u.tool_name(t) for t, _ in plan.asks]
+    if turn.answered():
+        return from_results(turn, plan, tools)
+    if u.asks_name(turn.request):
+        return answer.name_answer(turn.name, lang)
+    if wanted and choice == "none":
+        return answer.told_not_to(list(dict.fromkeys(wanted)), lang)
+    if plan.asks:
+        return answer.clarify(*plan.asks[0], lang)
+    return small_talk(turn, tools)
+
+
+def small_talk(turn: Turn, tools: list) -> str:
+    """Introductions, greetings, thanks; an honest "no tool" for live data; else the fallback."""
+    lang, text = turn.lang, turn.request
+    live = sorted(u.concepts(u.without_introduction(text)) & set(u.LIVE_DATA))
+    if u.name_in(text) and not live:
+        return answer.introduction(u.name_in(text), lang)
+    if live:
+        return answer.no_tool(live[0], tools, lang)
+    if u.is_greeting(text):
+        return answer.greeting(turn.name, lang)
+    if u.is_thanks(text):
+        return answer.thanks(lang)
+    return answer.fallback(tools, lang)
+
+
+def from_results(turn: Turn, plan: Plan, tools: list) -> str:
+    """The final answer from this turn's tool results: a comparison if one was asked,
+    one sentence per distinct call (its latest result), then any open question."""
+    lang, results = turn.lang, latest_results(turn, tools)
+    parts = [answer.nice_to_meet(turn.name, lang)] if u.name_in(turn.request) else []
+    asked = u.comparison_in(turn.request)
+    ranking = ranked(results, asked) if asked else []
+    if len(ranking) >= 2:
+        parts.append(answer.comparison(asked, ranking, lang))
+        results = [c for c in results if all(c is not r for r, _ in ranking)]
+    parts += [until_note(call, turn, tools) for call in plan.calls if call.until]
+    parts += [answer.result(c.name, c.arguments, c.result, lang) for c in results]
+    parts += [answer.clarify(tool, param, lang) for tool, param in plan.asks[:1]]
+    return answer.sentences(parts, lang)
+
+
+def until_note(call: Call, turn: Turn, tools: list) -> str:
+    """"After 3 checks:" before the result a "keep checking until ..." request waited for."""
+    made = latest_made(call, turn, tools)
+    if made is None or not shows(made, call.until or ""):
+        return ""
+    checks = sum(same_call(c, call, tools) for c in turn.answered())
+    return answer.after_checks(checks, turn.lang)
+
+
+def latest_results(turn: Turn, tools: list) -> list[Call]:
+    """One answered call per distinct call, in the order first made, with its latest result."""
+    kept: list[Call] = []
+    for call in turn.answered():
+        for k, old in enumerate(kept):
+            if same_call(old, call, tools):
+                kept[k] = call
+                break
+        else:
+            kept.append(call)
+    return kept
+
+
+def summarise(earlier: list, lang: str) -> str:
+    """A summary of `earlier`: the user's name, their questions, the tool results."""
+    calls = {c.id: c for m in earlier if m.get("role") == "assistant"
+             for c in map(made_call, filter(lambda tc: isinstance(tc, Mapping),
+                                            m.get("tool_calls") or []))}
+    facts = []
+    for m in earlier:
+        if m.get("role") == "tool":
+            call = calls.get(m.get("tool_call_id")) or Call(str(m.get("name") or "tool"), {})
+            facts.append(answer.result(call.name, call.arguments, u.text_of(m), lang))
+    questions = [u.text_of(m) for m in earlier if m.get("role") == "user"
+                 and u.without_introduction(u.text_of(m)).strip(" ,.!?，。！？")]
+    return answer.summary(u.user_name(earlier), questions, facts, lang)

@@ -1,0 +1,294 @@
+"""What the offline teaching model says: short, fixed sentences in English or Chinese.
+
+Every reply text is built here from templates filled with what the request
+holds: the user's name, the tool results (weather, time, an error, any JSON,
+plain text), a clarifying question, or an honest "I can't". Each function takes
+`lang` ("en" or "zh") and returns one sentence or a few.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from lesson_lib.offline.understand import (
+    LIVE_DATA,
+    TOPIC_ZH,
+    WINDS_ZH,
+    Comparison,
+    concepts,
+    condition_en,
+    condition_zh,
+    error_in,
+    param_kind,
+    properties,
+    read_result,
+    split_name,
+    tool_name,
+)
+from lesson_lib.places import lookup
+
+_VERBS = {"get", "fetch", "query", "lookup", "look", "check", "find", "search", "retrieve",
+          "current", "show", "list", "read", "latest", "up", "do", "run"}
+_TIME_KEYS = ("current_time", "time", "datetime", "local_time", "now", "date")
+
+
+# ------------------------------------------------------------------ small pieces
+
+def number(value: Any) -> str:
+    """16.0 → "16", 60.8 → "60.8"; anything else as written."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def temperature(data: Mapping) -> str:
+    """"16°C" / "60.8°F" from {"temperature": 16, "unit": "celsius"}; "" when absent."""
+    value = data.get("temperature", data.get("temp"))
+    if value is None:
+        return ""
+    if not isinstance(value, (int, float)):
+        return str(value)
+    fahrenheit = str(data.get("unit") or "").lower().lstrip("°").startswith("f")
+    return number(value) + ("°F" if fahrenheit else "°C")
+
+
+def place_name(where: str, lang: str) -> str:
+    """A place as the answer's language writes it: "Chengdu" ↔ "成都"; unknown ones as given."""
+    place = lookup(where) if where else None
+    if place is None:
+        return where
+    return place.zh if lang == "zh" else place.name
+
+
+def place_argument(arguments: Mapping) -> str:
+    """The first argument that names a known place (for results that do not say where)."""
+    for value in arguments.values():
+        if isinstance(value, str) and lookup(value):
+            return value
+    return ""
+
+
+def topic(name: str, lang: str) -> str:
+    """What a tool is about, from its name: get_current_weather → "weather" / "天气"."""
+    found = sorted(concepts(" ".join(split_name(name))) & set(TOPIC_ZH))
+    if lang == "zh":
+        return TOPIC_ZH[found[0]] if found else name
+    left = [w for w in split_name(name) if w not in _VERBS]
+    return " ".join(left) or name
+
+
+def joined(items: list[str], lang: str) -> str:
+    """"a, b and c" / "a、b和c"."""
+    if len(items) < 2:
+        return "".join(items)
+    return ("、".join(items[:-1]) + "和" if lang == "zh" else ", ".join(items[:-1]) + " and ") \
+        + items[-1]
+
+
+def sentences(parts: list[str], lang: str) -> str:
+    return ("" if lang == "zh" else " ").join(p for p in parts if p)
+
+
+# ------------------------------------------------------------------ answers from tool results
+
+def result(name: str, arguments: Mapping, content: Any, lang: str) -> str:
+    """One sentence about one tool result, whatever its shape."""
+    data = read_result(content)
+    if error_in(data):
+        return failed(name, data, lang)
+    if isinstance(data, Mapping) and ("temperature" in data or "condition" in data):
+        return weather(data, arguments, lang)
+    if isinstance(data, Mapping) and any(data.get(k) for k in _TIME_KEYS):
+        return clock(data, arguments, lang)
+    if isinstance(data, (Mapping, list)):
+        return fields(name, data, lang)
+    return plain(name, str(data), arguments, lang)
+
+
+def weather(data: Mapping, arguments: Mapping, lang: str) -> str:
+    """"Chengdu is cloudy, 16°C, with a light breeze." / "成都多云，16°C，微风。"."""
+    where = place_name(str(data.get("location") or place_argument(arguments)), lang)
+    condition, wind = str(data.get("condition") or ""), str(data.get("wind") or "")
+    humidity = data.get("humidity")
+    if lang == "zh":
+        head = (where or "天气") + (condition_zh(condition) if condition else "")
+        parts = [head, temperature(data), WINDS_ZH.get(wind, wind), humidity and f"湿度{humidity}"]
+        return "，".join(str(p) for p in parts if p) + "。"
+    condition = condition_en(condition)
+    verb = "is" if condition.endswith(("y", "overcast", "clear")) else "has"  # sunny / light rain
+    head = f"{where or 'The weather'} {verb} {condition}" if condition else where
+    parts = [head, temperature(data)]
+    if wind:
+        windy = wind.endswith(("breeze", "wind", "gale"))
+        parts.append(f"with a {wind}" if windy else f"wind {wind}")
+    parts.append(humidity and f"humidity {humidity}")
+    return ", ".join(str(p) for p in parts if p) + "."
+
+
+def clock(data: Mapping, arguments: Mapping, lang: str) -> str:
+    """"It is 2026-05-01 17:30:00 CST+0800 in Asia/Shanghai." / "Asia/Shanghai 现在是 …。"."""
+    moment = next(data[k] for k in _TIME_KEYS if data.get(k))
+    zone = data.get("timezone") or arguments.get("timezone") or ""
+    if lang == "zh":
+        return f"{zone} 现在是 {moment}。" if zone else f"现在是 {moment}。"
+    return f"It is {moment} in {zone}." if zone else f"It is {moment}."
+
+
+def failed(name: str, data: Mapping, lang: str) -> str:
+    """An error result, said honestly: "I couldn't get the time: Unknown time zone: Mars/Base."."""
+    error = (error_in(data) or "").rstrip(".。")
+    hint = str(data.get("hint") or "").rstrip(".。")
+    lookup_tool = concepts(" ".join(split_name(name))) & set(LIVE_DATA)  # weather, time, news
+    if lang == "zh":
+        text = f"我没能查到{topic(name, lang)}：{error}。" if lookup_tool else \
+            f"{name} 返回了错误：{error}。"
+        return text + (f"提示：{hint}。" if hint else "")
+    text = f"I couldn't get the {topic(name, lang)}: {error}." if lookup_tool else \
+        f"{name} reported an error: {error}."
+    return text + (f" Hint: {hint}." if hint else "")
+
+
+def fields(name: str, data: Any, lang: str) -> str:
+    """Any other JSON, field by field: "search_news returned count: 2; items: [...]."."""
+    if isinstance(data, list):
+        shown = "; ".join(short(item) for item in data[:5]) + ("; …" if len(data) > 5 else "")
+        return f"{name} 返回了 {len(data)} 项：{shown}。" if lang == "zh" else \
+            f"{name} returned {len(data)} items: {shown}."
+    shown = "; ".join(f"{k}: {short(v)}" for k, v in data.items())
+    return f"{name} 返回：{shown}。" if lang == "zh" else f"{name} returned {shown}."
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A value on one line, cut at `limit` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def plain(name: str, text: str, arguments: Mapping, lang: str) -> str:
+    """A result that is not JSON, quoted as it came: "Chengdu: cloudy 16°C."."""
+    text = text.strip()
+    where = place_name(place_argument(arguments), lang)
+    if not text:
+        return f"{name} 没有返回内容。" if lang == "zh" else f"{name} returned nothing."
+    if lang == "zh":
+        return f"{where}：{text}。" if where else f"{name} 返回：{text}。"
+    return f"{where}: {text}." if where else f"{name} returned: {text}."
+
+
+def comparison(asked: Comparison, ranking: list[tuple[Any, float]], lang: str) -> str:
+    """"Shanghai is warmer: 22°C, against 18°C in Beijing." / "上海更暖和：22°C，北京18°C。".
+
+    ranking: (call, value) pairs, best first; each call has .arguments and .result."""
+    def said(call: Any, value: float) -> tuple[str, str]:
+        data = read_result(call.result)
+        where = str(data.get("location") or "") or place_argument(call.arguments)
+        shown = temperature(data) if asked.field == "temp" else number(value)
+        return place_name(where, lang), shown or number(value)
+
+    (best, best_shown), *others = [said(c, v) for c, v in ranking]
+    if lang == "zh":
+        return f"{best}{asked.word}：{best_shown}，" + "，".join(f"{p}{s}" for p, s in others) + "。"
+    rest = joined([f"{s} in {p}" for p, s in others], lang)
+    return f"{best} is {asked.word}: {best_shown}, against {rest}."
+
+
+def after_checks(count: int, lang: str) -> str:
+    """The prefix of a "keep checking until ..." answer."""
+    return f"查了{count}次：" if lang == "zh" else f"After {count} check{'s' * (count != 1)}:"
+
+
+# ------------------------------------------------------------------ questions and honest limits
+
+def clarify(tool: Any, param: str, lang: str) -> str:
+    """Ask for a required argument: "Which city would you like the weather for?"."""
+    name, schema = tool_name(tool), properties(tool).get(param, {})
+    kind, what = param_kind(param, schema), " ".join(split_name(param))
+    if kind in ("place", "places"):
+        return "请告诉我要查哪个城市？" if lang == "zh" else \
+            f"Which city would you like the {topic(name, 'en')} for?"
+    if kind == "enum":
+        values = [str(v) for v in schema.get("enum") or []]
+        return f"请告诉我 {param} 选哪个：{'、'.join(values)}？" if lang == "zh" else \
+            f"Which {what} would you like: {joined(values, 'en').replace(' and ', ' or ')}?"
+    return f"请告诉我 {name} 需要的 {param}。" if lang == "zh" else \
+        f"What {what} should I use for {name}?"
+
+
+def told_not_to(names: list[str], lang: str) -> str:
+    """tool_choice="none": say which tool would have helped, and why it was not called."""
+    listed = joined(names, lang)
+    if lang == "zh":
+        return (f"我本可以调用 {listed} 来回答，但这次请求设置了 tool_choice=\"none\"，不允许调用"
+                "工具；我自己没有实时数据。")
+    return (f"I could use {listed} to answer this, but this request set tool_choice to \"none\", "
+            "so I may not call tools, and I have no live data of my own.")
+
+
+def no_tool(about: str, tools: list, lang: str) -> str:
+    """Live data asked for, with no tool that can fetch it."""
+    names = joined([tool_name(t) for t in tools], lang)
+    if lang == "zh":
+        why = f"给我的工具（{names}）都做不到" if tools else "这次请求没有给我任何工具"
+        return f"我没法查{TOPIC_ZH.get(about, about)}：{why}，而我是离线的规则模型，没有实时数据。"
+    why = f"none of the tools I was given ({names}) can do that" if tools else \
+        "this request gave me no tools"
+    return (f"I can't check the {about}: {why}, and as an offline rule-based model I have no "
+            "live data.")
+
+
+def fallback(tools: list, lang: str) -> str:
+    """The honest answer to anything the rules do not cover."""
+    names = joined([tool_name(t) for t in tools], lang)
+    if lang == "zh":
+        return ("我是离线的规则教学模型，只是真正大模型的替身，我的规则里没有能回答这句话的。我能做的是：记住你在对话里"
+                "告诉我的名字、打招呼、在你的话和工具的名字或描述对得上时调用工具"
+                + (f"（这次有：{names}）" if tools else "（这次没有给我工具）")
+                + "、根据工具结果回答，以及总结对话。")
+    return ("I'm the offline rule-based teaching model, a stand-in for a real LLM, and none of "
+            "my rules covers that. I can remember your name if a message in this conversation "
+            "says it, greet you, call a tool when your words match its name and description "
+            + (f"(here: {names})" if tools else "(this request gave me none)")
+            + ", answer from tool results, and summarise our conversation.")
+
+
+# ------------------------------------------------------------------ conversation
+
+def name_answer(name: str | None, lang: str) -> str:
+    if lang == "zh":
+        return f"你刚才说你叫{name}。" if name else "你没有告诉我你的名字。"
+    return f"You told me your name is {name}." if name else "You haven't told me your name."
+
+
+def nice_to_meet(name: str, lang: str) -> str:
+    return f"你好{name}！" if lang == "zh" else f"Nice to meet you, {name}!"
+
+
+def introduction(name: str, lang: str) -> str:
+    """"Nice to meet you, Xiaoming! How can I help?" / "你好小明！有什么可以帮你的？"."""
+    return nice_to_meet(name, lang) + ("有什么可以帮你的？" if lang == "zh" else " How can I help?")
+
+
+def greeting(name: str | None, lang: str) -> str:
+    if lang == "zh":
+        return f"你好{name or ''}！我是离线教学模型，有什么可以帮你的？"
+    return f"Hello{', ' + name if name else ''}! I'm the offline teaching model. How can I help?"
+
+
+def thanks(lang: str) -> str:
+    return "不客气！" if lang == "zh" else "You're welcome!"
+
+
+def summary(name: str | None, questions: list[str], facts: list[str], lang: str) -> str:
+    """A short, fixed-form summary of a conversation, in the third person so that it can
+    be kept as a system note ("the user's name is Xiaoming" is read back as the name)."""
+    asked = [short(q.strip(), 60) for q in questions if q.strip()]
+    if lang == "zh":
+        return "".join(["对话摘要：", f"用户叫{name}。" if name else "",
+                        f"用户问了：{'；'.join(f'「{q}」' for q in asked)}。" if asked else
+                        "用户还没有提问。", f"工具结果：{''.join(facts)}" if facts else ""])
+    return " ".join(p for p in ["Summary so far:", f"the user's name is {name}." if name else "",
+                                f"The user asked: {'; '.join(f'“{q}”' for q in asked)}." if asked
+                                else "The user has not asked anything yet.",
+                                f"Tool results: {' '.join(facts)}" if facts else ""] if p)

@@ -1,0 +1,737 @@
+"""How the offline teaching model reads a request: plain string rules, nothing learned.
+
+This module turns the user's words into things the brain can act on:
+
+- the language (Chinese if the text has CJK characters, else English);
+- the user's name, if a user message said it ("My name is Xiaoming", "我叫小明");
+- small intents: a name question, a greeting, thanks, a request to summarise;
+- words: English words (lower-case, plural and -ing endings cut), Chinese
+  two-character pieces, and *concepts* from a small bilingual synonym table
+  (天气 → weather, 几点 → time, warmer → weather, 换算 → convert, ...);
+- clauses: "weather in Chengdu and the time in New York" is two requests;
+- what each tool parameter can take from the text: places (lesson_lib.places),
+  time zones, numbers, enum values, an arithmetic expression, "5 km to miles",
+  a language, or the free text that remains;
+- tool results: JSON or plain text, and the numbers in them.
+
+A rule-based reader is easy to fool; each rule is a few lines so a learner can
+read it, break it and fix it. A real model does all of this with one network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lesson_lib.places import Place, find_places
+
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+# ------------------------------------------------------------------ text and language
+
+def text_of(message: Any) -> str:
+    """The text of a message: its content string, or its text parts joined; "" otherwise."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p if isinstance(p, str) else p.get("text") for p in content
+                 if isinstance(p, (str, Mapping))]
+        return " ".join(p for p in parts if isinstance(p, str) and p)
+    return ""
+
+
+def language(text: str) -> str:
+    """"zh" when the text has Chinese characters, else "en"."""
+    return "zh" if CJK.search(text or "") else "en"
+
+
+def tidy(text: str) -> str:
+    """Curly quotes straightened, so one set of patterns reads both."""
+    return (text or "").replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+
+
+# ------------------------------------------------------------------ names
+
+_WORD, _NEXT = r"[A-Za-z][\w'-]*", r"(?:\s+[A-Z][\w'-]*)?"  # a name, maybe a second part
+_NAME_EN = (re.compile(rf"\b(?i:my name is|call me)\s+({_WORD}{_NEXT})"),
+            # capitalised after "I'm": "I'm Xiaoming" is a name, "I'm fine" is not
+            re.compile(rf"\b(?i:i'm|i am|im)\s+([A-Z][\w'-]*{_NEXT})"))
+_NAME_ZH = re.compile(r"(?:我的名字是|我的名字叫|我叫|我是)\s*([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})")
+_NAME_ZH_END = re.compile(r"[你呢吗啊吧呀了的在想要来是今从，。！？,.!?]")
+_NOT_NAMES = {"fine", "good", "ok", "okay", "here", "back", "sorry", "not", "so", "just", "going",
+              "a", "an", "the", "from", "in", "at", "on", "new", "ready", "sure", "glad", "tired",
+              "chinese", "english", "american", "learning", "trying", "looking", "what", "who",
+              "is", "your", "and", "how", "can", "could", "please", "i", "nice", "hi", "hello",
+              "tell", "do", "what's", "it"}
+_NOT_NAMES_ZH = ("什么", "谁", "啥", "哪", "多少", "学生", "老师", "新手", "一", "个", "说", "不",
+                 "中国", "程序员", "开发")
+
+
+def name_in(text: str) -> str | None:
+    """The name a user gives in `text` ("My name is Xiaoming", "我叫小明"), or None."""
+    text = tidy(text)
+    for pattern in _NAME_EN:
+        for found in pattern.finditer(text):
+            parts = [w for w in found.group(1).split() if w.lower() not in _NOT_NAMES]
+            if parts and parts[0] == found.group(1).split()[0]:
+                return " ".join(parts).removesuffix("'s")
+    for found in _NAME_ZH.finditer(text):
+        name = _NAME_ZH_END.split(found.group(1))[0]
+        if name and not name.startswith(_NOT_NAMES_ZH):
+            return name
+    return None
+
+
+_NAME_NOTE = re.compile(r"(?i)\bthe user'?s name is\s+([A-Za-z][\w'-]*)"
+                        r"|(?:用户叫|用户的名字是|用户的名字叫)\s*([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})")
+
+
+def name_noted(text: str) -> str | None:
+    """A name a system note states in the third person ("the user's name is Xiaoming",
+    "用户叫小明"), as a memory summary does. "Your name is ..." in a system prompt names
+    the assistant, so it does not count."""
+    found = _NAME_NOTE.search(tidy(text))
+    name = (found.group(1) or _NAME_ZH_END.split(found.group(2))[0]) if found else None
+    return name.removesuffix(".") if name else None
+
+
+def user_name(messages: list) -> str | None:
+    """The latest name the messages give the user: a user message saying it, or a system
+    note (a summary of older messages) stating it. The model has no other memory."""
+    name = None
+    for m in messages:
+        role = m.get("role") if isinstance(m, Mapping) else None
+        if role == "user":
+            name = name_in(text_of(m)) or name
+        elif role in ("system", "developer"):
+            name = name_noted(text_of(m)) or name
+    return name
+
+
+def without_introduction(text: str) -> str:
+    """`text` with "My name is X" / "我叫X" / a leading "Hi" removed (they need no tool)."""
+    text = tidy(text)
+    name = name_in(text)
+    if name:
+        text = re.sub(r"(?i)(my name is|call me|i'm|i am|我的名字是|我的名字叫|我叫|我是)\s*"
+                      + re.escape(name), " ", text)
+    return re.sub(r"^\s*(?i:hi|hello|hey|你好|您好|嗨)\b[\s,!，！。.]*", "", text)
+
+
+# ------------------------------------------------------------------ small intents
+
+_ASKS_NAME = re.compile(
+    r"(?i)\b(what'?s|what is|do you (remember|know)|tell me|remind me of)\b[^.?!]*\bmy name\b"
+    r"|\bwho am i\b|我叫什么|我叫啥|我的名字是什么|我的名字叫什么|记得我的名字|记得我叫|知道我的名字"
+    r"|知道我叫|我是谁")
+_GREETING = re.compile(r"(?i)^\s*(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b"
+                       r"|^\s*(你好|您好|嗨|哈喽|早上好|下午好|晚上好)")
+_THANKS = re.compile(r"(?i)\b(thanks|thank you|thx|cheers)\b|谢谢|多谢|感谢")
+_SUMMARY = re.compile(r"(?i)\b(summari[sz]e|summary|recap|sum up)\b|总结|概括|归纳|回顾|摘要")
+_CONVERSATION = re.compile(r"(?i)\b(conversation|chat|dialog(ue)?|so far|discussed|talked|"
+                           r"we said|our)\b|对话|聊天|聊了|说了|谈了|刚才|目前|以上|我们")
+
+
+def asks_name(text: str) -> bool:
+    """"What's my name?", "Do you remember my name?", "我叫什么名字？"."""
+    return bool(_ASKS_NAME.search(tidy(text)))
+
+
+def is_greeting(text: str) -> bool:
+    return bool(_GREETING.search(text or ""))
+
+
+def is_thanks(text: str) -> bool:
+    return bool(_THANKS.search(text or ""))
+
+
+def asks_summary(text: str) -> bool:
+    """"Summarize the conversation so far", "总结一下我们的对话"."""
+    return bool(_SUMMARY.search(text or "")) and bool(_CONVERSATION.search(text or ""))
+
+
+# ------------------------------------------------------------------ words and concepts
+
+# Each concept gathers English words (compared after cutting endings) and Chinese
+# pieces (found anywhere). A request and a tool "share" a concept when both use
+# one of its words, which lets "成都天气" reach a tool described in English.
+CONCEPTS: dict[str, str] = {
+    "weather": "weather temperature warm warmer hot hotter cold colder cooler rain rainy "
+               "sunny snow cloudy foggy humidity forecast umbrella wear climate degree celsius "
+               "fahrenheit 天气 气温 温度 多少度 几度 华氏 摄氏 "
+               "下雨 下雪 晴 阴天 多云 暖和 凉快 冷 炎热 很热 更热 多热 热吗 热不热 穿什么 带伞 "
+               "雨伞 气候 预报 湿度",
+    "time": "time clock date timezone hour 时间 几点 时区 日期 几号 星期几 钟",
+    "news": "news headline article 新闻 头条 资讯",
+    "search": "search find lookup 搜索 查找 搜一下 搜搜",
+    "calculate": "calculate calculator compute evaluate arithmetic math expression 计算 算一下 "
+                 "算算 等于多少 算式 表达式",
+    "convert": "convert conversion 换算 转换 换成 转成",
+    "translate": "translate translation 翻译",
+    "exchange": "exchange currency 汇率 货币 兑换",
+}
+LIVE_DATA = ("weather", "time", "news", "exchange")  # things only a tool can know
+TOPIC_ZH = {"weather": "天气", "time": "时间", "news": "新闻", "search": "搜索结果",
+            "calculate": "计算结果", "convert": "换算结果", "translate": "翻译",
+            "exchange": "汇率"}
+
+_STOP = set("""a an the is are was be been am do does did can could would should will please
+tell show give let know want need like to of in on at for from by with about and or but if
+then than so as this that these those there here now right today currently current get use
+user ask when where what which who how why some any all just also it its me my you your we our
+they them keep until till somewhere something give given provide optional default name value
+type string number e g eg example such whether one idea good check latest recent any""".split())
+_STOP_ZH = {"用户", "使用", "工具", "可以", "什么", "一下", "帮我", "现在", "怎么", "多少", "请问",
+            "告诉", "这个", "那个", "我们", "你们", "的时", "时使", "此工", "询问"}
+
+
+_UNSTEMMED = {"news", "series", "physics", "celsius", "gas", "bus", "yes", "this", "its", "has",
+              "was", "does"}
+
+
+def stem(word: str) -> str:
+    """A crude English stem: "cities" → "city", "raining" → "rain", "planning" → "plan"."""
+    if word in _UNSTEMMED:
+        return word
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+        return word[:-1] if len(word) > 2 and word[-1] == word[-2] else word
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def split_name(name: str) -> list[str]:
+    """"get_current_weather" / "getCurrentWeather" → ["get", "current", "weather"]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name or "")
+    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+
+
+def english_words(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z]+", (text or "").lower()) if len(w) > 1}
+
+
+def chinese_pieces(text: str) -> set[str]:
+    """Two-character pieces of every Chinese run: "成都天气" → 成都, 都天, 天气."""
+    pieces = set()
+    for run in re.findall(r"[\u4e00-\u9fff]+", text or ""):
+        pieces |= {run[k:k + 2] for k in range(len(run) - 1)}
+    return pieces - _STOP_ZH
+
+
+def concepts(text: str) -> set[str]:
+    """The concepts of CONCEPTS that `text` mentions."""
+    english = english_words(text)
+    found = set()
+    for concept, words in CONCEPTS.items():
+        for word in words.split():
+            chinese = CJK.search(word)
+            if (chinese and word in text) or (not chinese and stem(word) in english):
+                found.add(concept)
+                break
+    return found
+
+
+def words(text: str) -> set[str]:
+    """Everything a tool can be matched on: English stems, Chinese pieces, concepts."""
+    return (english_words(text) - _STOP) | chinese_pieces(text) | concepts(text)
+
+
+# ------------------------------------------------------------------ places and time zones
+
+@dataclass(frozen=True)
+class Target:
+    """One thing a call is about: a place value as it will be sent, and its time zone."""
+    value: str
+    timezone: str | None = None
+
+
+def place_value(place: Place, text: str) -> str:
+    """How to write `place` in a call: its Chinese name when the user typed it in Chinese
+    (the seed tools accept 成都 and Chengdu alike), else its canonical English name."""
+    typed_in_chinese = place.zh in text or any(CJK.search(a) and a in text for a in place.aliases)
+    return place.zh if typed_in_chinese else place.name
+
+
+def targets_in(text: str) -> list[Target]:
+    """The places named in `text`, in order, each with its IANA time zone."""
+    return [Target(place_value(p, text), p.timezone) for p in find_places(text)]
+
+
+_IANA = re.compile(r"\b([A-Z][A-Za-z_]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?|UTC|GMT)\b")
+
+
+def iana_zone(text: str) -> str | None:
+    """An IANA time zone written out in `text` ("Europe/Paris", "Mars/Base", "UTC")."""
+    found = _IANA.search(text or "")
+    return found.group(1) if found else None
+
+
+_UNKNOWN_PLACE_EN = re.compile(r"\b(?:in|at|for)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)(?![\w/])")
+_FILLER_ZH = re.compile(r"帮我|请|查一下|查查|查|看看|一下|今天|明天|现在|的|了|吗|呢|怎么样|如何|那里|那边")
+
+
+def unknown_place(text: str, avoid: set[str]) -> str | None:
+    """A place the gazetteer does not know: "weather in Lhasa" → "Lhasa",
+    "拉萨天气" → "拉萨" (the Chinese words before the first topic word)."""
+    for found in _UNKNOWN_PLACE_EN.finditer(text):
+        if found.group(1).lower() not in avoid:
+            return found.group(1)
+    topic = re.search(r"天气|气温|温度|时间|几点|新闻", text)
+    before = _FILLER_ZH.sub("", text[:topic.start()]) if topic else ""
+    return before if 2 <= len(before) <= 6 and CJK.fullmatch(before[0]) else None
+
+
+# ------------------------------------------------------------------ numbers and expressions
+
+_MATH_WORDS = ((r"\bplus\b|加上|加", "+"), (r"\bminus\b|减去|减", "-"),
+               (r"\btimes\b|\bmultiplied by\b|乘以|乘", "*"), (r"\bdivided by\b|除以", "/"),
+               ("×", "*"), ("÷", "/"))
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4,
+                 "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+
+
+def math_symbols(text: str) -> str:
+    """Operator words between numbers become symbols: "23 times 7" → "23 * 7", "2加3" → "2+3"."""
+    for words_, symbol in _MATH_WORDS:
+        text = re.sub(rf"(?<=\d)\s*(?:{words_})\s*(?=[\d(])", f" {symbol} ", text)
+    return text
+
+
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_EXPRESSION = re.compile(rf"(?:\(\s*)*{_NUMBER}(?:\s*\))*"
+                         rf"(?:\s*[-+*/^%]\s*(?:\(\s*)*{_NUMBER}(?:\s*\))*)+")
+
+
+def expression_in(text: str) -> str | None:
+    """The arithmetic in `text`: "What is 23 * 7 + 1?" → "23 * 7 + 1"."""
+    found = _EXPRESSION.search(math_symbols(text))
+    return re.sub(r"\s+", " ", found.group(0)).strip() if found else None
+
+
+def numbers_in(text: str) -> list[float]:
+    """Numbers in order: digits ("5", "2.5") and small number words ("three", "三")."""
+    found = [(m.start(), float(m.group())) for m in re.finditer(r"-?\d+(?:\.\d+)?", text)]
+    for word, value in _NUMBER_WORDS.items():
+        pattern = rf"\b{word}\b" if word.isascii() else rf"{word}(?=[个条篇则项])"
+        found += [(m.start(), float(value)) for m in re.finditer(pattern, text.lower())]
+    return [value for _, value in sorted(found)]
+
+
+_CONVERSION = (re.compile(r"(?i)\d+(?:\.\d+)?\s*([A-Za-z°$€£¥]+)\s+(?:to|into|in)\s+"
+                         r"([A-Za-z°$€£¥]+)"),
+               re.compile(r"(?i)\bfrom\s+([A-Za-z°]+)\s+to\s+([A-Za-z°]+)"),
+               re.compile(r"\d+(?:\.\d+)?\s*([^\d\s]+?)\s*(?:换算成|转换成|转换为|换成|转成|等于多少|是多少)"
+                          r"\s*([\u4e00-\u9fffA-Za-z°]+)"))
+
+
+def conversion_in(text: str) -> tuple[str, str] | None:
+    """("km", "miles") from "convert 5 km to miles"; ("公里", "英里") from "5公里换算成英里"."""
+    for pattern in _CONVERSION:
+        found = pattern.search(text or "")
+        if found:
+            return found.group(1), found.group(2).rstrip("?？。.!")
+    return None
+
+
+_LANGUAGES = {"english": "English", "chinese": "Chinese", "french": "French",
+              "japanese": "Japanese", "german": "German", "spanish": "Spanish",
+              "korean": "Korean", "russian": "Russian", "英文": "English", "英语": "English",
+              "中文": "Chinese", "汉语": "Chinese", "法语": "French", "日语": "Japanese",
+              "德语": "German", "西班牙语": "Spanish", "韩语": "Korean", "俄语": "Russian"}
+
+
+def languages_in(text: str) -> list[str]:
+    """Languages named in `text`, in order, as English names."""
+    lowered = (text or "").lower()
+    found = [(m.start(), name) for key, name in _LANGUAGES.items()
+             for m in re.finditer(re.escape(key) if CJK.search(key) else rf"\b{key}\b", lowered)]
+    return [name for _, name in sorted(found)]
+
+
+def quoted_in(text: str) -> str | None:
+    """The first quoted piece: 'good morning', "hello", 「你好」."""
+    found = re.search(r"\"([^\"]+)\"|(?:^|(?<=\s))'([^']+)'(?=$|[\s,.?!])|「([^」]+)」|《([^》]+)》",
+                      tidy(text))
+    return next((g for g in found.groups() if g), None) if found else None
+
+
+# ------------------------------------------------------------------ weather words
+
+# (English key, Chinese words, English words or phrases), most specific first: "partly
+# cloudy" must be found before "cloudy". The first Chinese word is the one answers use.
+CONDITIONS = (
+    ("thunderstorm", "雷阵雨 雷雨", "thunderstorm, thunder"),
+    ("partly cloudy", "局部多云 少云", "partly cloudy"),
+    ("light rain", "小雨", "light rain, drizzle"),
+    ("heavy rain", "大雨 暴雨", "heavy rain"),
+    ("showers", "阵雨", "showers, shower"),
+    ("rain", "有雨 下雨 雨", "rain, rainy, raining"),
+    ("snow", "有雪 下雪 雪", "snow, snowy, snowing"),
+    ("sunny", "晴 晴天 晴朗", "sunny, clear, sunshine"),
+    ("cloudy", "多云", "cloudy, clouds"),
+    ("overcast", "阴 阴天", "overcast"),
+    ("foggy", "有雾 雾", "foggy, fog, mist"),
+    ("windy", "有风 大风", "windy"),
+)
+WINDS_ZH = {"light breeze": "微风", "gentle breeze": "微风", "moderate breeze": "和风",
+            "fresh breeze": "清风", "strong breeze": "强风", "strong wind": "大风", "calm": "无风"}
+
+
+def condition_of(text: str) -> str | None:
+    """The weather condition `text` names, as an English key: "晴天" → "sunny"."""
+    lowered = (text or "").lower()
+    for key, chinese, english in CONDITIONS:
+        if any(w in lowered for w in chinese.split()) or any(
+                re.search(rf"\b{re.escape(w.strip())}\b", lowered) for w in english.split(",")):
+            return key
+    return None
+
+
+def condition_zh(condition: str) -> str:
+    """"cloudy" → "多云"; a condition the table does not know stays as it is."""
+    key = condition_of(condition)
+    return next((zh.split()[0] for k, zh, _ in CONDITIONS if k == key), condition)
+
+
+def condition_en(condition: str) -> str:
+    """"多云" → "cloudy"; English conditions stay as they are."""
+    return condition_of(condition) or condition if CJK.search(condition) else condition
+
+
+# ------------------------------------------------------------------ how a request is put
+
+@dataclass(frozen=True)
+class Comparison:
+    """"Which is warmer?": the word, a hint for the result field, and which end wins."""
+    word: str
+    field: str      # part of the result key to compare ("temp"), "" for the first number
+    highest: bool   # True: the largest value wins ("warmer"), False: the smallest ("colder")
+
+
+_COMPARATIVES = (("warmer", "temp", True), ("hotter", "temp", True), ("colder", "temp", False),
+                 ("cooler", "temp", False), ("更暖和", "temp", True), ("更暖", "temp", True),
+                 ("更热", "temp", True), ("更冷", "temp", False), ("更凉快", "temp", False),
+                 ("更凉", "temp", False), ("higher", "", True), ("bigger", "", True),
+                 ("larger", "", True), ("more", "", True), ("lower", "", False),
+                 ("smaller", "", False), ("less", "", False), ("cheaper", "", False),
+                 ("更高", "", True), ("更大", "", True), ("更多", "", True), ("更贵", "", True),
+                 ("更低", "", False), ("更小", "", False), ("更少", "", False), ("更便宜", "", False))
+_CHOOSING = re.compile(r"(?i)\b(which|where|or|than|compare)\b|哪|还是|比较|相比|比")
+
+
+def comparison_in(text: str) -> Comparison | None:
+    """A "which is warmer, A or B?" question in `text`, or None."""
+    if not _CHOOSING.search(text or ""):
+        return None
+    lowered = text.lower()
+    for word, hint, highest in _COMPARATIVES:
+        if re.search(rf"\b{word}\b" if word.isascii() else word, lowered):
+            return Comparison(word, hint, highest)
+    return None
+
+
+_BACK = re.compile(r"(?i)\b(there|that city|that place|the same place)\b|那里|那边|那儿|当地|那个城市|那座城市")
+
+
+def refers_back(text: str) -> bool:
+    """True when `text` points at a place named earlier: "what time is it there?"."""
+    return bool(_BACK.search(text or ""))
+
+
+_UNTIL = re.compile(r"(?i)\b(?:until|till)\s+(?:it\s+(?:is|gets|turns|becomes)\s+|it's\s+)?"
+                    r"([^,.;!?]+)|直到([^，。！？,.!?]+)")
+
+
+def until_in(text: str) -> str | None:
+    """The wanted condition of "keep checking ... until it is sunny" / "直到晴天为止"."""
+    found = _UNTIL.search(tidy(text))
+    return condition_of(found.group(1) or found.group(2)) if found else None
+
+
+_SENTENCES = re.compile(r"[?？!！。;；\n]+|(?<!\d)\.(?!\d)")
+_JOINERS = re.compile(r"(?i)(?<!\d),|,(?!\d)|\s+(?:and|also|then)\s+|，|、|另外|还有|以及|并且|"
+                      r"同时|然后|(?<![暖温柔平缓])和(?![平谐])")
+
+
+def segments(text: str) -> list[str]:
+    """`text` cut at sentence ends and at "and" / "，" / "和": the pieces a clause is made of."""
+    pieces = []
+    for sentence in _SENTENCES.split(math_symbols(tidy(text))):
+        pieces += [p.strip() for p in _JOINERS.split(sentence) if p and p.strip()]
+    return pieces
+
+
+# ------------------------------------------------------------------ tools and their words
+
+def function_of(tool: Any) -> Mapping:
+    fn = tool.get("function") if isinstance(tool, Mapping) else None
+    return fn if isinstance(fn, Mapping) else {}
+
+
+def tool_name(tool: Any) -> str:
+    return str(function_of(tool).get("name") or "")
+
+
+def properties(tool: Any) -> dict:
+    """The tool's parameters as {name: schema}; {} for a tool without any."""
+    params = function_of(tool).get("parameters")
+    props = params.get("properties") if isinstance(params, Mapping) else None
+    return {k: v if isinstance(v, Mapping) else {} for k, v in props.items()} \
+        if isinstance(props, Mapping) else {}
+
+
+def required(tool: Any) -> list[str]:
+    params = function_of(tool).get("parameters")
+    names = params.get("required") if isinstance(params, Mapping) else None
+    return [n for n in names if n in properties(tool)] if isinstance(names, list) else []
+
+
+def tool_text(tool: Any) -> str:
+    """All the words a tool offers: description, parameter names, descriptions, enum values."""
+    parts = [str(function_of(tool).get("description") or "")]
+    for name, schema in properties(tool).items():
+        parts += [" ".join(split_name(name)), str(schema.get("description") or "")]
+        parts += [str(v) for v in schema.get("enum") or [] if isinstance(v, (str, int, float))]
+    return " ".join(parts)
+
+
+def without_places(text: str) -> str:
+    """`text` with place names blanked: "Shanghai" must not pull in a tool whose
+    description happens to say "e.g. Asia/Shanghai"."""
+    for place in find_places(text):
+        for key in (place.name, place.zh, *place.aliases):
+            text = re.sub(re.escape(key), " ", text, flags=re.I)
+    return text
+
+
+def score(tool: Any, text: str) -> int:
+    """How well `tool` fits `text`: 3 per shared word in the tool's name, 1 per shared
+    word elsewhere in it, plus points when the text holds what its parameters take."""
+    name_words = words(" ".join(split_name(tool_name(tool))))
+    other_words = words(tool_text(tool))
+    shared = words(without_places(text)) & (name_words | other_words)
+    return sum(3 if w in name_words else 1 for w in shared) + argument_points(tool, text)
+
+
+def argument_points(tool: Any, text: str) -> int:
+    """Points for arguments the text can fill: an expression, "5 km to miles", a zone, a city."""
+    kinds = {param_kind(n, s) for n, s in properties(tool).items()}
+    points = 3 if expression_in(text) and "expression" in kinds else 0
+    points += 2 if conversion_in(text) and {"from", "to"} <= kinds else 0
+    points += 2 if iana_zone(text) and "timezone" in kinds else 0
+    points += 1 if find_places(text) and kinds & {"place", "places", "timezone"} else 0
+    return points
+
+
+THRESHOLD = 2  # below this, no tool fits: a single place name (1 point) is not a request
+
+
+def best_tool(text: str, tools: list) -> tuple[Any, int]:
+    """The tool that fits `text` best and its score (ties: the first offered); (None, 0) if none."""
+    best, best_score = None, 0
+    for tool in tools or []:
+        points = score(tool, text)
+        if points > best_score:
+            best, best_score = tool, points
+    return best, best_score
+
+
+@dataclass
+class Clause:
+    """One request inside the user's message, and the tool that fits it (None: no tool)."""
+    text: str
+    tool: Any = None
+
+
+def clauses(text: str, tools: list) -> list[Clause]:
+    """The requests in `text`. A piece that fits no tool ("Beijing" in "Beijing and
+    Shanghai weather") joins the request before it, or the next one if it comes first."""
+    found: list[Clause] = []
+    waiting: list[str] = []
+    for piece in segments(text):
+        tool, points = best_tool(piece, tools)
+        if points >= THRESHOLD:
+            found.append(Clause(" ".join([*waiting, piece]), tool))
+            waiting = []
+        elif found:
+            found[-1].text += " " + piece
+        else:
+            waiting.append(piece)
+    return found
+
+
+# ------------------------------------------------------------------ parameters
+
+_PLACE_NAMES = {"city", "location", "place", "town", "region", "country", "where", "address",
+                "destination", "cities", "locations", "places"}
+_TEXT_NAMES = {"query", "q", "keyword", "keywords", "topic", "text", "prompt", "question", "term",
+               "terms", "input", "message", "content", "subject", "search"}
+_PLACE_ABOUT = re.compile(r"(?i)\b(city|cities|location|place|town|region|country)\b|地点|城市|地区|位置")
+_ZONE_ABOUT = re.compile(r"(?i)\biana\b|time ?zone|时区")
+_EXPR_ABOUT = re.compile(r"(?i)arithmetic|expression|formula|equation|表达式|算式")
+
+
+def param_kind(name: str, schema: Mapping) -> str:
+    """What a parameter takes, from its type, name and description: "enum", "number",
+    "boolean", "places", "timezone", "place", "expression", "language", "text",
+    "from", "to" or "other"."""
+    named, about = set(split_name(name)), f"{name} {schema.get('description') or ''}"
+    kind = schema.get("type")
+    if isinstance(kind, list):  # ["string", "null"]: the first real type
+        kind = next((k for k in kind if k != "null"), None)
+    if "enum" in schema or kind in ("integer", "number", "boolean"):
+        return "enum" if "enum" in schema else {"boolean": "boolean"}.get(kind, "number")
+    if kind == "array":
+        return "places" if named & _PLACE_NAMES or _PLACE_ABOUT.search(about) else "other"
+    for kind_, names in (("timezone", {"timezone", "tz", "zone"}), ("place", _PLACE_NAMES),
+                         ("expression", {"expression", "expr", "formula", "equation", "math"}),
+                         ("language", {"language", "lang"}), ("text", _TEXT_NAMES),
+                         ("from", {"from", "source", "base"}), ("to", {"to", "target", "into"})):
+        if named & names:
+            return kind_
+    for kind_, pattern in (("timezone", _ZONE_ABOUT), ("place", _PLACE_ABOUT),
+                           ("expression", _EXPR_ABOUT)):
+        if pattern.search(about):
+            return kind_
+    return "text" if kind in (None, "string") else "other"
+
+
+_ENUM_WORDS = {"celsius": ("摄氏", "°c", "℃", "centigrade"), "fahrenheit": ("华氏", "°f", "℉")}
+
+
+def enum_value(values: list, text: str) -> Any:
+    """The enum value `text` names (earliest first): "in Fahrenheit" / "华氏" → "fahrenheit"."""
+    lowered, found = (text or "").lower(), []
+    for value in values:
+        for word in (str(value).lower(), *_ENUM_WORDS.get(str(value).lower(), ())):
+            hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
+            if hit and word:
+                found.append((hit.start(), value))
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
+_ABOUT_EN = re.compile(r"(?i)\b(?:about|on|regarding|for)\s+(.+)")
+_ABOUT_ZH = re.compile(r"关于(.+?)(?:的(?:新闻|消息|资讯|信息|内容)|$)")
+
+
+def free_text(text: str, tool: Any) -> str | None:
+    """The words left for a query-like parameter: what follows "about"/"关于", else the
+    text without the tool's own words, place-less filler and question words."""
+    found = _ABOUT_EN.search(text) or _ABOUT_ZH.search(text)
+    if found:
+        rest = found.group(1)
+    elif CJK.search(text):
+        rest, own = text, tool_text(tool) + " " + " ".join(split_name(tool_name(tool)))
+        for concept in sorted(concepts(own)):
+            for word in (w for w in CONCEPTS[concept].split() if CJK.search(w)):
+                rest = rest.replace(word, "")
+        rest = _FILLER_ZH.sub("", rest)
+    else:
+        own = " ".join(split_name(tool_name(tool))) + " " + tool_text(tool)
+        own_words = words(own) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
+        rest = " ".join(w for w in re.findall(r"[\w'-]+", text)
+                        if stem(w.lower()) not in _STOP | own_words and w.lower() not in _STOP)
+    rest = re.sub(r"(?i)\bplease\b", "", rest).strip(" \t?？!！。.,，:：'\"")
+    return rest or None
+
+
+# ------------------------------------------------------------------ filling arguments
+
+@dataclass
+class Reading:
+    """What one request offers a tool's parameters. Numbers are used up in order."""
+    text: str
+    target: Target | None = None                         # the place this call is about
+    targets: list[Target] = field(default_factory=list)  # every place of the request
+    numbers: list[float] = field(default_factory=list)
+    text_taken: bool = False                             # free text goes to one parameter
+
+
+def fill_arguments(tool: Any, text: str, target: Target | None = None,
+                   targets: list[Target] | None = None) -> tuple[dict, list[str]]:
+    """Arguments for `tool` from `text` (and the place this call is about), plus the
+    required parameters nothing could fill. A value not found falls back to the
+    schema's default; an optional parameter with neither is left out."""
+    reading = Reading(text, target, list(targets or []), numbers_in(text))
+    arguments, missing = {}, []
+    for name, schema in properties(tool).items():
+        value = value_for(name, schema, reading, tool)
+        value = schema.get("default") if value is None else value
+        if value is not None:
+            arguments[name] = value
+        elif name in required(tool):
+            missing.append(name)
+    return arguments, missing
+
+
+def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
+    """The value of one parameter, by its kind (see param_kind); None when not found."""
+    kind, text, target = param_kind(name, schema), reading.text, reading.target
+    if kind == "enum":
+        return enum_value(schema.get("enum") or [], text)
+    if kind == "number":
+        return number_value(schema, reading)
+    if kind == "places":
+        return [t.value for t in reading.targets] or None
+    if kind == "place":
+        return target.value if target else None
+    if kind == "timezone":
+        return (target.timezone if target else None) or iana_zone(text)
+    if kind == "expression":
+        return expression_in(text)
+    if kind in ("from", "to"):
+        pair = conversion_in(text)
+        return pair[kind == "to"] if pair else None
+    if kind == "language":
+        found = languages_in(text)
+        source = set(split_name(name)) & {"from", "source"}
+        return (found[0] if source else found[-1]) if found else None
+    if kind == "text" and not reading.text_taken:
+        reading.text_taken = True
+        return quoted_in(text) or free_text(text, tool)
+    return None
+
+
+def number_value(schema: Mapping, reading: Reading) -> int | float | None:
+    """The next unused number of the text, as an int when the schema wants one."""
+    if not reading.numbers:
+        return None
+    value = reading.numbers.pop(0)
+    return int(value) if schema.get("type") == "integer" or value.is_integer() else value
+
+
+# ------------------------------------------------------------------ tool results
+
+def read_result(content: Any) -> Any:
+    """A tool result as data: the parsed JSON when it is JSON, else the plain text."""
+    try:
+        return json.loads(content)
+    except (TypeError, ValueError):
+        return "" if content is None else str(content)
+
+
+def error_in(data: Any) -> str | None:
+    """The error a result reports ({"error": "..."}), or None."""
+    error = data.get("error") if isinstance(data, Mapping) else None
+    if isinstance(error, Mapping):
+        error = error.get("message") or json.dumps(error, ensure_ascii=False)
+    return str(error) if error else None
+
+
+def number_in(data: Any, hint: str = "") -> float | None:
+    """The number a result gives: the first key containing `hint`, else the first number."""
+    if not isinstance(data, Mapping):
+        return None
+    numeric = [(str(k).lower(), v) for k, v in data.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    preferred = [v for k, v in numeric if hint and hint in k]
+    return (preferred or [v for _, v in numeric] or [None])[0]
