@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 
 @dataclass(frozen=True)
@@ -73,25 +73,33 @@ def lookup(name: str) -> Place | None:
     return _index().get(name.strip().lower()) if name else None
 
 
+@cache
+def _pattern() -> re.Pattern:
+    """One regex for every name, longest first: English names as whole words,
+    Chinese names anywhere (Chinese has no spaces)."""
+    keys = sorted(_index(), key=len, reverse=True)
+    alternatives = [rf"(?<![a-z]){re.escape(k)}(?![a-z])" if re.fullmatch(r"[a-z' .]+", k)
+                    else re.escape(k) for k in keys]
+    return re.compile("|".join(alternatives))
+
+
 def find_places(text: str) -> list[Place]:
     """Places named in `text`, in the order they appear, each once.
 
     English names match whole words ("la" does not match "Xiaoming's plan");
-    Chinese names match anywhere, as Chinese has no spaces.
+    Chinese names match anywhere.
     """
-    found: list[tuple[int, Place]] = []
-    lowered = text.lower()
-    for key, place in _index().items():
-        if re.fullmatch(r"[a-z' .]+", key):
-            hits = [m.start() for m in re.finditer(rf"(?<![a-z]){re.escape(key)}(?![a-z])", lowered)]
-        else:
-            hits = [m.start() for m in re.finditer(re.escape(key), lowered)]
-        found += [(h, place) for h in hits]
+    return list(_find_places(text))
+
+
+@lru_cache(maxsize=4096)
+def _find_places(text: str) -> tuple[Place, ...]:
     ordered: list[Place] = []
-    for _, place in sorted(found, key=lambda hp: (hp[0], -len(hp[1].name))):
+    for match in _pattern().finditer(text.lower()):
+        place = _index()[match.group(0)]
         if place not in ordered:
             ordered.append(place)
-    return ordered
+    return tuple(ordered)
 
 
 def all_places() -> tuple[Place, ...]:
