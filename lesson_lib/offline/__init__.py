@@ -1,0 +1,104 @@
+"""The offline teaching model: a protocol-strict, rule-based stand-in for a chat model.
+
+It is reached through the real `openai` SDK, so a lesson gets genuine `ChatCompletion`
+objects and genuine `openai.BadRequestError`s, with no key and no network:
+
+    from lesson_lib.offline import MODEL_ID, offline_client
+    client = offline_client()                      # an openai.OpenAI
+    client.chat.completions.create(model=MODEL_ID, messages=[...])
+
+Two ways in, one behaviour (`api.handle`):
+- in process: `offline_client()` plugs `transport.OfflineTransport` into the SDK's
+  HTTP client; the base URL uses the reserved `.invalid` domain, so nothing could be
+  resolved even if the transport were bypassed, and no socket is ever opened;
+- over HTTP: `python -m lesson_lib.offline serve` (or `server.serve_in_thread()`)
+  answers on 127.0.0.1 for any OpenAI-compatible client (curl, LangChain, ...).
+
+Only `MODEL_ID` is accepted as the model name (any other name gets the real 404
+`model_not_found`), so a request that reaches it by mistake fails loudly. Any API key
+is accepted, except keys that start with `BAD_KEY_PREFIX` ("sk-bad"): those get the
+real 401 `invalid_api_key` text, with the key masked, for the lesson about keys.
+
+Faults on demand, for lessons and tests: `inject_fault(client, "rate_limit")` (429),
+`"server_error"` (500) or `"timeout"` (openai.APITimeoutError) on the client's next
+call(s). Offline clients never retry (`max_retries=0`, and every error answer says
+`x-should-retry: false`).
+
+Importing this package is cheap: `openai` and `httpx2` are imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MODEL_ID = "offline-rule-based-teacher"
+DEFAULT_CONTEXT_WINDOW = 16_384  # tokens; a lesson shrinks it to show context_length_exceeded
+BASE_URL = "http://offline.invalid/v1"  # reserved TLD (RFC 2606): never resolvable
+OFFLINE_API_KEY = "offline"
+BAD_KEY_PREFIX = "sk-bad"  # keys starting with this get the real 401, for the lesson on keys
+FAULT_KINDS = ("rate_limit", "server_error", "timeout")
+
+__all__ = ["MODEL_ID", "DEFAULT_CONTEXT_WINDOW", "BASE_URL", "BAD_KEY_PREFIX", "FAULT_KINDS",
+           "offline_client", "offline_async_client", "inject_fault", "is_offline"]
+
+
+def offline_client(context_window: int | None = None,  # tokens; None → DEFAULT_CONTEXT_WINDOW
+                   *, api_key: str = OFFLINE_API_KEY,  # "sk-bad…" to see the real 401
+                   timeout: float = 60.0,              # seconds (the SDK's own setting)
+                   **kw: Any):                         # more openai.OpenAI(...) arguments
+    """An `openai.OpenAI` client wired to the offline teaching model, in process."""
+    import openai  # noqa: PLC0415  (lazy: `import openai` costs about half a second)
+
+    from lesson_lib.offline.transport import OfflineTransport  # noqa: PLC0415
+
+    transport = OfflineTransport(context_window)
+    kw.setdefault("max_retries", 0)  # errors are answered with x-should-retry: false anyway
+    return openai.OpenAI(api_key=api_key, base_url=BASE_URL, timeout=timeout,
+                         http_client=openai.DefaultHttpxClient(transport=transport), **kw)
+
+
+def offline_async_client(context_window: int | None = None,  # tokens; None → default window
+                         *, api_key: str = OFFLINE_API_KEY,  # "sk-bad…" to see the real 401
+                         timeout: float = 60.0,              # seconds
+                         **kw: Any):                         # more openai.AsyncOpenAI arguments
+    """An `openai.AsyncOpenAI` client wired to the offline teaching model, in process."""
+    import openai  # noqa: PLC0415
+
+    from lesson_lib.offline.transport import AsyncOfflineTransport  # noqa: PLC0415
+
+    transport = AsyncOfflineTransport(context_window)
+    kw.setdefault("max_retries", 0)
+    return openai.AsyncOpenAI(api_key=api_key, base_url=BASE_URL, timeout=timeout,
+                              http_client=openai.DefaultAsyncHttpxClient(transport=transport),
+                              **kw)
+
+
+def _transport_of(client: Any):
+    """The offline transport behind an SDK client, an httpx2 client or a transport; else None."""
+    from lesson_lib.offline.transport import OfflineTransport, AsyncOfflineTransport  # noqa: I001, PLC0415
+
+    kinds = (OfflineTransport, AsyncOfflineTransport)
+    for candidate in (client, getattr(client, "_transport", None),
+                      getattr(getattr(client, "_client", None), "_transport", None)):
+        if isinstance(candidate, kinds):
+            return candidate
+    return None
+
+
+def is_offline(client: Any) -> bool:
+    """True when `client` talks to the offline model in process (made by offline_client()).
+    A client of the served endpoint (`serve`) uses real HTTP and counts as not offline."""
+    return _transport_of(client) is not None
+
+
+def inject_fault(client: Any,       # a client made by offline_client() / offline_async_client()
+                 kind: str,         # "rate_limit" (429), "server_error" (500) or "timeout"
+                 times: int = 1):   # how many of the client's next calls fail
+    """Make the client's next `times` calls fail the way a real service sometimes does."""
+    transport = _transport_of(client)
+    if transport is None:
+        raise TypeError(
+            f"inject_fault() works on clients made by offline_client(); this "
+            f"{type(client).__name__} does not use the offline transport (a real provider's "
+            "faults cannot be ordered): build the client with lesson_lib.offline.offline_client()")
+    transport.fail_next(kind, times)

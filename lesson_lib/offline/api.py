@@ -1,0 +1,373 @@
+"""The offline model's HTTP API: one pure function from a request to a response.
+
+`handle(method, path, headers, body, context_window=...)` answers
+`POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{id}` with the
+real API's statuses and JSON shapes (PROTOCOL.md). The reply itself comes from
+`brain.reply()`; this module adds what the real service adds around it: request
+checks (`protocol.validate_request`, the context window, the model name, the key),
+ids, `usage`, `max_tokens` cuts and server-sent events for `stream=True`.
+
+The answer depends only on the request, so the same request twice gives
+byte-identical bodies: ids and `created` are derived from the body, not the clock.
+The in-process transport and the localhost server both call `handle()`.
+Error texts marked "verbatim" come from real responses; "reconstructed" ones are
+the closest known shape.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import sys
+import traceback
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, brain
+from lesson_lib.offline.ids import make_id
+from lesson_lib.protocol import (
+    ProtocolError,
+    context_length_error,
+    validate_messages,
+    validate_request,
+)
+from lesson_lib.tokens import _encoding, count_messages, count_text, count_tools
+
+Reply = tuple[int, dict[str, str], "bytes | Iterator[bytes]"]
+
+CREATED_BASE = 1_767_225_600      # 2026-01-01T00:00:00Z; `created` = base + a hash of the body
+CREATED_SPAN = 365 * 24 * 3600    # so `created` looks like a plausible date in 2026
+MODEL_CREATED = 1_767_225_600
+OWNED_BY = "lesson-lib"
+MAX_N = 128                       # the real API's limit on `n`
+STREAM_ONLY = ("stream", "stream_options")  # how a reply is delivered, not what it says
+
+JSON_HEADERS = {"content-type": "application/json"}
+SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
+NO_RETRY = {"x-should-retry": "false"}  # the SDK obeys it: an offline error is never retried
+
+
+# ----------------------------------------------------------------- entry point
+
+def handle(method: str,              # "GET" or "POST"
+           path: str,                # e.g. "/v1/chat/completions" (a query string is ignored)
+           headers: Mapping[str, str],  # request headers, any case
+           body: bytes,              # the raw request body (b"" for GET)
+           *, context_window: int = DEFAULT_CONTEXT_WINDOW) -> Reply:
+    """Answer one HTTP request as the real API would: (status, headers, body bytes or,
+    for `stream=True`, an iterator of server-sent-event bytes)."""
+    route = path.split("?", 1)[0].rstrip("/")
+    try:
+        check_key(headers)
+        if method == "POST" and route == "/v1/chat/completions":
+            return chat_completion(body, context_window)
+        if method == "GET" and route in ("/v1/models", "/models"):
+            return json_reply(200, {"object": "list", "data": [model_object(MODEL_ID)]})
+        if method == "GET" and route.startswith(("/v1/models/", "/models/")):
+            return json_reply(200, model_object(check_model(route.rsplit("/", 1)[1])))
+        raise ProtocolError(f"Invalid URL ({method} {path})", status=404)  # reconstructed
+    except ProtocolError as error:
+        return error_reply(error)
+    except Exception:  # a bug in the offline model answers like a real server's bug
+        traceback.print_exc(file=sys.stderr)
+        return error_reply(server_error())
+
+
+def json_reply(status: int, obj: Any, extra: Mapping[str, str] | None = None) -> Reply:
+    """`obj` as compact UTF-8 JSON with the API's content type."""
+    data = dumps(obj)
+    headers = {**JSON_HEADERS, "x-request-id": "req_" + hashlib.sha256(data).hexdigest()[:32]}
+    return status, {**headers, **(extra or {})}, data
+
+
+def error_reply(error: ProtocolError, extra: Mapping[str, str] | None = None) -> Reply:
+    """The API's {"error": {...}} body with the error's status; never to be retried."""
+    return json_reply(error.status, error.body(), {**NO_RETRY, **(extra or {})})
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# ----------------------------------------------------------------- request checks
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return ""
+
+
+def mask_key(key: str) -> str:
+    """A key as the API prints it: first 8 characters, one `*` per hidden one, last 4."""
+    if len(key) <= 12:  # reconstructed for short keys: never show more than half
+        return key[: len(key) // 2] + "*" * (len(key) - len(key) // 2)
+    return key[:8] + "*" * (len(key) - 12) + key[-4:]
+
+
+def check_key(headers: Mapping[str, str]) -> None:
+    """Any key is accepted (third-party clients send their own), except the lesson's
+    deliberately bad ones: keys starting with BAD_KEY_PREFIX get the real 401."""
+    key = _header(headers, "authorization").removeprefix("Bearer ").strip()
+    if key.startswith(BAD_KEY_PREFIX):
+        raise ProtocolError(  # verbatim shape
+            f"Incorrect API key provided: {mask_key(key)}. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.", code="invalid_api_key", status=401,
+            explanation="the key was refused: check OPENAI_API_KEY (offline, any key but "
+                        f"'{BAD_KEY_PREFIX}…' works)")
+
+
+def check_model(model: Any) -> str:
+    """The model name, if it is the offline model's; else the real 404."""
+    if model != MODEL_ID:
+        raise ProtocolError(  # verbatim
+            f"The model `{model}` does not exist or you do not have access to it.",
+            code="model_not_found", status=404,
+            explanation=f"the offline teaching model is called {MODEL_ID!r}: "
+                        "pass model=lesson_lib.offline.MODEL_ID")
+    return model
+
+
+def parse_body(raw: bytes) -> dict:
+    """The request body as a dict, or the API's 400 for a body that is not a JSON object."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if not isinstance(body, dict):
+        raise ProtocolError(  # reconstructed
+            "We could not parse the JSON body of your request. (HINT: This likely means you "
+            "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
+            "but what was sent was not valid JSON. If you have trouble figuring out how to fix "
+            "this, please contact us through our help center at help.openai.com.)",
+            explanation="send a JSON object: json.dumps(body), Content-Type: application/json")
+    return body
+
+
+def _integer_problem(name: str, value: Any, low: int, high: int | None) -> ProtocolError | None:
+    """The API's texts for an integer option out of range (reconstructed)."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return ProtocolError(f"Invalid type for '{name}': expected an integer, but got "
+                             f"{type(value).__name__} instead.", param=name, code="invalid_type")
+    if value < low:
+        return ProtocolError(f"Invalid '{name}': integer below minimum value. Expected a value "
+                             f">= {low}, but got {value} instead.", param=name,
+                             code="integer_below_min_value")
+    if high is not None and value > high:
+        return ProtocolError(f"Invalid '{name}': integer above maximum value. Expected a value "
+                             f"<= {high}, but got {value} instead.", param=name,
+                             code="integer_above_max_value")
+    return None
+
+
+def check_request(body: Mapping) -> int:
+    """`protocol.validate_request(body)`, returning the tools' token count. The verdict on
+    tools and tool_choice, and that count, are cached: lessons send the same tools on
+    every call, and checking their JSON schemas is the slowest rule. Messages are
+    checked every time."""
+    if not body.get("model") or "messages" not in body:
+        validate_request(body)  # raises: no model, or no messages
+    problem, tools_tokens = _tools_verdict(
+        json.dumps([body.get("tools"), body.get("tool_choice")], separators=(",", ":")))
+    if problem:
+        raise problem
+    validate_messages(body["messages"])
+    return tools_tokens
+
+
+@lru_cache(maxsize=256)
+def _tools_verdict(key: str) -> tuple[ProtocolError | None, int]:
+    tools, tool_choice = json.loads(key)
+    probe = {"model": MODEL_ID, "messages": [{"role": "user", "content": ""}], "tools": tools,
+             "tool_choice": tool_choice}  # a valid message: only tools/tool_choice can fail
+    try:
+        validate_request(probe)
+    except ProtocolError as problem:
+        return problem, 0
+    return None, count_tools(tools)
+
+
+def check_options(body: Mapping) -> None:
+    """The delivery options the offline model honours: n, max_tokens, stream(_options).
+    Sampling options (temperature, seed, top_p, user, metadata, ...) are accepted and,
+    as the model is deterministic, have no effect."""
+    for name, high in (("n", MAX_N), ("max_tokens", None), ("max_completion_tokens", None)):
+        if problem := _integer_problem(name, body.get(name), 1, high):
+            raise problem
+    if body.get("stream_options") is not None and not body.get("stream"):
+        raise ProtocolError(  # reconstructed
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            param="stream_options", explanation="pass stream=True, or drop stream_options")
+
+
+def check_context(body: Mapping, window: int, tools_tokens: int) -> int:
+    """The request's message tokens; the real 400 when messages + tools exceed the window."""
+    messages_tokens = count_messages(body["messages"])
+    if messages_tokens + tools_tokens > window:
+        raise context_length_error(window, messages_tokens, tools_tokens)
+    return messages_tokens
+
+
+# ----------------------------------------------------------------- the completion
+
+def chat_completion(raw: bytes, window: int) -> Reply:
+    """POST /v1/chat/completions: check the request, ask the brain, wrap its answer."""
+    body = parse_body(raw)
+    if body.get("model"):  # no model at all is validate_request's 400
+        check_model(body["model"])
+    tools_tokens = check_request(body)
+    check_options(body)
+    messages_tokens = check_context(body, window, tools_tokens)
+    asked = {k: v for k, v in body.items() if k not in STREAM_ONLY}  # same answer streamed or not
+    answer = brain.reply(asked)
+    completion = build_completion(asked, answer, messages_tokens + tools_tokens)
+    if body.get("stream"):
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        return 200, dict(SSE_HEADERS), iter(sse_events(completion, include_usage))
+    return json_reply(200, completion)
+
+
+def completion_id(body: Mapping) -> tuple[str, int]:
+    """(`chatcmpl-…` id, `created`), both pure functions of the request body."""
+    cid = make_id("chatcmpl-", 29, body)
+    digest = hashlib.sha256(cid.encode()).digest()
+    return cid, CREATED_BASE + int.from_bytes(digest[:4], "big") % CREATED_SPAN
+
+
+def build_completion(body: Mapping, answer: Mapping, prompt_tokens: int) -> dict:
+    """A `chat.completion` object shaped like PROTOCOL.md's example, with real `usage`."""
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    message, finish, used = limit_reply(dict(answer["message"]), answer["finish_reason"], limit)
+    cid, created = completion_id(body)
+    n = body.get("n") or 1
+    choices = [{"index": k, "message": message, "logprobs": None, "finish_reason": finish}
+               for k in range(n)]
+    return {"id": cid, "object": "chat.completion", "created": created, "model": body["model"],
+            "choices": choices,
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": used * n,
+                      "total_tokens": prompt_tokens + used * n}}
+
+
+def _cut(text: str, budget: int) -> tuple[str, int, bool]:
+    """(text cut to `budget` tokens, tokens kept, whether it was cut)."""
+    tokens = _encoding().encode(text, disallowed_special=())
+    if len(tokens) <= budget:
+        return text, len(tokens), False
+    return _encoding().decode(tokens[:budget]), budget, True
+
+
+def limit_reply(message: dict, finish: str, limit: int | None) -> tuple[dict, str, int]:
+    """(message, finish_reason, completion tokens) after the `max_tokens` cut: the content,
+    then the tool calls (name + arguments each) spend the budget; whatever does not fit
+    is cut, as the real API cuts, and finish_reason becomes "length"."""
+    budget = limit if limit is not None else sys.maxsize
+    content, used, cut = _cut(message.get("content") or "", budget)
+    calls = []
+    for call in message.get("tool_calls") or []:
+        fn = call["function"]
+        name_tokens = count_text(fn["name"])
+        if cut or used + name_tokens > budget:
+            cut = True
+            break
+        arguments, spent, cut = _cut(fn["arguments"], budget - used - name_tokens)
+        calls.append({**call, "function": {"name": fn["name"], "arguments": arguments}})
+        used += name_tokens + spent
+    shaped = {"role": "assistant", "content": content if message.get("content") is not None
+              else None, "refusal": None}
+    if calls:
+        shaped["tool_calls"] = calls
+    return shaped, "length" if cut else finish, used
+
+
+# ----------------------------------------------------------------- streaming
+
+def pieces(text: str) -> list[str]:
+    """`text` in token-sized pieces (whole characters), as a real stream delivers it."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    out = [decoder.decode(b) for b in _encoding().decode_tokens_bytes(
+        _encoding().encode(text, disallowed_special=()))]
+    return [p for p in out if p]
+
+
+def choice_deltas(message: Mapping) -> Iterator[dict]:
+    """The deltas of one choice: role first, content pieces, then each tool call
+    (id, type and name on its first delta, then argument fragments)."""
+    yield {"role": "assistant", "content": "" if message["content"] is not None else None,
+           "refusal": None}
+    for piece in pieces(message["content"] or ""):
+        yield {"content": piece}
+    for index, call in enumerate(message.get("tool_calls") or []):
+        fn = call["function"]
+        yield {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                               "function": {"name": fn["name"], "arguments": ""}}]}
+        for piece in pieces(fn["arguments"]):
+            yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+
+
+def sse_events(completion: Mapping, include_usage: bool) -> list[bytes]:
+    """A completion as `data: {chat.completion.chunk}` events ending in `data: [DONE]`."""
+    head = {"id": completion["id"], "object": "chat.completion.chunk",
+            "created": completion["created"], "model": completion["model"]}
+    tail = {"usage": None} if include_usage else {}
+
+    def event(choices: list, **extra: Any) -> bytes:
+        return b"data: " + dumps({**head, "choices": choices, **tail, **extra}) + b"\n\n"
+
+    events = []
+    for choice in completion["choices"]:
+        i = choice["index"]
+        events += [event([{"index": i, "delta": d, "logprobs": None, "finish_reason": None}])
+                   for d in choice_deltas(choice["message"])]
+        events.append(event([{"index": i, "delta": {}, "logprobs": None,
+                              "finish_reason": choice["finish_reason"]}]))
+    if include_usage:
+        events.append(event([], usage=completion["usage"]))
+    return events + [b"data: [DONE]\n\n"]
+
+
+# ----------------------------------------------------------------- models and faults
+
+def model_object(model_id: str) -> dict:
+    return {"id": model_id, "object": "model", "created": MODEL_CREATED, "owned_by": OWNED_BY}
+
+
+def server_error() -> ProtocolError:
+    return ProtocolError(  # reconstructed
+        "The server had an error while processing your request. Sorry about that!",
+        status=500, type="server_error",
+        explanation="the service failed, not your request: try again later")
+
+
+def rate_limit_error(model: str) -> ProtocolError:
+    return ProtocolError(  # verbatim, with the requested model's name
+        f"Rate limit reached for {model} in organization org-offline on tokens per min (TPM): "
+        "Limit 30000, Used 29937, Requested 385. Please try again in 644ms. Visit "
+        "https://platform.openai.com/account/rate-limits to learn more.",
+        code="rate_limit_exceeded", status=429, type="tokens",
+        explanation="too many tokens this minute: wait retry-after-ms, then retry")
+
+
+RATE_LIMIT_HEADERS = {  # the shape of the real headers, with the numbers of the text above
+    "retry-after": "1", "retry-after-ms": "644",
+    "x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "499",
+    "x-ratelimit-reset-requests": "120ms", "x-ratelimit-limit-tokens": "30000",
+    "x-ratelimit-remaining-tokens": "63", "x-ratelimit-reset-tokens": "644ms",
+}
+
+
+def fault_reply(kind: str, raw: bytes) -> Reply:
+    """The answer of an injected fault: "rate_limit" (429) or "server_error" (500).
+    (A "timeout" has no answer: the transport raises instead.)"""
+    if kind == "rate_limit":
+        try:
+            model = json.loads(raw).get("model") or MODEL_ID
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            model = MODEL_ID
+        return error_reply(rate_limit_error(str(model)), RATE_LIMIT_HEADERS)
+    if kind == "server_error":
+        return error_reply(server_error())
+    raise ValueError(f"no reply for fault {kind!r}: use 'rate_limit' or 'server_error'")
