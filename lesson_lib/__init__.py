@@ -8,3 +8,12 @@ display (message lists as pictures), clock (a clock tests can freeze).
 """
 
 __version__ = "0.1.0"
+
+import sys as _sys
+
+# jsonschema (used to check tool schemas and arguments) imports the optional package
+# rfc3987_syntax when it is installed (jupyterlab pulls it in); that package compiles
+# dozens of grammars at import, about 3 seconds on every kernel start. We never check
+# the IRI formats it serves, so we tell Python it is absent unless something already
+# loaded it.
+_sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

@@ -22,11 +22,15 @@ from lesson_lib.testing import apply_notebook_env  # noqa: E402
 def regenerate(path: Path) -> None:
     import nbformat
     from nbclient import NotebookClient
+    from nbval.plugin import coalesce_streams
 
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
                             record_timing=False, resources={"metadata": {"path": str(path.parent)}})
     client.execute()  # stops on an error, except in cells tagged raises-exception
+    for cell in nb.cells:  # one stream output per name: how output is split is timing, not content
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
                                  "name": "python3"}
