@@ -75,9 +75,9 @@ def offline_async_client(context_window: int | None = None,  # tokens; None → 
 
 def _transport_of(client: Any):
     """The offline transport behind an SDK client, an httpx2 client or a transport; else None."""
-    from lesson_lib.offline.transport import OfflineTransport, AsyncOfflineTransport  # noqa: I001, PLC0415
+    from lesson_lib.offline import transport  # noqa: PLC0415
 
-    kinds = (OfflineTransport, AsyncOfflineTransport)
+    kinds = (transport.OfflineTransport, transport.AsyncOfflineTransport)
     for candidate in (client, getattr(client, "_transport", None),
                       getattr(getattr(client, "_client", None), "_transport", None)):
         if isinstance(candidate, kinds):

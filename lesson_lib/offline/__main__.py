@@ -1,4 +1,4 @@
-"""`python -m lesson_lib.offline serve [--port N] [--context-window N]`
+"""`python -m lesson_lib.offline serve [--port N] [--context-window N] [--workers N]`
 
 Serves the offline teaching model on http://127.0.0.1:N/v1 until Ctrl-C.
 """
@@ -6,6 +6,7 @@ Serves the offline teaching model on http://127.0.0.1:N/v1 until Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID
@@ -22,8 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=8765, help="port (0: any free one)")
     serve.add_argument("--context-window", type=int, default=DEFAULT_CONTEXT_WINDOW,
                        help="tokens a request may use (default %(default)s)")
-    serve.add_argument("--workers", type=int, default=1,
-                       help="processes sharing the port, for more cores (default 1)")
+    serve.add_argument("--workers", type=int, default=2 if hasattr(os, "fork") else 1,
+                       help="processes sharing the port, one per core (default %(default)s)")
     serve.add_argument("--host", default="127.0.0.1", help="127.0.0.1 only: others are refused")
     args = parser.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost"):  # the server refuses too; this is quicker

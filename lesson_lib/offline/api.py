@@ -227,7 +227,9 @@ def chat_completion(raw: bytes, window: int) -> Reply:
     completion = build_completion(asked, answer, messages_tokens + tools_tokens)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        return 200, dict(SSE_HEADERS), iter(sse_events(completion, include_usage))
+        request_id = "req_" + hashlib.sha256(completion["id"].encode()).hexdigest()[:32]
+        return (200, {**SSE_HEADERS, "x-request-id": request_id},
+                iter(sse_events(completion, include_usage)))
     return json_reply(200, completion)
 
 

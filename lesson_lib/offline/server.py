@@ -9,6 +9,10 @@ same function the in-process transport calls, so both give byte-identical bodies
 HTTP/1.1 keep-alive; streams are sent with chunked transfer encoding. One log line
 per request (method, path, status, milliseconds) goes to stderr.
 
+`--workers 2` forks a second process on the same listening socket (POSIX only):
+the model is CPU-bound Python, so one process uses one core; see
+benchmarks/offline_model.py for the figures.
+
 For tests and notebooks, `serve_in_thread()` runs a server in a background thread:
 
     with serve_in_thread() as server:          # or: url, stop = serve_in_thread()
@@ -84,10 +88,10 @@ class OfflineHandler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        self.server.connections.add(self.connection)
+        self.server.connections[self.connection] = threading.current_thread()
 
     def finish(self) -> None:
-        self.server.connections.discard(self.connection)
+        self.server.connections.pop(self.connection, None)
         super().finish()
 
 
@@ -106,7 +110,7 @@ class OfflineServer(ThreadingHTTPServer):
                              "it is a teaching tool, not a service to expose")
         self.context_window = context_window or DEFAULT_CONTEXT_WINDOW
         self.log_file = log
-        self.connections: set[socket.socket] = set()
+        self.connections: dict[socket.socket, threading.Thread] = {}  # open ones: their thread
         self._log_lock = threading.Lock()
         super().__init__((LOOPBACK, port), OfflineHandler)
         _encoding()  # load the tokenizer now, not during the first request
@@ -135,13 +139,23 @@ class OfflineServer(ThreadingHTTPServer):
         if self.parent_pid is not None and os.getppid() != self.parent_pid:
             raise KeyboardInterrupt
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that hangs up mid-answer (or a stop) is normal: no traceback for it."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
     def close_connections(self) -> None:
-        """End the kept-alive connections, so their threads finish."""
-        for conn in list(self.connections):
+        """End the kept-alive connections and wait (briefly) for their threads to finish
+        the answer and log line they may be writing."""
+        open_now = list(self.connections.items())
+        for conn, _ in open_now:
             try:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        for _, thread in open_now:
+            thread.join(timeout=2)
 
 
 class RunningServer:
@@ -189,8 +203,6 @@ def serve(port: int = DEFAULT_PORT,                 # 0 picks a free port
     """Serve in the foreground until Ctrl-C (or SIGTERM); returns 0 after a clean stop.
     With `workers` > 1, forked copies accept on the same socket and use more cores."""
     server = OfflineServer(port, context_window, log, host)
-    import os as _o
-    if _o.environ.get("SWI"): sys.setswitchinterval(float(_o.environ["SWI"]))
     _stop_on_signals()
     children = [pid for pid in (_fork_worker(server) for _ in range(workers - 1)) if pid]
     print(f"offline teaching model on {server.url}/v1 (context window "

@@ -1,0 +1,204 @@
+"""How fast is the offline teaching model? One run, a few tens of seconds at most.
+
+    python benchmarks/offline_model.py [--calls 300] [--requests 2560] [--clients 32] [--workers 1,2]
+
+(a) In process: a round trip through the `openai` SDK with the offline transport,
+    against the SDK's own overhead (the same call answered by a do-nothing
+    `httpx2.MockTransport` returning a canned completion). Target: at most 2x.
+(b) Served: `python -m lesson_lib.offline serve` in its own process, hit by 32
+    threads, each with one keep-alive http.client connection to 127.0.0.1, for a
+    fixed number of requests. Targets: >= 300 requests/s (2 cores), p99 < 100 ms,
+    0 errors.
+
+The request is a lesson's typical one: a weather question with two tools offered,
+answered with a tool call. Prints a small table and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from lesson_lib.offline import BASE_URL, MODEL_ID, offline_client  # noqa: E402
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_current_weather", "description": "Get the current weather in a city",
+        "parameters": {"type": "object", "properties": {
+            "location": {"type": "string", "description": "the city, e.g. Chengdu"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+            "required": ["location"]}}},
+    {"type": "function", "function": {
+        "name": "get_current_time", "description": "Get the current time in a time zone",
+        "parameters": {"type": "object", "properties": {
+            "timezone": {"type": "string", "description": "an IANA name, e.g. Asia/Shanghai"}}}}},
+]
+CITIES = ("Chengdu", "Beijing", "Shanghai", "Shenzhen")
+
+
+def body_for(city: str) -> dict:
+    return {"model": MODEL_ID, "tools": TOOLS, "messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "My name is Xiaoming."},
+        {"role": "assistant", "content": "Nice to meet you, Xiaoming!"},
+        {"role": "user", "content": f"What's the weather in {city}?"}]}
+
+
+BODY = body_for("Chengdu")
+PAYLOADS = [json.dumps(body_for(city)).encode() for city in CITIES]
+
+
+def per_call_ms(client, calls: int) -> float:
+    for _ in range(20):  # warm up: tokenizer, pydantic models, caches
+        client.chat.completions.create(**BODY)
+    started = time.perf_counter()
+    for _ in range(calls):
+        client.chat.completions.create(**BODY)
+    return (time.perf_counter() - started) * 1000 / calls
+
+
+def in_process(calls: int) -> tuple[float, float]:
+    """(ms per call with the offline transport, ms per call with a canned MockTransport)."""
+    import httpx2  # noqa: PLC0415
+    import openai  # noqa: PLC0415
+
+    offline = offline_client()
+    canned = offline.chat.completions.with_raw_response.create(**BODY).content
+    headers = {"content-type": "application/json"}
+    mock = openai.OpenAI(api_key="offline", base_url=BASE_URL, max_retries=0,
+                         http_client=openai.DefaultHttpxClient(transport=httpx2.MockTransport(
+                             lambda request: httpx2.Response(200, headers=headers,
+                                                             content=canned))))
+    return per_call_ms(offline, calls), per_call_ms(mock, calls)
+
+
+def start_server(workers: int) -> tuple[subprocess.Popen, int, list[str], threading.Thread]:
+    """The CLI server in its own process(es); its log lines are collected by a thread."""
+    process = subprocess.Popen([sys.executable, "-m", "lesson_lib.offline", "serve", "--port",
+                                "0", "--workers", str(workers)], cwd=ROOT,
+                               stderr=subprocess.PIPE, text=True)
+    banner = process.stderr.readline()
+    match = re.search(r"127\.0\.0\.1:(\d+)", banner)
+    if not match:
+        process.kill()
+        raise SystemExit(f"the server did not start: {banner!r}")
+    lines: list[str] = []
+    drain = threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True)
+    drain.start()
+    return process, int(match.group(1)), lines, drain
+
+
+def client_thread(port: int, count: int, deadline: float, latencies: list, errors: list) -> None:
+    headers = {"content-type": "application/json", "authorization": "Bearer offline"}
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for k in range(count):
+        if time.monotonic() > deadline:
+            break
+        started = time.perf_counter()
+        try:
+            conn.request("POST", "/v1/chat/completions", body=PAYLOADS[k % len(PAYLOADS)],
+                         headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+            if response.status != 200 or b'"tool_calls"' not in data:
+                errors.append(f"{response.status}: {data[:200]!r}")
+        except (OSError, http.client.HTTPException) as error:
+            errors.append(repr(error))
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        latencies.append((time.perf_counter() - started) * 1000)
+    conn.close()
+
+
+def served(requests: int, clients: int, budget_s: float, workers: int) -> dict:
+    process, port, log_lines, drain = start_server(workers)
+    try:
+        warm = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for _ in range(20):
+            warm.request("POST", "/v1/chat/completions", body=json.dumps(BODY).encode())
+            warm.getresponse().read()
+        warm.close()
+        latencies: list[float] = []
+        errors: list[str] = []
+        deadline = time.monotonic() + budget_s
+        threads = [threading.Thread(target=client_thread,
+                                    args=(port, requests // clients, deadline, latencies, errors))
+                   for _ in range(clients)]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - started
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            rest_code = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            rest_code = "killed"
+    drain.join(timeout=5)
+    quantiles = statistics.quantiles(latencies, n=100)
+    return {"done": len(latencies), "seconds": elapsed, "rps": len(latencies) / elapsed,
+            "p50": quantiles[49], "p99": quantiles[98], "errors": errors,
+            "logged": sum(1 for line in log_lines if line.endswith(" ms\n")), "exit": rest_code,
+            "stopped": bool(log_lines) and log_lines[-1].strip() == "stopped"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="in-process calls per client")
+    parser.add_argument("--requests", type=int, default=2560, help="requests per server run")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients")
+    parser.add_argument("--budget", type=float, default=15.0, help="seconds at most per run")
+    parser.add_argument("--workers", default="1,2", help="server runs: worker processes each")
+    args = parser.parse_args()
+
+    offline_ms, mock_ms = in_process(args.calls)
+    ratio = offline_ms / mock_ms
+    rows = [
+        ("(a) SDK + offline transport", f"{offline_ms:.3f} ms/call", ""),
+        ("(a) SDK + canned MockTransport", f"{mock_ms:.3f} ms/call", ""),
+        ("(a) ratio offline / SDK alone", f"{ratio:.2f}x", f"<= 2x  {verdict(ratio <= 2)}"),
+    ]
+    errors: list[str] = []
+    for workers in [int(w) for w in args.workers.split(",")]:
+        s = served(args.requests, args.clients, args.budget, workers)
+        errors += s["errors"]
+        tag = f"(b) {workers} worker{'s' * (workers > 1)}"
+        rows += [
+            (f"{tag}, {args.clients} clients", f"{s['done']} requests, {s['seconds']:.1f} s", ""),
+            (f"{tag} throughput", f"{s['rps']:.0f} req/s", f">= 300  {verdict(s['rps'] >= 300)}"),
+            (f"{tag} latency p50", f"{s['p50']:.1f} ms", ""),
+            (f"{tag} latency p99", f"{s['p99']:.1f} ms", f"< 100  {verdict(s['p99'] < 100)}"),
+            (f"{tag} errors", str(len(s["errors"])), f"== 0  {verdict(not s['errors'])}"),
+            (f"{tag} log / stop", f"{s['logged']} lines, exit {s['exit']}, "
+                                  f"{'stopped' if s['stopped'] else 'NO stopped line'}", ""),
+        ]
+    print(f"offline teaching model benchmark ({os.cpu_count()} cores, Python "
+          f"{sys.version.split()[0]})")
+    for name, value, target in rows:
+        print(f"  {name:<36} {value:<26} {target}")
+    for error in errors[:5]:
+        print(f"  error: {error}")
+    return 0
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

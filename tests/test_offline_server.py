@@ -1,0 +1,279 @@
+"""The offline model served over real HTTP on 127.0.0.1 (raw http.client and the SDK)."""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit
+
+import openai
+import pytest
+
+from lesson_lib.offline import MODEL_ID, brain, offline_client
+from lesson_lib.offline.server import OfflineServer, serve_in_thread
+from lesson_lib.tokens import count_messages
+
+ASK = [{"role": "user", "content": "What's the weather in Chengdu?"}]
+BODY = {"model": MODEL_ID, "messages": ASK}
+ANSWER = {"message": {"role": "assistant", "content": "Chengdu is cloudy, 16°C. 成都多云。"},
+          "finish_reason": "stop"}
+
+
+@pytest.fixture
+def fake_brain(monkeypatch):
+    monkeypatch.setattr(brain, "reply", lambda body: json.loads(json.dumps(ANSWER)))
+
+
+@pytest.fixture
+def served():
+    log = io.StringIO()
+    with serve_in_thread(log=log) as server:
+        server.log = log
+        yield server
+
+
+def post(url: str, body, path: str = "/v1/chat/completions", headers: dict | None = None,
+         conn: http.client.HTTPConnection | None = None):
+    """(status, headers, raw body bytes) of one request; `body` may be bytes or JSON data."""
+    own = conn is None
+    conn = conn or http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port,
+                                              timeout=10)
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    conn.request("POST" if body is not None else "GET", path, body=data if body is not None
+                 else None, headers={"content-type": "application/json", **(headers or {})})
+    response = conn.getresponse()
+    raw = response.read()
+    if own:
+        conn.close()
+    return response.status, dict(response.getheaders()), raw
+
+
+# ----------------------------------------------------------------- raw HTTP
+
+def test_models_endpoint_lists_the_offline_model(served):
+    status, _, raw = post(served.url, None, "/v1/models")
+    assert status == 200, raw
+    assert [m["id"] for m in json.loads(raw)["data"]] == [MODEL_ID]
+
+
+def test_same_request_twice_gives_byte_identical_bodies_over_http(served, fake_brain):
+    first, second = post(served.url, BODY), post(served.url, BODY)
+    assert first[0] == second[0] == 200, first
+    assert first[2] == second[2], "two identical requests gave different bytes"
+
+
+def test_served_and_in_process_answers_are_byte_identical(served, fake_brain):
+    over_http = post(served.url, BODY)[2]
+    in_process = offline_client().chat.completions.with_raw_response.create(**BODY).content
+    assert over_http == in_process
+
+
+def test_keep_alive_serves_several_requests_on_one_connection(served, fake_brain):
+    conn = http.client.HTTPConnection("127.0.0.1", urlsplit(served.url).port, timeout=10)
+    statuses = [post(served.url, BODY, conn=conn)[0] for _ in range(3)]
+    statuses.append(post(served.url, {"model": MODEL_ID}, conn=conn)[0])  # an error keeps it too
+    statuses.append(post(served.url, BODY, conn=conn)[0])
+    conn.close()
+    assert statuses == [200, 200, 200, 400, 200], statuses
+
+
+def test_request_without_model_gets_the_real_400(served):
+    status, headers, raw = post(served.url, {"messages": ASK})
+    assert status == 400, raw
+    assert json.loads(raw) == {"error": {"message": "you must provide a model parameter",
+                                         "type": "invalid_request_error", "param": None,
+                                         "code": None}}
+    assert headers["x-should-retry"] == "false"
+
+
+def test_bad_json_gets_a_400(served):
+    status, headers, raw = post(served.url, b"{'model': 'single quotes'}")
+    assert status == 400 and headers["x-should-retry"] == "false", raw
+    assert json.loads(raw)["error"]["message"].startswith("We could not parse the JSON body")
+
+
+def test_any_key_or_none_is_accepted_over_http(served, fake_brain):
+    for headers in ({}, {"authorization": "Bearer sk-proj-real-looking"},
+                    {"authorization": "Bearer ollama"}):
+        assert post(served.url, BODY, headers=headers)[0] == 200, headers
+
+
+def test_a_bad_lesson_key_gets_401_over_http(served):
+    status, _, raw = post(served.url, BODY, headers={"authorization": "Bearer sk-bad-0123456789"})
+    assert status == 401 and json.loads(raw)["error"]["code"] == "invalid_api_key", raw
+
+
+def test_chunked_request_body_is_read(served, fake_brain):
+    conn = http.client.HTTPConnection("127.0.0.1", urlsplit(served.url).port, timeout=10)
+    parts = iter([json.dumps(BODY)[:10].encode(), json.dumps(BODY)[10:].encode()])
+    conn.request("POST", "/v1/chat/completions", body=parts, encode_chunked=True,
+                 headers={"content-type": "application/json", "transfer-encoding": "chunked"})
+    response = conn.getresponse()
+    assert response.status == 200, response.read()
+    conn.close()
+
+
+def test_raw_stream_is_server_sent_events_ending_in_done(served, fake_brain):
+    status, headers, raw = post(served.url, {**BODY, "stream": True,
+                                             "stream_options": {"include_usage": True}})
+    assert status == 200 and headers["content-type"].startswith("text/event-stream")
+    events = raw.decode().split("\n\n")
+    assert events[-2:] == ["data: [DONE]", ""], events[-2:]
+    chunks = [json.loads(e.removeprefix("data: ")) for e in events[:-2]]
+    assert all(e.startswith("data: ") for e in events[:-1])
+    assert len({c["id"] for c in chunks}) == 1
+    assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert chunks[-2]["choices"][0] == {"index": 0, "delta": {}, "logprobs": None,
+                                        "finish_reason": "stop"}
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["prompt_tokens"] == (
+        count_messages(ASK))
+    assert all(c["usage"] is None for c in chunks[:-1])
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks[:-1])
+    assert text == ANSWER["message"]["content"]
+
+
+def test_context_window_of_the_server_is_enforced(fake_brain):
+    with serve_in_thread(context_window=10) as server:
+        status, _, raw = post(server.url, BODY)
+    error = json.loads(raw)["error"]
+    assert (status, error["code"]) == (400, "context_length_exceeded"), raw
+    assert f"resulted in {count_messages(ASK)} tokens." in error["message"]
+
+
+def test_unknown_path_gets_a_404(served):
+    status, _, raw = post(served.url, BODY, path="/v1/completions")
+    assert status == 404 and "Invalid URL (POST /v1/completions)" in raw.decode()
+
+
+# ----------------------------------------------------------------- the SDK against the server
+
+def test_sdk_against_the_served_endpoint(served, fake_brain):
+    client = openai.OpenAI(base_url=served.url + "/v1", api_key="anything", max_retries=0)
+    reply = client.chat.completions.create(**BODY)
+    chunks = list(client.chat.completions.create(**BODY, stream=True))
+    assert reply.choices[0].message.content == ANSWER["message"]["content"]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text == ANSWER["message"]["content"]
+    with pytest.raises(openai.NotFoundError) as caught:
+        client.chat.completions.create(model="gpt-x", messages=ASK)
+    assert caught.value.code == "model_not_found"
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model=MODEL_ID, messages=ASK, tools=[])
+    assert (caught.value.code, caught.value.param) == ("empty_array", "tools")
+    client.close()
+
+
+# ----------------------------------------------------------------- serving itself
+
+def test_one_log_line_per_request(served, fake_brain):
+    post(served.url, BODY)
+    post(served.url, {"model": "gpt-x", "messages": ASK})
+    post(served.url, None, "/v1/models")
+    deadline = time.monotonic() + 5  # a line is written just after its answer is sent
+    while len(lines := served.log.getvalue().splitlines()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    patterns = [r"POST /v1/chat/completions 200 \d+\.\d ms", r"POST /v1/chat/completions 404 "
+                r"\d+\.\d ms", r"GET /v1/models 200 \d+\.\d ms"]
+    assert len(lines) == 3, lines
+    assert all(re.fullmatch(p, line) for p, line in zip(patterns, lines, strict=True)), lines
+
+
+def test_only_loopback_is_served():
+    with pytest.raises(ValueError, match="127.0.0.1 only"):
+        OfflineServer(0, host="0.0.0.0")
+
+
+def test_stop_closes_the_port_and_is_idempotent():
+    url, stop = serve_in_thread()
+    port = urlsplit(url).port
+    assert post(url, None, "/v1/models")[0] == 200
+    stop()
+    stop()
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=2)
+
+
+def test_stop_ends_kept_alive_connections():
+    server = serve_in_thread()
+    conn = http.client.HTTPConnection("127.0.0.1", urlsplit(server.url).port, timeout=5)
+    assert post(server.url, None, "/v1/models", conn=conn)[0] == 200
+    server.stop()
+    with pytest.raises((http.client.HTTPException, ConnectionError, OSError)):
+        post(server.url, None, "/v1/models", conn=conn)
+
+
+def test_cli_serves_logs_and_stops_cleanly_on_ctrl_c():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lesson_lib.offline", "serve", "--port", "0",
+         "--context-window", "10"], stderr=subprocess.PIPE, text=True)
+    try:
+        banner = process.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/v1", banner)
+        assert match, f"expected the URL on the first line, got {banner!r}"
+        url = f"http://127.0.0.1:{match.group(1)}"
+        status, _, raw = post(url, BODY)
+        assert status == 400 and b"maximum context length is 10 tokens" in raw, raw
+        assert post(url, None, "/v1/models")[0] == 200
+        time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        rest = process.communicate(timeout=10)[1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, f"expected exit 0, got {process.returncode}: {rest}"
+    lines = rest.splitlines()
+    assert lines[-1] == "stopped", lines
+    assert [line.rsplit(" ", 2)[0] for line in lines[:-1]] == [
+        "POST /v1/chat/completions 400", "GET /v1/models 200"], lines
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers needs os.fork")
+def test_cli_with_two_workers_serves_and_stops_every_process():
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lesson_lib.offline", "serve", "--port", "0", "--workers", "2"],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        banner = process.stderr.readline()
+        assert "2 workers" in banner, banner
+        url = "http://127.0.0.1:" + re.search(r":(\d+)/v1", banner).group(1)
+        statuses = [post(url, None, "/v1/models")[0] for _ in range(6)]  # new connection each
+        children = _children(process.pid)
+        assert len(children) == 1, f"expected one forked worker, got {children}"
+        process.send_signal(signal.SIGINT)
+        rest = process.communicate(timeout=10)[1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert statuses == [200] * 6 and process.returncode == 0, (statuses, rest)
+    assert rest.splitlines()[-1] == "stopped" and rest.count("GET /v1/models 200") == 6, rest
+    assert not any(os.path.exists(f"/proc/{pid}") and _state(pid) != "Z" for pid in children)
+
+
+def _children(pid: int) -> list[int]:
+    path = f"/proc/{pid}/task/{pid}/children"
+    if not os.path.exists(path):
+        pytest.skip("needs Linux /proc to find the worker")
+    with open(path) as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_cli_refuses_a_public_host():
+    done = subprocess.run([sys.executable, "-m", "lesson_lib.offline", "serve", "--host",
+                           "0.0.0.0"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "127.0.0.1 only" in done.stderr, done.stderr
