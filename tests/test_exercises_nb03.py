@@ -1,0 +1,267 @@
+"""The self-checks of notebook 03: each passes a correct answer, fails wrong ones with the
+right hint, and never raises at the learner."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from lesson_lib.exercises import nb03
+from lesson_lib.protocol import find_problems, is_valid
+from lesson_lib.tools import ToolRegistry, execute_tool
+
+PASSED = "All checks passed."
+
+
+def report_of(check, answer, capsys) -> str:
+    """What the check prints for `answer` (it must return None and never raise)."""
+    returned = check(answer)
+    out = capsys.readouterr().out
+    assert returned is None, f"checks print their report and return None, got {returned!r}"
+    return out
+
+
+def failed_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.lstrip().startswith("❌")]
+
+
+# ----------------------------------------------------------------- exercise 1: your own tool
+
+def registry_with(fn) -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.tool(fn)
+    return registry
+
+
+def good_tool(celsius: float) -> str:
+    """Use this when the user asks for a Celsius temperature in Fahrenheit.
+
+    Args:
+        celsius: The temperature in degrees Celsius, e.g. 16.
+    """
+    return json.dumps({"celsius": celsius, "fahrenheit": round(celsius * 9 / 5 + 32, 1)})
+
+
+good_tool.__name__ = "convert_temperature"
+
+
+def test_my_tool_check_passes_a_correct_tool(capsys):
+    out = report_of(nb03.check_my_tool, registry_with(good_tool), capsys)
+    assert PASSED in out and not failed_lines(out), f"expected a pass, got:\n{out}"
+    assert "✅ the model calls convert_temperature" in out, out
+
+
+def test_my_tool_check_accepts_a_chinese_description_and_a_bare_number(capsys):
+    def convert_temperature(celsius: float) -> str:
+        """当用户想把摄氏温度换算成华氏温度时使用。"""
+        return str(celsius * 9 / 5 + 32)
+
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    assert PASSED in out, f"expected a pass, got:\n{out}"
+
+
+def test_my_tool_check_reports_the_notebook_stub(capsys):
+    def convert_temperature(celsius: float) -> str:
+        """Converts a temperature."""
+
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    failed = failed_lines(out)
+    assert len(failed) == 3, f"expected description and two value failures, got:\n{out}"
+    assert "description says when to use it" in failed[0], out
+    assert "gives 60.8 °F (got None)" in failed[1], out
+    assert "Use this when the user ..." in out and "celsius × 9 / 5 + 32" in out, "hints missing"
+    assert "def " not in out and "round(" not in out, "a hint must not hand out the solution"
+
+
+def test_my_tool_check_reports_a_wrong_formula(capsys):
+    def convert_temperature(celsius: float) -> str:
+        """Use this to convert Celsius to Fahrenheit."""
+        return json.dumps({"fahrenheit": celsius * 9 / 5})  # forgot + 32
+
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    assert "100 °C gave 180.0, expected 212" in out, out
+    assert PASSED not in out
+
+
+def test_my_tool_check_reports_a_wrong_parameter(capsys):
+    def convert_temperature(degrees: str) -> str:
+        """Use this to convert Celsius to Fahrenheit."""
+        return "?"
+
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    assert "❌ it takes one required number, celsius" in out, out
+    assert "convert_temperature(celsius: float) -> str" in out, "the hint should show the signature"
+
+
+def test_my_tool_check_survives_a_tool_that_raises(capsys):
+    def convert_temperature(celsius: float) -> str:
+        """Use this to convert Celsius to Fahrenheit."""
+        raise RuntimeError("boom")
+
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    assert "RuntimeError: boom" in out and PASSED not in out, out
+
+
+@pytest.mark.parametrize("answer", [None, ToolRegistry(), "convert_temperature", {}])
+def test_my_tool_check_explains_a_missing_tool(answer, capsys):
+    out = report_of(nb03.check_my_tool, answer, capsys)
+    assert "❌ my_tools holds a tool named 'convert_temperature'" in out, out
+    assert "@my_tools.tool" in out, "the hint should name the decorator"
+
+
+def test_my_tool_check_reports_when_the_model_does_not_call_it(capsys):
+    registry = ToolRegistry()
+    registry.tool(good_tool, name="play_song", description="Plays a song on the radio.")
+    out = report_of(lambda r: nb03.check_my_tool(r, name="play_song"), registry, capsys)
+    assert "❌ the model calls play_song for 'What is 16 °C in Fahrenheit?'" in out, out
+    assert "the model answered \"I can't check the weather" in out, "the hint shows the reply"
+    assert "✅ running the model's call {\"celsius\": 16} gives 60.8 °F" in out, (
+        "without a call the check still runs the tool on a stand-in call")
+
+
+# ----------------------------------------------------------------- exercise 2: answer every call
+
+def results_for(message) -> list[dict]:
+    return [{"role": "tool", "tool_call_id": c.id,
+             "content": execute_tool(c.function.name, c.function.arguments)}
+            for c in message.tool_calls]
+
+
+def test_results_check_passes_a_correct_function(capsys):
+    out = report_of(nb03.check_results_for, results_for, capsys)
+    assert PASSED in out and not failed_lines(out), f"expected a pass, got:\n{out}"
+
+
+def test_results_check_accepts_any_order_inside_the_group(capsys):
+    out = report_of(nb03.check_results_for, lambda m: results_for(m)[::-1], capsys)
+    assert PASSED in out, f"tool messages in reverse order are valid, got:\n{out}"
+
+
+def test_results_check_reports_the_notebook_stub(capsys):
+    def first_only(message):
+        call = message.tool_calls[0]
+        return [{"role": "tool", "tool_call_id": call.id,
+                 "content": execute_tool(call.function.name, call.function.arguments)}]
+
+    out = report_of(nb03.check_results_for, first_only, capsys)
+    assert "❌ 2 calls: one tool message per call (1 for 2)" in out, out
+    assert "did not have response messages: call_CYsmRMm2JzFbx7lC6yqGJo9U" in out, (
+        "the hint should carry the API's own error text")
+
+
+@pytest.mark.parametrize("answer", [lambda m: None, lambda m: ..., lambda m: "tool"])
+def test_results_check_says_not_done_yet(answer, capsys):
+    out = report_of(nb03.check_results_for, answer, capsys)
+    assert "not done yet" in out and PASSED not in out, out
+
+
+def test_results_check_explains_parsing_the_arguments_yourself(capsys):
+    def parses(message):
+        return [{"role": "tool", "tool_call_id": c.id,
+                 "content": json.dumps(json.loads(c.function.arguments))}
+                for c in message.tool_calls]
+
+    out = report_of(nb03.check_results_for, parses, capsys)
+    assert "❌ 3 calls: results_for raised JSONDecodeError" in out, out
+    assert "execute_tool" in out, "the hint should point at execute_tool"
+
+
+def test_results_check_reports_made_up_ids(capsys):
+    def made_up(message):
+        return [{"role": "tool", "tool_call_id": f"call_{k}", "content": "{}"}
+                for k, _ in enumerate(message.tool_calls)]
+
+    out = report_of(nb03.check_results_for, made_up, capsys)
+    assert "❌ 2 calls: each is role 'tool'" in out, out
+    assert "not found in 'tool_calls' of previous message" in out, out
+
+
+def test_exercise_2_data_looks_like_real_replies():
+    for data in (nb03.TWO_CALLS, nb03.THREE_CALLS):
+        for call in data["tool_calls"]:
+            assert re.fullmatch(r"call_[A-Za-z0-9]{24}", call["id"]), call["id"]
+            assert isinstance(call["function"]["arguments"], str)
+    broken = nb03.THREE_CALLS["tool_calls"][1]["function"]["arguments"]
+    assert "error" in json.loads(execute_tool("get_current_weather", broken)), (
+        "the second reply must carry a call with broken JSON")
+
+
+# ----------------------------------------------------------------- exercise 3: repair a history
+
+def repair(messages: list[dict]) -> list[dict]:
+    replies = {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
+    fixed = []
+    for m in messages:
+        if m["role"] != "tool":
+            fixed.append(m)
+            fixed += [replies[c["id"]] for c in m.get("tool_calls") or [] if c["id"] in replies]
+    return fixed
+
+
+def test_repair_check_passes_a_correct_function(capsys):
+    out = report_of(nb03.check_repair, repair, capsys)
+    assert PASSED in out and not failed_lines(out), f"expected a pass, got:\n{out}"
+
+
+def test_repair_check_reports_the_notebook_stub(capsys):
+    def drop_intruder(messages):
+        return [m for i, m in enumerate(messages)
+                if not (m["role"] == "user" and i > 0 and "tool_calls" in messages[i - 1])]
+
+    out = report_of(nb03.check_repair, drop_intruder, capsys)
+    assert "user '上海呢？' was dropped: move it after the tool replies" in out, out
+    assert "❌ case 2 (a system note between two parallel results): the API accepts" in out, out
+
+
+def test_repair_check_reports_doing_nothing(capsys):
+    out = report_of(nb03.check_repair, lambda messages: messages, capsys)
+    assert "❌ case 1 (上海呢？ between a call and its result): the API accepts" in out, out
+    assert "did not have response messages" in out, "the hint should carry the API's text"
+
+
+def test_repair_check_reports_editing_in_place(capsys):
+    def in_place(messages):
+        fixed = repair(messages)
+        messages[:] = fixed
+        return messages
+
+    out = report_of(nb03.check_repair, in_place, capsys)
+    assert "❌ the lists it was given are unchanged" in out, out
+    assert "build a new list" in out
+
+
+def test_repair_check_reports_reordered_messages(capsys):
+    def system_first(messages):
+        fixed = repair(messages)
+        return sorted(fixed, key=lambda m: m["role"] != "system") if fixed[0]["role"] == "system" \
+            and fixed[-1]["role"] == "system" else fixed
+
+    out = report_of(nb03.check_repair, system_first, capsys)
+    assert "only tool messages move" in out or "❌ case 2" in out, out
+    assert PASSED not in out
+
+
+@pytest.mark.parametrize("answer", [lambda m: None, lambda m: ...])
+def test_repair_check_says_not_done_yet(answer, capsys):
+    out = report_of(nb03.check_repair, answer, capsys)
+    assert "not done yet" in out and PASSED not in out, out
+
+
+def test_a_check_never_raises_at_the_learner(capsys):
+    def boom(_):
+        raise KeyError("role")
+
+    for check in (nb03.check_results_for, nb03.check_repair):
+        out = report_of(check, boom, capsys)
+        assert "KeyError" in out and PASSED not in out, out
+
+
+def test_repair_cases_are_broken_then_valid():
+    cases = dict(nb03.REPAIR_CASES)
+    first, second, third = (case for _, case in nb03.REPAIR_CASES)
+    assert cases and first is nb03.BROKEN_HISTORY
+    assert [p.param for p in find_problems(first)] == ["messages.[2].role", "messages.[3].role"]
+    assert not is_valid(second) and is_valid(third)
+    assert all(is_valid(repair(case)) for case in (first, second, third))
