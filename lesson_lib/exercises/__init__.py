@@ -8,9 +8,11 @@ learner: a mistake in their code is reported as a finding, not a crash.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -37,6 +39,14 @@ class Report:
         return "\n".join(lines)
 
 
+def _learner_frame(error: BaseException) -> traceback.FrameSummary:
+    """The deepest frame of the learner's own code (not lesson_lib's, not a library's)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = (str(Path(__file__).resolve().parent.parent), sys.prefix, sys.base_prefix)
+    theirs = [f for f in frames if not f.filename.startswith(ours)]
+    return (theirs or frames)[-1]
+
+
 def run_check(title: str, body: Callable[[Report], None]) -> bool:
     """Run `body(report)`, print the report, return whether everything passed.
     An exception in the learner's code becomes a ❌ line naming it."""
@@ -44,7 +54,7 @@ def run_check(title: str, body: Callable[[Report], None]) -> bool:
     try:
         body(report)
     except Exception as error:  # the learner's code failed: report it, don't crash
-        where = traceback.extract_tb(error.__traceback__)[-1]
+        where = _learner_frame(error)
         report.expect(False, f"your code raised {type(error).__name__}: {error}",
                       f"see line {where.lineno} of {where.name}()")
     print(report)
