@@ -103,7 +103,8 @@ class ShortTermMemory:
         return []
 
     def _trim(self) -> None:
-        """The source article's rule, plus guard 2 (see the module docstring)."""
+        """The source article's rule, plus guard 2: the newest message (or the tool round
+        it closes) is never dropped, so the model always sees what was just said."""
         while self.message_count() > self.max_messages:
             # 1. the oldest message that is not a system message
             idx = next((i for i, m in enumerate(self._messages) if m["role"] != "system"), None)
@@ -162,6 +163,28 @@ class NaiveMemory(ShortTermMemory):
             if idx is None:
                 break
             self._drop(idx, idx + 1)  # the pitfall: the tool replies after it are kept
+
+
+class SeedMemory(ShortTermMemory):
+    """The source article's class as written: append, then trim by its rule, no guards.
+    Right for whole rounds; but when a parallel round arrives one message at a time and
+    max_messages is small, the trim can drop the assistant(tool_calls) before its last
+    result arrives, and that result is then stored as an orphan (notebook 04)."""
+
+    def add(self, message: dict) -> None:
+        self._messages.append(copy.deepcopy(dict(message)))  # no checks, as in the article
+        self.last_dropped = []
+        self._trim()
+
+    def _trim(self) -> None:
+        while self.message_count() > self.max_messages:
+            idx = next((i for i, m in enumerate(self._messages) if m["role"] != "system"), None)
+            if idx is None:
+                break
+            end = idx + 1  # swallow the tool replies right after it
+            while end < len(self._messages) and self._messages[end]["role"] == "tool":
+                end += 1
+            self._drop(idx, end)
 
 
 # ----------------------------------------------------------------- helpers

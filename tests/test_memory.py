@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lesson_lib.memory import NaiveMemory, ShortTermMemory
+from lesson_lib.memory import NaiveMemory, SeedMemory, ShortTermMemory
 from lesson_lib.protocol import ProtocolError, find_problems, is_valid, validate_messages
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
@@ -168,30 +168,13 @@ def test_last_dropped_is_only_the_most_recent_adds_trim():
 
 # ----------------------------------------------------------------- the two guards
 
-class SeedRuleMemory(ShortTermMemory):
-    """The source article's class as written: append, then trim, with no guards."""
-
-    def add(self, message):
-        self._messages.append(dict(message))
-        self._trim()
-
-    def _trim(self):
-        while self.message_count() > self.max_messages:
-            idx = next((i for i, m in enumerate(self._messages) if m["role"] != "system"), None)
-            if idx is None:
-                break
-            self._messages.pop(idx)
-            while idx < len(self._messages) and self._messages[idx]["role"] == "tool":
-                self._messages.pop(idx)
-
-
 PARALLEL_ROUND = [asks("call_a", "call_b"), result("call_a"), result("call_b")]
 
 
 def test_seed_rule_alone_orphans_a_parallel_result_added_one_at_a_time():
     # why guard 1 exists: the trim after the first result drops the assistant message,
     # and the second result then arrives with nothing to answer
-    memory = filled(SeedRuleMemory(max_messages=1), *PARALLEL_ROUND)
+    memory = filled(SeedMemory(max_messages=1), *PARALLEL_ROUND)
     got = memory.to_api_format()
     assert got == [result("call_b")], f"expected the orphan the seed's rule leaves, got {got}"
     assert not is_valid(got)
