@@ -1,0 +1,630 @@
+"""The chat app: a chat panel beside a live memory inspector, as ipywidgets.
+
+Type a message and press Enter (or Send): the app runs one turn of the agent loop
+(`lesson_lib.agent.LoopAgent`) and shows each tool call as it happens (which tool, which
+arguments, which result). Beside the chat, the memory inspector draws the message list the
+next request will send (lesson_lib.display), with the message count and the token count as
+gauges, and what the last trim dropped struck through.
+
+Controls: /clear (or its button); the memory strategy and its budget (the `STRATEGIES`
+table: adding a strategy is one `add_strategy(...)` line); which tools are on; max_turns;
+the backend (the offline model, or a real provider when the environment configures one:
+LESSON_BACKEND=openai and OPENAI_API_KEY; the key is never shown).
+
+Nothing here ends in a traceback. An API error (a rate limit, a server error, a 400), a
+timeout, a refused setting or the max_turns cap becomes a readable notice in the chat, and
+the memory stays as the agent left it: valid (the agent writes a tool round whole, or not
+at all). NaiveMemory is offered to show the pitfall: its broken state is drawn in red in the
+inspector, and the API's 400 appears as a notice.
+
+Decisions, in one place:
+- /clear starts a new conversation: the memory keeps only the system prompt and the
+  recording restarts; the chat panel keeps the old lines on screen, under a divider.
+- Changing the strategy or the budget keeps the conversation: the new memory is rebuilt
+  by replaying the recording into it, as if it had been used from the start. So at any
+  moment the memory is exactly `recording()` replayed into the current strategy.
+- Changing tools, max_turns or the backend keeps the memory as it is.
+
+`ChatAppState` holds all of it as plain Python (every callback is a method a test can
+call); `chat_app()` builds the thin widget view on top.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from lesson_lib.agent import SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
+from lesson_lib.display import MONO, SANS, show_messages
+from lesson_lib.memory import NaiveMemory, ShortTermMemory
+from lesson_lib.protocol import ProtocolError, find_problems
+from lesson_lib.stepper import Recording, TapedMemory
+from lesson_lib.tokens import count_request, count_tools
+from lesson_lib.tools import ToolRegistry, default_registry
+
+RED, AMBER, GREEN, GREY, INK = "#b91c1c", "#b45309", "#15803d", "#6b7280", "#111827"
+FAULTS = {"rate_limit": "429 rate limit", "server_error": "500 server error",
+          "timeout": "a timeout"}  # what inject_fault() can order, in words
+COMMANDS = {"/clear": "forget the conversation (the system prompt stays)",
+            "/help": "list the commands"}
+
+
+# ----------------------------------------------------------------- memory strategies
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way of keeping the memory short, as the app offers it."""
+    name: str          # shown in the menu; the class's name
+    cls: type          # called as cls(**{budget_name: budget})
+    budget_name: str   # "max_messages" or "token_budget"
+    default: int       # the budget it starts with
+    low: int           # the slider's range and step
+    high: int
+    step: int
+    about: str         # one sentence: what it drops
+    with_tools: bool = False  # also pass tools=[...] (its budget covers the tool definitions)
+
+    def make(self, budget: int, tools: list[dict] | None = None) -> Any:
+        """A fresh, empty memory with this budget."""
+        kwargs: dict[str, Any] = {self.budget_name: budget}
+        if self.with_tools:
+            kwargs["tools"] = tools
+        return self.cls(**kwargs)
+
+    def label(self, budget: int) -> str:
+        return f"{self.name}({self.budget_name}={budget})"
+
+
+STRATEGIES: dict[str, Strategy] = {}
+
+
+def add_strategy(strategy: Strategy) -> None:
+    """Offer `strategy` in every chat app made from now on."""
+    STRATEGIES[strategy.name] = strategy
+
+
+add_strategy(Strategy("ShortTermMemory", ShortTermMemory, "max_messages", 10, 1, 60, 1,
+                      "Drops the oldest message together with its tool results."))
+add_strategy(Strategy("NaiveMemory", NaiveMemory, "max_messages", 5, 1, 60, 1,
+                      "The pitfall: drops one message at a time, and can leave orphan tool "
+                      "results behind."))
+try:  # lesson_lib.budget (notebook 07) is offered when it is there
+    from lesson_lib import budget as _budget
+except ImportError:
+    _budget = None
+if _budget is not None:
+    add_strategy(Strategy("TokenBudgetMemory", _budget.TokenBudgetMemory, "token_budget", 600,
+                          250, 8000, 50, "Drops whole rounds, oldest first, to fit the token "
+                          "budget (tool definitions included).", with_tools=True))
+    add_strategy(Strategy("MessageBudgetMemory", _budget.MessageBudgetMemory, "max_messages",
+                          10, 1, 60, 1, "Drops whole rounds, never the current turn."))
+
+
+# ----------------------------------------------------------------- backends
+
+def available_backends() -> dict[str, str]:
+    """Backend name → a label with no secret in it. A real provider is offered only when the
+    environment sets one up (LESSON_BACKEND=openai and OPENAI_API_KEY, see lesson_lib.llm)."""
+    backends = {"offline": "offline teaching model (no key, no network)"}
+    wanted = os.environ.get("LESSON_BACKEND", "").strip().lower() == "openai"
+    if wanted and os.environ.get("OPENAI_API_KEY"):
+        from lesson_lib.llm import DEFAULT_OPENAI_MODEL  # noqa: PLC0415
+
+        host = urlsplit(os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com").hostname
+        model = os.environ.get("LESSON_MODEL", DEFAULT_OPENAI_MODEL)
+        backends["openai"] = f"real model: {model} at {host}"
+    return backends
+
+
+def make_client(backend: str) -> Any:
+    """A client for `backend`: a fresh offline client (so faults can be injected into it
+    alone), or the environment's real provider (lesson_lib.llm.get_client())."""
+    if backend == "offline":
+        from lesson_lib.offline import offline_client  # noqa: PLC0415
+
+        return offline_client()
+    from lesson_lib.llm import get_client  # noqa: PLC0415
+
+    return get_client()
+
+
+# ----------------------------------------------------------------- errors as notices
+
+def _redact(text: str) -> str:
+    """Never show the API key, even if an error message carried it."""
+    key = os.environ.get("OPENAI_API_KEY") or ""
+    return text.replace(key, "***") if len(key) >= 8 else text
+
+
+def _hint(status: int, code: str | None, messages: list[dict]) -> str:
+    """What to do about an API error, in one sentence."""
+    if code == "context_length_exceeded":
+        return "The request is longer than the model's window: lower the budget, or /clear."
+    problems = find_problems(messages) if status == 400 else []
+    if problems:
+        return problems[0].explanation
+    return {429: "Rate limited: wait a moment and send again; your message is in the memory.",
+            401: "Check OPENAI_API_KEY in your shell (never in a notebook cell).",
+            404: "Check the model name (LESSON_MODEL)."}.get(
+        status, "Send again; the memory kept everything said so far.")
+
+
+def describe_error(error: BaseException,   # what the agent raised
+                   messages: list[dict],   # the memory afterwards
+                   ) -> tuple[str, str]:
+    """(title, detail) of a readable notice for `error`: what happened and what to do."""
+    import openai  # noqa: PLC0415  (lazy, like everywhere in lesson_lib)
+
+    if isinstance(error, openai.APIStatusError):
+        body = error.body if isinstance(error.body, dict) else {}
+        code = body.get("code")
+        title = f"The API answered {error.status_code} ({code or body.get('type') or 'error'})"
+        hint = _hint(error.status_code, code, messages)
+        return title, f"{body.get('message') or error.message}\n→ {hint}"
+    if isinstance(error, openai.APITimeoutError):
+        return "No answer: the request timed out", "Send again; the memory kept your message."
+    if isinstance(error, openai.APIConnectionError):
+        return ("Could not reach the model",
+                "Check the network or OPENAI_BASE_URL, then send again.")
+    if isinstance(error, ProtocolError):
+        return "The memory refused a message", f"{error.message}\n→ {error.explanation}"
+    return f"Something went wrong: {type(error).__name__}", str(error)
+
+
+# ----------------------------------------------------------------- the state
+
+@dataclass
+class ChatEntry:
+    """One line of the chat panel."""
+    kind: str          # "user", "assistant", "tool", "notice" (an error), "warning", "info"
+    text: str
+    detail: str = ""   # a tool's result, or what to do about a notice
+
+
+class ChatAppState:
+    """Everything the chat app shows and does, as plain Python (no widgets needed)."""
+
+    def __init__(self, *, strategy: str = "ShortTermMemory",  # a key of STRATEGIES
+                 budget: int | None = None,       # its max_messages or token_budget; None: default
+                 tools: list[str] | None = None,  # names of the tools on; None: all
+                 max_turns: int = 5,              # the agent loop's cap
+                 backend: str = "offline",        # a key of available_backends()
+                 registry: ToolRegistry | None = None,  # where tools come from
+                 system_prompt: str = SYSTEM_PROMPT):
+        if strategy not in STRATEGIES or backend not in available_backends():
+            raise ValueError(f"strategy must be one of {list(STRATEGIES)} (got {strategy!r}) "
+                             f"and backend one of {list(available_backends())} (got {backend!r})")
+        self.registry = registry if registry is not None else default_registry
+        self.system_prompt = system_prompt
+        self.strategy = STRATEGIES[strategy]
+        self.budget = self.strategy.default if budget is None else budget
+        self.tool_names = self.registry.names() if tools is None else list(tools)
+        self.max_turns, self.backend = max_turns, backend
+        self.client = make_client(backend)
+        self.memory = TapedMemory(self.strategy.make(self.budget, self.tool_schemas()))
+        self.entries: list[ChatEntry] = []
+        self.on_change: Callable[[], None] | None = None  # the view's refresh, if any
+        self._build_agent()
+
+    def tool_schemas(self) -> list[dict] | None:
+        """The tools sent with each request (None when none is on: the API refuses [])."""
+        return self.registry.subset(self.tool_names).schemas() or None
+
+    def _build_agent(self) -> None:
+        self.agent = LoopAgent(self.system_prompt, memory=self.memory,
+                               tools=self.registry.subset(self.tool_names),
+                               client=self.client, max_turns=self.max_turns,
+                               on_tool=self._on_tool)
+
+    # -- the chat
+
+    def send(self, text: str) -> str | None:
+        """What Enter or Send does: a /command, or one turn of the agent loop.
+        Returns the reply (None for a command or an error); never raises."""
+        text = (text or "").strip()
+        if not text:
+            return None
+        if text.startswith("/"):
+            self.command(text)
+            return None
+        self.post("user", text)
+        try:
+            result = self.agent.run(text)
+        except Exception as error:  # every failure becomes a notice, never a traceback
+            self.post("notice", *describe_error(error, self.memory.to_api_format()))
+            return None
+        self._show_result(result)
+        return result.reply
+
+    def _show_result(self, result: LoopResult) -> None:
+        if result.hit_max_turns:
+            self.post("warning", f"Stopped by the cap: max_turns={self.max_turns}", result.reply)
+        else:
+            self.post("assistant", result.reply)
+
+    def _on_tool(self, event: ToolEvent) -> None:  # the agent calls it as each tool runs
+        self.post("tool", f"turn {event.turn} · {event.name}({event.arguments})", event.result)
+
+    def post(self, kind: str, text: str, detail: str = "") -> None:
+        """Add a line to the chat panel and tell the view."""
+        self.entries.append(ChatEntry(kind, _redact(text), _redact(detail)))
+        if self.on_change is not None:
+            self.on_change()
+
+    def command(self, text: str) -> None:
+        """/clear or /help; anything else gets a notice listing the commands."""
+        name = text.split()[0].lower()
+        listing = " · ".join(f"{c}  {what}" for c, what in COMMANDS.items())
+        if name == "/clear":
+            self.clear()
+        elif name == "/help":
+            self.post("info", f"Commands: {listing}")
+        else:
+            self.post("notice", f"Unknown command {name}", f"Commands: {listing}")
+
+    def clear(self) -> None:
+        """/clear: a new conversation. The system prompt stays; the recording restarts."""
+        self.memory.clear_non_system()
+        self.post("info", "Memory cleared: a new conversation starts.",
+                  "The lines above stay on screen, but the model no longer sees them.")
+
+    # -- the controls (each returns True if applied; a refused setting posts a notice)
+
+    def refuse(self, what: str, why: str) -> bool:
+        self.post("notice", what, why)
+        return False
+
+    def set_strategy(self, name: str, budget: int | None = None) -> bool:
+        """Switch the memory strategy; the conversation is kept (replayed into it).
+        Without a budget, the current one is kept when it means the same thing."""
+        strategy = STRATEGIES.get(name)
+        if strategy is None:
+            return self.refuse(f"No memory strategy called {name!r}",
+                               f"Choose one of: {', '.join(STRATEGIES)}")
+        if budget is None:
+            same = strategy.budget_name == self.strategy.budget_name
+            budget = self.budget if same else strategy.default
+        return self._rebuild(strategy, budget)
+
+    def set_budget(self, budget: int) -> bool:
+        """Change max_messages (or token_budget); the conversation is kept."""
+        return self._rebuild(self.strategy, budget)
+
+    def _rebuild(self, strategy: Strategy, budget: int, announce: bool = True) -> bool:
+        """A new memory of `strategy`, with the recording replayed into it."""
+        try:
+            fresh = TapedMemory(strategy.make(budget, self.tool_schemas()))
+        except (TypeError, ValueError) as error:
+            return self.refuse(f"{strategy.label(budget)} is not possible", str(error))
+        try:
+            for message in self.memory.tape:
+                fresh.add(message)
+        except ValueError as error:  # a ProtocolError, or a budget this conversation exceeds
+            return self.refuse(f"{strategy.label(budget)} cannot hold this conversation",
+                               str(error))
+        self.strategy, self.budget, self.memory = strategy, budget, fresh
+        self._build_agent()
+        if announce:
+            self.post("info", f"Memory is now {strategy.label(budget)}. {strategy.about}",
+                      f"Rebuilt from the {len(fresh.tape)} messages of this conversation, as "
+                      "if it had been used from the start.")
+        return True
+
+    def set_tools(self, names: list[str]) -> bool:
+        """Offer only the tools called `names` (in the registry's order)."""
+        unknown = [n for n in names if n not in self.registry]
+        if unknown:
+            return self.refuse(f"No tool called {', '.join(map(repr, unknown))}",
+                               f"The tools are: {', '.join(self.registry.names())}")
+        before, self.tool_names = self.tool_names, [n for n in self.registry.names() if n in names]
+        if self.strategy.with_tools and not self._rebuild(self.strategy, self.budget, False):
+            self.tool_names = before  # its budget covers the tools: they no longer fit
+            return False
+        self._build_agent()
+        return True
+
+    def toggle_tool(self, name: str, on: bool) -> bool:
+        """Turn one tool on or off (a checkbox)."""
+        others = [n for n in self.tool_names if n != name]
+        return self.set_tools(others + [name] if on else others)
+
+    def set_max_turns(self, max_turns: int) -> bool:
+        """The agent loop's cap on model calls per message."""
+        if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
+            return self.refuse(f"max_turns={max_turns!r} is not possible",
+                               "max_turns is a whole number of at least 1")
+        self.max_turns = max_turns
+        self._build_agent()
+        return True
+
+    def set_backend(self, backend: str) -> bool:
+        """Talk to another backend; the memory is kept."""
+        backends = available_backends()
+        if backend not in backends:
+            return self.refuse(f"No backend {backend!r} in this environment",
+                               "A real provider needs LESSON_BACKEND=openai and "
+                               "OPENAI_API_KEY, set in your shell (never in a notebook cell).")
+        try:
+            client = make_client(backend)
+        except Exception as error:  # e.g. lesson_lib.llm.BackendError
+            return self.refuse(f"Cannot use {backend!r}", str(error))
+        self.backend, self.client = backend, client
+        self._build_agent()
+        self.post("info", f"Now talking to the {backends[backend]}.")
+        return True
+
+    def inject_fault(self, kind: str = "rate_limit",  # a key of FAULTS
+                     times: int = 1) -> bool:        # how many of the next calls fail
+        """Make the offline model's next call(s) fail, to see how the app copes."""
+        if self.backend != "offline":
+            return self.refuse("Faults can only be ordered from the offline model",
+                               "A real provider fails on its own schedule.")
+        if kind not in FAULTS:
+            return self.refuse(f"No fault called {kind!r}", f"Choose one of: {', '.join(FAULTS)}")
+        from lesson_lib.offline import inject_fault  # noqa: PLC0415
+
+        inject_fault(self.client, kind, times)
+        self.post("info", f"⚡ The next {times} model call(s) will fail with {FAULTS[kind]}.")
+        return True
+
+    # -- what the inspector and the stepper read
+
+    def recording(self) -> list[dict]:
+        """Every message of this conversation in order, trimmed ones included (since /clear)."""
+        return [dict(m) for m in self.memory.tape]
+
+    def to_recording(self, title: str | None = None) -> Recording:
+        """This conversation for the stepper; its requests are what this memory sent."""
+        strategy, budget, tools = self.strategy, self.budget, self.tool_schemas()
+        return Recording(title or f"A chat with {strategy.label(budget)}", self.recording(),
+                         lambda: strategy.make(budget, tools))
+
+    def stats(self) -> dict:
+        """The inspector's numbers: messages, tokens, their limits, what the last trim dropped."""
+        from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW  # noqa: PLC0415
+
+        messages, inner, tools = self.memory.to_api_format(), self.memory.inner, self.agent.tools
+        limit, limit_name = getattr(inner, "token_budget", None), "token_budget"
+        if limit is None:  # a message-count memory: compare with the model's window
+            limit, limit_name = (DEFAULT_CONTEXT_WINDOW if self.backend == "offline" else None,
+                                 "the context window")
+        return {"messages": len(messages), "max_messages": getattr(inner, "max_messages", None),
+                "tokens": count_request(messages, tools),  # what the next request costs
+                "token_limit": limit, "token_limit_name": limit_name,
+                "tool_tokens": count_tools(tools), "dropped": len(self.memory.last_dropped),
+                "problems": find_problems(messages)}
+
+    def chat_html(self, height: int = 420) -> str:
+        return chat_html(self.entries, height)
+
+    def memory_html(self) -> str:
+        return memory_html(self)
+
+    def _repr_html_(self) -> str:  # a static picture of the app (e.g. on GitHub)
+        return (f'<table style="border-collapse:collapse"><tr>'
+                f'<td style="vertical-align:top;width:50%">{self.chat_html()}</td>'
+                f'<td style="vertical-align:top">{self.memory_html()}</td></tr></table>')
+
+
+# ----------------------------------------------------------------- HTML
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _is_error_result(result: str) -> bool:
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "error" in data
+
+
+def entry_html(e: ChatEntry) -> str:
+    """One chat line: bubbles for people and the model, boxes for notices."""
+    text, detail = _esc(e.text), _esc(e.detail)
+    pre = "white-space:pre-wrap;overflow-wrap:anywhere"
+    if e.kind in ("user", "assistant"):
+        side, colours = (("right", "background:#2563eb;color:#ffffff") if e.kind == "user" else
+                         ("left", f"background:#f0fdf4;color:{INK};border:1px solid {GREEN}"))
+        return (f'<div style="text-align:{side};margin:4px 0"><span style="display:inline-block;'
+                f'{colours};border-radius:12px;padding:6px 12px;max-width:80%;text-align:left;'
+                f'{pre}">{text}</span></div>')
+    if e.kind == "tool":
+        colour = RED if _is_error_result(e.detail) else INK
+        return (f'<div style="border-left:4px solid #c2410c;padding:2px 8px;margin:4px 0;'
+                f'font:12px {MONO};{pre}">⚙ {text}<div style="color:{colour}">→ {detail}</div>'
+                '</div>')
+    if e.kind in ("notice", "warning"):
+        colour = RED if e.kind == "notice" else AMBER
+        return (f'<div style="border:2px solid {colour};background:#fff7ed;color:{INK};'
+                f'border-radius:6px;padding:6px 10px;margin:6px 0"><b style="color:{colour}">'
+                f'⚠ {text}</b><div style="{pre}">{detail}</div></div>')
+    return (f'<div style="color:{GREY};font-style:italic;text-align:center;margin:6px 0;'
+            f'border-top:1px dashed #d1d5db">{text}<br>{detail}</div>')
+
+
+def chat_html(entries: list[ChatEntry], height: int = 420) -> str:
+    """The chat panel. Newest at the bottom, and the panel stays scrolled to it
+    (a column-reverse flex box holds the lines in reverse order)."""
+    lines = [entry_html(e) for e in reversed(entries)] or [
+        f'<div style="color:{GREY}">Say something. Try “My name is Xiaoming”, then “What’s '
+        'the weather in Chengdu?”, then “What is my name?”.</div>']
+    return (f'<div style="display:flex;flex-direction:column-reverse;height:{height}px;'
+            f'overflow-y:auto;font:14px/1.4 {SANS};color:{INK};background:#ffffff;'
+            f'border:1px solid #d1d5db;border-radius:6px;padding:6px 10px">'
+            f'<div>{"".join(reversed(lines))}</div></div>')
+
+
+def gauge_html(label: str, value: int, limit: int | None, note: str = "") -> str:
+    """`value` against `limit` as a bar: green, amber past 75 %, red past 100 %."""
+    text = f"{label}: <b>{value}</b>" + (f" / {limit}" if limit else "") + f" {_esc(note)}"
+    if not limit:
+        return f'<div style="margin:2px 0">{text}</div>'
+    share = value / limit
+    colour = GREEN if share <= 0.75 else AMBER if share <= 1 else RED
+    return (f'<div style="margin:2px 0">{text}<div style="background:#e5e7eb;height:10px;'
+            f'width:280px;border-radius:5px"><div style="background:{colour};height:10px;'
+            f'width:{min(share, 1) * 100:.0f}%;border-radius:5px"></div></div></div>')
+
+
+def _validity_html(problems: list[ProtocolError]) -> str:
+    if not problems:
+        return f'<div style="color:{GREEN};margin:4px 0">✓ The API accepts this memory.</div>'
+    first = problems[0]
+    return (f'<div style="border:2px solid {RED};background:#fef2f2;border-radius:6px;'
+            f'padding:6px 10px;margin:4px 0"><b style="color:{RED}">✗ This memory is invalid: '
+            f'the next request gets a 400.</b><div style="font:12px {MONO}">{_esc(first.message)}'
+            f'</div><div>→ {_esc(first.explanation)}</div></div>')
+
+
+def memory_html(state: ChatAppState) -> str:
+    """The inspector: the strategy, the gauges, validity, and the message list."""
+    s, memory = state.stats(), state.memory
+    limit_name = f"({s['token_limit_name']})"
+    dropped = (f"The last trim dropped {s['dropped']} message(s): struck through below."
+               if s["dropped"] else "The last trim dropped nothing.")
+    view = show_messages(memory.to_api_format(), dropped=memory.last_dropped)
+    return (f'<div style="font:14px/1.35 {SANS};color:{INK};text-align:left">'
+            f'<div style="font-weight:700;font-size:16px">Memory: '
+            f'{_esc(state.strategy.label(state.budget))}</div>'
+            f'<div style="color:{GREY}">{_esc(state.strategy.about)}</div>'
+            f'{gauge_html("Messages", s["messages"], s["max_messages"])}'
+            f'{gauge_html("Tokens", s["tokens"], s["token_limit"], limit_name)}'
+            f'<div style="color:{GREY}">the next request, {s["tool_tokens"]} of them for the '
+            f'tool definitions</div>{_validity_html(s["problems"])}'
+            f'<div style="margin:4px 0">{dropped}</div>{view._repr_html_()}</div>')
+
+
+# ----------------------------------------------------------------- the widget
+
+class ChatAppView:
+    """The chat app's widgets. Each callback calls one ChatAppState method, then refresh()."""
+
+    def __init__(self, state: ChatAppState):
+        import ipywidgets as w  # noqa: PLC0415  (lazy: widgets only when the app is shown)
+
+        self.state, self._quiet = state, False
+        self.chat, self.memory, self.status = w.HTML(), w.HTML(), w.HTML()
+        self.text = w.Text(placeholder="Type a message and press Enter (or /clear)",
+                           continuous_update=False, layout=w.Layout(width="100%"))
+        self.send_button = w.Button(description="Send", button_style="primary")
+        self.clear_button = w.Button(description="/clear")
+        self.root = w.HBox([w.VBox([self.chat, w.HBox([self.text, self.send_button,
+                                                       self.clear_button]), self.status,
+                                    self._controls(w)], layout=w.Layout(width="55%")),
+                            w.VBox([self.memory], layout=w.Layout(width="45%"))])
+        self._wire()
+        for widget, name in ((self.root, "app"), (self.text, "input"), (self.chat, "chat"),
+                             (self.send_button, "send"), (self.clear_button, "clear"),
+                             (self.memory, "memory")):
+            widget.add_class(f"lesson-chat-{name}")  # handles for browser tests
+        state.on_change = self.refresh_panels
+        self.refresh()
+
+    def _controls(self, w: Any) -> Any:
+        """The settings: strategy and budget, tools, max_turns, backend, a fault to inject."""
+        s = self.state
+        wide = {"style": {"description_width": "initial"}}
+        self.strategy = w.Dropdown(options=list(STRATEGIES), description="Memory", **wide)
+        self.budget = w.IntSlider(continuous_update=False, description="budget", **wide)
+        self.tools = {n: w.Checkbox(description=n, indent=False) for n in s.registry.names()}
+        self.max_turns = w.BoundedIntText(min=1, max=50, description="max_turns",
+                                          layout=w.Layout(width="160px"), **wide)
+        self.backend = w.Dropdown(options=[(label, name) for name, label in
+                                           available_backends().items()], description="Model",
+                                  layout=w.Layout(width="380px"), **wide)
+        self.fault = w.Dropdown(options=list(FAULTS), description="Fault", **wide)
+        self.fault_button = w.Button(description="Inject fault")
+        return w.VBox([w.HBox([self.strategy, self.budget]),
+                       w.HBox([w.Label("Tools:"), *self.tools.values()]),
+                       w.HBox([self.max_turns, self.backend]),
+                       w.HBox([self.fault, self.fault_button])])
+
+    def _wire(self) -> None:
+        s = self.state
+        self.text.observe(lambda change: self._send(change["new"]), "value")
+        self.send_button.on_click(lambda _: self._send(self.text.value))
+        self.clear_button.on_click(lambda _: self._do(s.clear))
+        self.strategy.observe(lambda c: self._do(s.set_strategy, c["new"]), "value")
+        self.budget.observe(lambda c: self._do(s.set_budget, c["new"]), "value")
+        for name, box in self.tools.items():
+            box.observe(lambda c, name=name: self._do(s.toggle_tool, name, c["new"]), "value")
+        self.max_turns.observe(lambda c: self._do(s.set_max_turns, c["new"]), "value")
+        self.backend.observe(lambda c: self._do(s.set_backend, c["new"]), "value")
+        self.fault_button.on_click(lambda _: self._do(s.inject_fault, self.fault.value))
+
+    def _do(self, action: Callable, *args: Any) -> None:
+        """Run a state method for a control the learner changed (not for refresh()'s own
+        updates), then show the result."""
+        if self._quiet:
+            return
+        try:
+            action(*args)
+        except Exception as error:  # a last guard: a notice, never a traceback
+            self.state.post("notice", *describe_error(error, self.state.memory.to_api_format()))
+        self.refresh()
+
+    def _send(self, text: str) -> None:
+        """Enter (the text's value arrives) or Send: run the turn with the input locked."""
+        if self._quiet or not text.strip():
+            return
+        self.set_quietly(self.text, "value", "")
+        self.text.disabled = self.send_button.disabled = True
+        self.status.value = f'<span style="color:{GREY}">thinking…</span>'
+        try:
+            self._do(self.state.send, text)
+        finally:
+            self.text.disabled = self.send_button.disabled = False
+
+    def set_quietly(self, widget: Any, name: str, value: Any) -> None:
+        """Set a widget trait without running the callback (refresh() and tests use it)."""
+        self._quiet = True
+        try:
+            setattr(widget, name, value)
+        finally:
+            self._quiet = False
+
+    def refresh_panels(self) -> None:
+        """Redraw the chat and the inspector (also called live, as each tool runs)."""
+        self.chat.value = self.state.chat_html()
+        self.memory.value = self.state.memory_html()
+
+    def refresh(self) -> None:
+        """Make every control show the state, then redraw."""
+        s = self.state
+        self.set_quietly(self.strategy, "value", s.strategy.name)
+        self._quiet = True
+        try:
+            with self.budget.hold_trait_notifications():
+                self.budget.min = min(s.strategy.low, s.budget)
+                self.budget.max = max(s.strategy.high, s.budget)
+                self.budget.step, self.budget.value = s.strategy.step, s.budget
+            self.budget.description = s.strategy.budget_name
+            for name, box in self.tools.items():
+                box.value = name in s.tool_names
+            self.max_turns.value, self.backend.value = s.max_turns, s.backend
+        finally:
+            self._quiet = False
+        self.fault.disabled = self.fault_button.disabled = s.backend != "offline"
+        label = available_backends().get(s.backend, s.backend)
+        self.status.value = f'<span style="color:{GREY}">Ready · {_esc(label)}</span>'
+        self.refresh_panels()
+
+    def to_recording(self, title: str | None = None) -> Recording:
+        """This conversation for the stepper: `stepper(app)` replays it."""
+        return self.state.to_recording(title)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:  # display the view as its widget
+        return self.root._repr_mimebundle_(**kwargs)
+
+
+def chat_app(**settings: Any) -> ChatAppView:
+    """The chat app. `settings` are ChatAppState's (strategy, budget, tools, max_turns,
+    backend, registry, system_prompt); the state is `chat_app().state`."""
+    return ChatAppView(ChatAppState(**settings))

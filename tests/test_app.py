@@ -1,0 +1,450 @@
+"""The chat app: every callback driven without a browser, through the widgets and the state.
+
+Errors (a rate limit, a server error, a timeout, a 400 from a broken memory, a refused
+setting, the max_turns cap) must end as readable notices in the chat with the memory still
+valid; the inspector must draw what the next request sends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import lesson_lib.app as app_module
+from lesson_lib import llm
+from lesson_lib.app import (
+    STRATEGIES,
+    ChatAppState,
+    Strategy,
+    add_strategy,
+    available_backends,
+    chat_app,
+)
+from lesson_lib.memory import NaiveMemory, ShortTermMemory
+from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, inject_fault, is_offline
+from lesson_lib.protocol import ProtocolError, is_valid
+from lesson_lib.stepper import StepperState
+from lesson_lib.tokens import count_request
+from lesson_lib.tools import ToolRegistry
+
+PITFALL = ["My name is Xiaoming.", "What's the weather in Chengdu?",
+           "Which is warmer, Shanghai or Beijing?", "What time is it in New York?"]
+
+
+def kinds(state):
+    return [e.kind for e in state.entries]
+
+
+def roles(state):
+    return [m["role"] + ("(tool_calls)" if m.get("tool_calls") else "")
+            for m in state.memory.to_api_format()]
+
+
+def assert_valid(state):
+    messages = state.memory.to_api_format()
+    assert is_valid(messages), f"expected a memory the API accepts, got roles {roles(state)}"
+
+
+def last(state):
+    return state.entries[-1]
+
+
+# ----------------------------------------------------------------- sending
+
+@pytest.mark.parametrize("settings", [{"strategy": "LongTermMemory"}, {"backend": "openai"}])
+def test_the_app_refuses_settings_it_cannot_honour(settings):
+    with pytest.raises(ValueError, match="must be one of"):
+        ChatAppState(**settings)
+
+
+def test_enter_sends_the_text_and_shows_the_reply():
+    view = chat_app()
+    view.text.value = "My name is Xiaoming."  # what Enter does with continuous_update=False
+    assert kinds(view.state) == ["user", "assistant"], f"got {kinds(view.state)}"
+    assert last(view.state).text == "Nice to meet you, Xiaoming! How can I help?"
+    assert view.text.value == "", f"the input should be emptied, got {view.text.value!r}"
+    assert roles(view.state) == ["system", "user", "assistant"]
+    assert "Nice to meet you" in view.chat.value and "Xiaoming" in view.memory.value
+
+
+def test_send_button_sends_what_was_typed_once():
+    view = chat_app()
+    view.set_quietly(view.text, "value", "What is my name?")  # typed, not yet submitted
+    view.send_button.click()
+    assert kinds(view.state) == ["user", "assistant"], f"got {kinds(view.state)}"
+    view.send_button.click()  # the input is empty now: nothing more is sent
+    assert len(view.state.entries) == 2
+
+
+@pytest.mark.parametrize("text", ["", "   ", None])
+def test_empty_input_sends_nothing(text):
+    state = ChatAppState()
+    assert state.send(text) is None and state.entries == []
+    assert roles(state) == ["system"]
+
+
+def test_tool_calls_are_shown_while_the_turn_runs():
+    state = ChatAppState()
+    seen = []
+    state.on_change = lambda: seen.append(kinds(state))
+    state.send("What's the weather in Chengdu?")
+    assert ["user", "tool"] in seen, f"expected the tool line before the answer, saw {seen}"
+    tool = state.entries[1]
+    assert "get_current_weather" in tool.text and "Chengdu" in tool.text
+    assert '"temperature": 16' in tool.detail, f"the result should be shown, got {tool.detail}"
+    assert kinds(state) == ["user", "tool", "assistant"]
+
+
+def test_the_input_is_locked_while_a_turn_runs():
+    view = chat_app()
+    locked = []
+    view.state.on_change = lambda: locked.append(view.text.disabled and view.send_button.disabled)
+    view.text.value = "What's the weather in Chengdu?"
+    assert locked and all(locked), f"expected the input locked during the turn, got {locked}"
+    assert not view.text.disabled and not view.send_button.disabled
+
+
+def test_a_failing_tool_result_is_shown_in_red_and_the_model_answers():
+    tools = ToolRegistry()
+
+    @tools.tool
+    def get_current_weather(location: str) -> str:
+        """Use this when the user asks about the weather in a city.
+
+        Args:
+            location: the city, e.g. Chengdu
+        """
+        raise ValueError(f"bad argument: no station for {location}")
+
+    state = ChatAppState(registry=tools)
+    state.send("What's the weather in Chengdu?")
+    tool = state.entries[1]
+    assert tool.kind == "tool" and "error" in tool.detail, f"got {tool}"
+    assert app_module.entry_html(tool).count(app_module.RED) == 1
+    assert kinds(state)[-1] == "assistant"
+    assert_valid(state)
+
+
+# ----------------------------------------------------------------- /clear and commands
+
+def test_clear_command_forgets_the_conversation_but_keeps_the_system_prompt():
+    view = chat_app()
+    view.text.value = "My name is Xiaoming."
+    view.text.value = "/clear"
+    assert roles(view.state) == ["system"]
+    assert view.state.recording() == view.state.memory.to_api_format(), (
+        "after /clear the recording restarts with the system prompt")
+    assert last(view.state).kind == "info" and "cleared" in last(view.state).text
+    view.text.value = "What is my name?"
+    assert "Xiaoming" not in last(view.state).text, "the model should have forgotten the name"
+    assert "My name is Xiaoming." in view.chat.value, "the old lines stay on screen"
+
+
+def test_clear_button_does_the_same():
+    view = chat_app()
+    view.text.value = "My name is Xiaoming."
+    view.clear_button.click()
+    assert roles(view.state) == ["system"] and last(view.state).kind == "info"
+
+
+def test_help_and_unknown_commands_are_answered_in_the_chat():
+    state = ChatAppState()
+    state.send("/help")
+    assert last(state).kind == "info" and "/clear" in last(state).text
+    state.send("/forget")
+    assert last(state).kind == "notice" and "/forget" in last(state).text
+    assert roles(state) == ["system"], "a command is not a message to the model"
+
+
+# ----------------------------------------------------------------- strategies and budgets
+
+def test_changing_the_strategy_rebuilds_the_memory_and_keeps_the_conversation():
+    view = chat_app(budget=6)
+    for question in PITFALL[:3]:
+        view.text.value = question
+    said = view.state.recording()
+    view.strategy.value = "NaiveMemory"
+    state = view.state
+    assert isinstance(state.memory.inner, NaiveMemory) and state.budget == 6, (
+        f"expected NaiveMemory(max_messages=6), got {state.memory!r}")
+    assert state.recording() == said, "the conversation is kept"
+    replayed = NaiveMemory(max_messages=6)
+    for message in said:
+        replayed.add(message)
+    assert state.memory.to_api_format() == replayed.to_api_format(), (
+        "the new memory is the conversation replayed into the new strategy")
+    assert last(state).kind == "info" and "NaiveMemory(max_messages=6)" in last(state).text
+    assert "NaiveMemory(max_messages=6)" in view.memory.value
+
+
+def test_the_budget_slider_trims_at_once():
+    view = chat_app()
+    for question in PITFALL[:2]:
+        view.text.value = question
+    view.budget.value = 3
+    state = view.state
+    assert state.budget == 3 and state.memory.message_count() <= 3, f"got {roles(state)}"
+    assert state.memory.last_dropped, "the inspector should have something struck through"
+    assert "<del>" in view.memory.value and "The last trim dropped" in view.memory.value
+    assert_valid(state)
+
+
+def test_switching_strategy_keeps_a_budget_of_the_same_kind_and_moves_the_slider():
+    view = chat_app(strategy="NaiveMemory")
+    assert view.budget.value == STRATEGIES["NaiveMemory"].default
+    view.budget.value = 7
+    view.strategy.value = "ShortTermMemory"
+    assert view.state.budget == 7 and view.budget.value == 7
+    assert view.budget.description == "max_messages"
+
+
+@pytest.mark.parametrize("budget", [0, -3, "ten"])
+def test_an_impossible_budget_is_a_notice_and_changes_nothing(budget):
+    state = ChatAppState()
+    state.send("My name is Xiaoming.")
+    before = state.memory
+    assert state.set_budget(budget) is False
+    assert state.memory is before and state.budget == STRATEGIES["ShortTermMemory"].default
+    assert last(state).kind == "notice" and "max_messages" in last(state).text
+
+
+def test_an_unknown_strategy_is_a_notice():
+    state = ChatAppState()
+    assert state.set_strategy("LongTermMemory") is False
+    assert last(state).kind == "notice" and "ShortTermMemory" in last(state).detail
+
+
+def test_naive_memory_breaks_as_a_readable_notice_not_a_crash():
+    view = chat_app(strategy="NaiveMemory", budget=5)
+    for question in PITFALL:
+        view.text.value = question
+    notice = last(view.state)
+    assert notice.kind == "notice" and "400" in notice.text, f"got {notice}"
+    assert "must be a response to a preceeding message with 'tool_calls'" in notice.detail
+    assert "trim or move the whole group" in notice.detail, "the explanation should follow"
+    assert "This memory is invalid" in view.memory.value
+    assert "Traceback" not in view.chat.value + view.memory.value
+
+
+def test_the_strategy_table_takes_a_new_strategy_in_one_line(monkeypatch):
+    class KeepEverything(ShortTermMemory):
+        """A memory that never trims (for this test)."""
+
+        def _trim(self):
+            pass
+
+    monkeypatch.setattr(app_module, "STRATEGIES", dict(STRATEGIES))
+    add_strategy(Strategy("KeepEverything", KeepEverything, "max_messages", 2, 1, 9, 1,
+                          "drops nothing"))
+    view = chat_app()
+    assert "KeepEverything" in view.strategy.options
+    view.strategy.value = "KeepEverything"
+    assert isinstance(view.state.memory.inner, KeepEverything)
+
+
+def test_token_budget_memory_is_offered_when_it_exists():
+    budget = pytest.importorskip("lesson_lib.budget", reason="lesson_lib/budget.py is not there")
+    assert {"TokenBudgetMemory", "MessageBudgetMemory"} <= set(STRATEGIES)
+    state = ChatAppState(strategy="TokenBudgetMemory", budget=450)
+    for question in PITFALL:
+        state.send(question)
+    assert isinstance(state.memory.inner, budget.TokenBudgetMemory)
+    stats = state.stats()
+    assert stats["token_limit"] == 450 and stats["token_limit_name"] == "token_budget"
+    assert stats["tokens"] <= 450, f"the request must fit the budget, got {stats['tokens']}"
+    assert stats["tokens"] == state.memory.inner.token_count(), "the gauge and the memory agree"
+    assert "Tokens: <b>" in state.memory_html() and "(token_budget)" in state.memory_html()
+    assert_valid(state)
+
+
+def test_a_token_budget_covers_the_tools_so_ticking_one_rebuilds_the_memory():
+    pytest.importorskip("lesson_lib.budget", reason="lesson_lib/budget.py is not there")
+    view = chat_app(strategy="TokenBudgetMemory", budget=450)
+    view.text.value = "What's the weather in Chengdu?"
+    view.tools["get_current_time"].value = False
+    inner = view.state.memory.inner
+    assert [t["function"]["name"] for t in inner.tools] == ["get_current_weather"]
+    assert view.state.stats()["tokens"] == inner.token_count()
+    view.set_quietly(view.budget, "min", 100)
+    view.budget.value = 150  # too small for this conversation: refused, nothing changes
+    assert view.state.budget == 450 and last(view.state).kind == "notice"
+    assert view.budget.value == 450, "the slider goes back to the state's budget"
+
+
+# ----------------------------------------------------------------- tools and max_turns
+
+def test_unticking_a_tool_stops_offering_it():
+    view = chat_app()
+    view.tools["get_current_weather"].value = False
+    state = view.state
+    assert state.tool_names == ["get_current_time"]
+    assert [t["function"]["name"] for t in state.agent.tools] == ["get_current_time"]
+    view.text.value = "What's the weather in Chengdu?"
+    assert "tool" not in kinds(state), f"no weather tool was offered, got {kinds(state)}"
+    view.tools["get_current_time"].value = False
+    assert state.agent.tools is None, "with no tools ticked, no tools are sent (not [])"
+    view.tools["get_current_weather"].value = True
+    assert state.tool_names == ["get_current_weather"]
+
+
+def test_an_unknown_tool_is_refused():
+    state = ChatAppState()
+    assert state.set_tools(["get_news"]) is False
+    assert last(state).kind == "notice" and "get_news" in last(state).text
+    assert state.tool_names == ["get_current_weather", "get_current_time"]
+
+
+def test_the_max_turns_cap_is_a_notice_and_the_memory_stays_valid():
+    view = chat_app()
+    view.max_turns.value = 2
+    assert view.state.max_turns == 2 and view.state.agent.max_turns == 2
+    view.text.value = "Keep checking the weather in Chengdu until it is sunny."
+    notice = last(view.state)
+    assert notice.kind == "warning" and "max_turns=2" in notice.text, f"got {notice}"
+    assert kinds(view.state).count("tool") == 2
+    assert_valid(view.state)
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, True])
+def test_an_impossible_max_turns_is_refused(value):
+    state = ChatAppState()
+    assert state.set_max_turns(value) is False
+    assert state.max_turns == 5 and last(state).kind == "notice"
+
+
+# ----------------------------------------------------------------- API errors
+
+@pytest.mark.parametrize("kind, shown", [("rate_limit", "429"), ("server_error", "500"),
+                                         ("timeout", "timed out")])
+def test_an_api_error_on_the_first_call_is_a_notice(kind, shown):
+    state = ChatAppState()
+    assert state.inject_fault(kind) is True
+    assert state.send("What's the weather in Chengdu?") is None
+    notice = last(state)
+    assert notice.kind == "notice" and shown in notice.text, f"got {notice}"
+    assert roles(state) == ["system", "user"], "the question stays; nothing else was written"
+    assert_valid(state)
+    assert "Chengdu" in state.send("What's the weather in Chengdu?"), "the app goes on"
+
+
+@pytest.mark.parametrize("kind", ["rate_limit", "server_error"])
+def test_an_api_error_mid_turn_leaves_the_tool_round_whole(kind):
+    state = ChatAppState()
+
+    def after_the_tool_runs():
+        if state.entries[-1].kind == "tool":
+            inject_fault(state.client, kind)
+
+    state.on_change = after_the_tool_runs
+    state.send("What's the weather in Chengdu?")
+    assert kinds(state) == ["user", "tool", "notice"], f"got {kinds(state)}"
+    assert roles(state) == ["system", "user", "assistant(tool_calls)", "tool"]
+    assert_valid(state)
+    assert "Traceback" not in state.chat_html()
+
+
+def test_the_fault_button_orders_a_fault_for_the_next_call():
+    view = chat_app()
+    view.fault.value = "server_error"
+    view.fault_button.click()
+    assert "500" in last(view.state).text
+    view.text.value = "My name is Xiaoming."
+    assert last(view.state).kind == "notice" and "500" in last(view.state).text
+
+
+def test_an_unknown_fault_is_refused():
+    state = ChatAppState()
+    assert state.inject_fault("earthquake") is False and last(state).kind == "notice"
+
+
+@pytest.mark.parametrize("error, title", [
+    (RuntimeError("the cat sat on the keyboard"), "Something went wrong: RuntimeError"),
+    (ProtocolError("Invalid parameter", explanation="add the tool replies"),
+     "The memory refused a message")])
+def test_any_other_error_is_a_notice_too(monkeypatch, error, title):
+    view = chat_app()
+
+    def broken_run(text):
+        raise error
+
+    monkeypatch.setattr(view.state.agent, "run", broken_run)
+    view.text.value = "hello"
+    assert last(view.state).kind == "notice" and last(view.state).text == title
+    assert "Traceback" not in view.chat.value
+
+
+# ----------------------------------------------------------------- backends
+
+def test_only_the_offline_model_without_a_real_provider_in_the_environment():
+    assert list(available_backends()) == ["offline"]
+    state = ChatAppState()
+    assert state.set_backend("openai") is False
+    assert last(state).kind == "notice" and "LESSON_BACKEND=openai" in last(state).detail
+
+
+def test_a_real_provider_is_offered_without_showing_its_key(monkeypatch):
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("LESSON_BACKEND", "openai")
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.deepseek.com/v1")
+    monkeypatch.setenv("LESSON_MODEL", "deepseek-chat")
+    monkeypatch.setattr(llm, "_client", None)  # the shared client is made afresh, then reset
+    monkeypatch.setattr(llm, "_model", None)
+    assert available_backends()["openai"] == "real model: deepseek-chat at api.deepseek.com"
+    view = chat_app()
+    view.backend.value = "openai"  # makes a client; nothing is sent
+    state = view.state
+    assert state.backend == "openai" and not is_offline(state.client)
+    assert view.fault_button.disabled and state.inject_fault("rate_limit") is False
+    state.post("notice", f"Incorrect API key provided: {secret}")
+    shown = view.chat.value + view.memory.value + view.status.value + str(view.backend.options)
+    assert secret not in shown, "the key must never appear in the app"
+    view.backend.value = "offline"
+    assert is_offline(view.state.client)
+
+
+# ----------------------------------------------------------------- inspector and recording
+
+def test_the_inspector_shows_counts_gauges_and_the_message_list():
+    state = ChatAppState(budget=10)
+    state.send("What's the weather in Chengdu?")
+    stats = state.stats()
+    assert stats["messages"] == 5 and stats["max_messages"] == 10
+    assert stats["tokens"] == count_request(state.memory.to_api_format(), state.agent.tools)
+    assert stats["token_limit"] == DEFAULT_CONTEXT_WINDOW and not stats["problems"]
+    html = state.memory_html()
+    assert "Messages: <b>5</b> / 10" in html
+    assert f"Tokens: <b>{stats['tokens']}</b> / {DEFAULT_CONTEXT_WINDOW}" in html
+    assert "ShortTermMemory(max_messages=10)" in html and "get_current_weather" in html
+    again = ChatAppState(budget=10)
+    again.send("What's the weather in Chengdu?")
+    assert again.memory_html() == html and again.chat_html() == state.chat_html(), (
+        "the HTML must be deterministic (nbval compares it)")
+
+
+def test_the_recording_keeps_trimmed_messages_and_replays_to_the_same_memory():
+    state = ChatAppState(budget=4)
+    for question in PITFALL[:3]:
+        state.send(question)
+    said = state.recording()
+    assert len(said) > state.memory.message_count()
+    assert said[1] == {"role": "user", "content": PITFALL[0]}, "trimmed messages are recorded"
+    replay = StepperState(state.to_recording())
+    assert replay.last().request == state.memory.to_api_format(), (
+        "replaying the recording shows exactly what the app's memory holds")
+    assert replay.frame.message == said[-1]
+
+
+def test_the_view_displays_as_a_widget_and_the_state_as_html():
+    view = chat_app()
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert ChatAppState()._repr_html_().startswith("<table")
+
+
+def test_importing_the_app_does_not_import_widgets_or_openai():
+    code = ("import sys, lesson_lib.app, lesson_lib.stepper; "
+            "print(sorted(m for m in ('ipywidgets', 'openai') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", f"expected no heavy imports, got {out.stdout.strip()}"

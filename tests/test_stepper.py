@@ -1,0 +1,227 @@
+"""The classroom stepper: moves and bounds, the request at each step, the moment a broken
+history breaks the rules, the recorded conversations, and replaying a chat from the app."""
+
+from __future__ import annotations
+
+import pytest
+
+from lesson_lib.app import chat_app
+from lesson_lib.memory import NaiveMemory, ShortTermMemory
+from lesson_lib.protocol import find_problems, is_valid
+from lesson_lib.stepper import (
+    RECORDINGS,
+    Recording,
+    StepperState,
+    TapedMemory,
+    agent_loop_chain,
+    frames,
+    open_round,
+    seed_three_rounds,
+    stepper,
+    trim_pitfall,
+)
+
+SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
+USER = {"role": "user", "content": "What's the weather in Chengdu?"}
+ASKS = {"role": "assistant", "content": "", "tool_calls": [
+    {"id": "call_a", "type": "function",
+     "function": {"name": "get_current_weather", "arguments": '{"location": "Chengdu"}'}}]}
+RESULT = {"role": "tool", "tool_call_id": "call_a", "content": '{"temperature": 16}'}
+ANSWER = {"role": "assistant", "content": "Chengdu is cloudy, 16°C."}
+
+
+def roles(messages):
+    return [m["role"] + ("(tool_calls)" if m.get("tool_calls") else "") for m in messages]
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """Each recorded conversation, built once for the module."""
+    return {name: build() for name, build in RECORDINGS.items()}
+
+
+# ----------------------------------------------------------------- moving
+
+def test_next_back_first_last_move_one_message_at_a_time():
+    s = StepperState([SYSTEM, USER, ASKS, RESULT, ANSWER])
+    assert (s.step, s.total, s.at_first) == (1, 5, True)
+    assert s.next().message == USER and s.step == 2
+    assert s.last().message == ANSWER and s.at_last
+    assert s.back().message == RESULT and s.step == 4
+    assert s.first().message == SYSTEM and s.step == 1
+
+
+def test_moves_stop_at_the_ends():
+    s = StepperState([SYSTEM, USER])
+    s.back()
+    assert s.step == 1, f"Back on the first step should stay at 1, got {s.step}"
+    s.last()
+    s.next()
+    assert s.step == 2, f"Next on the last step should stay at 2, got {s.step}"
+    assert s.go(99).step == 2 and s.go(-4).step == 1
+
+
+def test_buttons_drive_the_state_and_are_disabled_at_the_ends():
+    view = stepper([SYSTEM, USER, ANSWER])
+    assert view.first_button.disabled and view.back_button.disabled
+    assert not view.next_button.disabled
+    view.next_button.click()
+    assert view.state.step == 2 and "Step 2 of 3" in view.position.value
+    view.last_button.click()
+    assert view.state.step == 3 and view.next_button.disabled and view.last_button.disabled
+    assert "Chengdu is cloudy" in view.caption.value
+    view.back_button.click()
+    view.first_button.click()
+    assert view.state.step == 1 and view.first_button.disabled
+
+
+def test_an_empty_recording_is_refused():
+    with pytest.raises(ValueError, match="no messages"):
+        StepperState([])
+
+
+# ----------------------------------------------------------------- what each step shows
+
+def test_each_step_shows_the_prefix_with_the_newest_message_large():
+    s = StepperState([SYSTEM, USER, ANSWER])
+    s.go(2)
+    assert s.frame.request == [SYSTEM, USER]
+    assert "font-size:30px" in s.caption_html() and "What&#x27;s the weather" in s.caption_html()
+    assert "The request now: 2 messages" in s.request_html()
+    assert "✓ The API would accept this request" in s.banner_html()
+
+
+def test_an_open_tool_round_is_a_wait_not_a_broken_rule():
+    s = StepperState([SYSTEM, USER, ASKS, RESULT, ANSWER])
+    frame = s.go(3)
+    assert frame.problems == [] and frame.waiting == ["call_a"], (
+        f"expected a wait for call_a, got problems {frame.problems} waiting {frame.waiting}")
+    assert "Not sendable yet: waiting for 1 tool result(s) (call_a)" in s.banner_html()
+    assert "(not a request yet)" in s.request_html()
+    assert s.broken_at is None
+
+
+def test_a_recording_that_ends_inside_a_tool_round_is_broken_at_its_end():
+    s = StepperState([SYSTEM, USER, ASKS])
+    assert s.broken_at == 3, f"no reply will ever come: expected step 3, got {s.broken_at}"
+
+
+def test_a_broken_history_is_marked_at_the_first_bad_step():
+    orphan = [SYSTEM, USER, RESULT, ANSWER]  # a tool reply with no call before it
+    s = StepperState(Recording("A broken history", orphan))
+    assert s.broken_at == 3 and not s.frames[1].problems
+    s.go(3)
+    banner = s.banner_html()
+    assert "The rules break here" in banner
+    assert "must be a response to a preceeding message with &#x27;tool_calls&#x27;" in banner
+    assert "trim or move the whole group" in banner, "the explanation belongs in the banner"
+    assert "the rules break at step 3" in s.position_text()
+    s.next()
+    assert "Still broken (since step 3)" in s.banner_html()
+
+
+def test_a_memory_that_refuses_a_message_is_shown_not_raised():
+    rec = Recording("Refused", [SYSTEM, RESULT], memory=lambda: ShortTermMemory(max_messages=5))
+    frame = StepperState(rec).last()
+    assert len(frame.problems) == 1, f"one refusal, shown once; got {frame.problems}"
+    assert "answers no open call" in frame.problems[0].explanation
+    assert frame.request == [SYSTEM, RESULT]
+
+
+def test_open_round_names_the_calls_still_waiting():
+    two = dict(ASKS, tool_calls=ASKS["tool_calls"] + [dict(ASKS["tool_calls"][0], id="call_b")])
+    assert open_round([USER, two]) == ["call_a", "call_b"]
+    assert open_round([USER, two, RESULT]) == ["call_b"]
+    assert open_round([USER, ASKS, RESULT]) == [] and open_round([USER]) == []
+
+
+def test_the_html_is_deterministic_and_plain_text_exists():
+    a, b = StepperState([SYSTEM, USER, ASKS, RESULT]), StepperState([SYSTEM, USER, ASKS, RESULT])
+    a.go(3)
+    b.go(3)
+    assert a.html() == b.html() == a._repr_html_()
+    assert "zoom:1.3" in a.html()
+    assert "Step 3 of 4: newest is assistant" in str(a)
+
+
+def test_the_view_displays_as_a_widget():
+    assert "application/vnd.jupyter.widget-view+json" in stepper([SYSTEM])._repr_mimebundle_()
+
+
+# ----------------------------------------------------------------- the recorded conversations
+
+def test_seed_three_rounds_is_the_source_articles_conversation(recorded):
+    rec = recorded["seed_three_rounds"]
+    assert roles(rec.messages) == ["system", "user", "assistant", "user", "assistant(tool_calls)",
+                                   "tool", "assistant", "user", "assistant"]
+    assert "Xiaoming" in rec.messages[-1]["content"] and "16" in rec.messages[6]["content"]
+    assert StepperState(rec).broken_at is None
+    assert rec.notes[5].startswith("Round 2") and rec.notes[9].startswith("Round 3")
+
+
+def test_trim_pitfall_breaks_at_the_fourth_question(recorded):
+    rec = recorded["trim_pitfall"]
+    s = StepperState(rec)
+    frame = s.go(s.broken_at)
+    assert frame.message == {"role": "user", "content": "What time is it in New York?"}
+    assert frame.step == len(rec.messages) and s.at_last
+    assert roles(frame.request) == ["system", "tool", "tool", "assistant", "user"]
+    assert [m.get("tool_calls") is not None for m in frame.dropped] == [True]
+    assert "<del>" in s.request_html(), "what the trim dropped is struck through"
+    assert all(not f.problems for f in s.frames[:-1]), "every earlier request was valid"
+    live_error = rec.notes[frame.step].split("The live run got: ")[1]
+    assert live_error == find_problems(frame.request)[0].message, (
+        "the banner must show the same text the API answered in the live run")
+    assert "The rules break here" in s.banner_html()
+
+
+def test_agent_loop_chain_is_three_model_calls(recorded):
+    rec = recorded["agent_loop_chain"]
+    asks = [m for m in rec.messages if m.get("tool_calls")]
+    assert [len(m["tool_calls"]) for m in asks] == [2, 1], f"got {roles(rec.messages)}"
+    assert asks[1]["tool_calls"][0]["function"]["name"] == "get_current_time"
+    assert rec.messages[-1]["role"] == "assistant" and is_valid(rec.messages)
+    assert sorted(rec.notes) == [3, 6, 8]
+
+
+@pytest.mark.parametrize("name", list(RECORDINGS))
+def test_recorded_conversations_are_the_same_on_every_run(recorded, name):
+    assert RECORDINGS[name]().messages == recorded[name].messages
+
+
+def test_recordings_do_not_depend_on_the_frozen_time_variable(monkeypatch, recorded):
+    monkeypatch.delenv("LESSON_FROZEN_TIME", raising=False)
+    assert agent_loop_chain().messages == recorded["agent_loop_chain"].messages
+    assert seed_three_rounds().title == "The seed's three rounds"
+    assert trim_pitfall().memory().max_messages == 5
+
+
+# ----------------------------------------------------------------- recording the chat app
+
+def test_taped_memory_keeps_every_message_and_restarts_on_clear():
+    taped = TapedMemory(NaiveMemory(max_messages=2))
+    for m in (SYSTEM, USER, ANSWER, USER):
+        taped.add(m)
+    assert taped.tape == [SYSTEM, USER, ANSWER, USER] and taped.message_count() == 2
+    taped.clear_non_system()
+    assert taped.tape == [SYSTEM] == taped.to_api_format()
+
+
+def test_a_chat_from_the_app_replays_in_the_stepper():
+    app = chat_app(budget=4)
+    for question in ["My name is Xiaoming.", "What's the weather in Chengdu?", "What is my name?"]:
+        app.text.value = question
+    state = app.state
+    view = stepper(app)  # the app, its state, or anything with to_recording()
+    s = view.state
+    assert [f.message for f in s.frames] == state.recording()
+    view.last_button.click()
+    assert s.frame.request == state.memory.to_api_format(), (
+        "the last step shows exactly what the app's memory holds")
+    assert s.broken_at is None and any(f.dropped for f in s.frames)
+    assert "ShortTermMemory(max_messages=4)" in view.title.value
+
+
+def test_frames_of_a_plain_list_use_prefixes():
+    steps = frames(Recording("plain", [SYSTEM, USER, ANSWER]))
+    assert [len(f.request) for f in steps] == [1, 2, 3] and not any(f.dropped for f in steps)
