@@ -213,7 +213,7 @@ def test_stop_ends_kept_alive_connections():
 def test_cli_serves_logs_and_stops_cleanly_on_ctrl_c():
     process = subprocess.Popen(
         [sys.executable, "-m", "lesson_lib.offline", "serve", "--port", "0",
-         "--context-window", "10"], stderr=subprocess.PIPE, text=True)
+         "--context-window", "10", "--workers", "1"], stderr=subprocess.PIPE, text=True)
     try:
         banner = process.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/v1", banner)
