@@ -1,0 +1,606 @@
+"""check_trim(): run a trim function against a bank of histories built from real failures.
+
+Each TrimCase is a history that broke someone's agent (a parallel group at the cut, a
+system message in the middle, a run interrupted between a call and its result, a history
+reloaded in the wrong order …) and says what it protects against. It carries two budgets,
+so one bank judges both kinds of trim: `check_trim(fn, "messages")` calls
+`fn(messages, case.max_messages)`, `check_trim(fn, "tokens")` calls
+`fn(messages, case.max_tokens)` (tokens as lesson_lib.tokens.count_messages counts them).
+
+A result passes when:
+
+1. the API accepts it (validate_messages(), and no result answers the same call twice);
+2. every system message is still there, and so is the current turn: the latest user
+   message and everything after it (a tool result in it may be cut if it says "truncated");
+3. it fits the budget. When even the system messages and the current turn do not fit:
+   with a message budget, keep just those; with a token budget, raise ValueError saying
+   by how much (the API would refuse the request anyway);
+4. it is the input with its oldest messages removed: nothing invented, nothing moved, no
+   gap (system messages aside, what stays is the newest part). A case marked `broken`
+   breaks the API's rules before any trim: hand back a valid list anyway
+   (repair_messages() first, or drop the broken part);
+5. it forgets no more than a whole-turn trim would (as many user messages kept as
+   budget_trim(..., drop="turn") keeps), and the list it was given is left unchanged.
+
+`naive_trim` and `seed_trim` are the two tempting ways, for comparison; `budget_trim` is
+the library's (repair, then TokenBudgetMemory's or MessageBudgetMemory's trimming).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lesson_lib.budget import MessageBudgetMemory, TokenBudgetMemory
+from lesson_lib.exercises import Report
+from lesson_lib.protocol import find_problems
+from lesson_lib.repair import find_duplicate_ids, repair_messages
+from lesson_lib.tokens import count_messages
+
+UNITS = ("messages", "tokens")
+
+
+@dataclass(frozen=True)
+class TrimCase:
+    """One history to trim, its two budgets, and the failure it protects against."""
+    name: str             # says what is tricky, e.g. "parallel group at the cut"
+    messages: list[dict]  # oldest first
+    max_messages: int     # the budget when a trim counts messages
+    max_tokens: int       # the budget when a trim counts tokens (count_messages)
+    protects: str         # the real failure this case protects against
+    broken: bool = False  # the input itself breaks the API's rules
+
+    def budget(self, unit: str) -> int:
+        return self.max_messages if unit == "messages" else self.max_tokens
+
+
+def request_cost(messages: list[dict], unit: str = "tokens") -> int:
+    """What a list costs against a budget: its length, or its tokens (count_messages)."""
+    return len(messages) if unit == "messages" else count_messages(messages)
+
+
+# ----------------------------------------------------------------- three trims, for comparison
+
+def naive_trim(messages: list[dict],  # the history (left unchanged)
+               budget: int,           # most messages (or tokens) to keep
+               *, unit: str = "messages") -> list[dict]:
+    """THE WRONG WAY: while over budget, drop the oldest message that is not a system
+    message. It leaves tool results without their call (the API's 400), drops the
+    question itself when the budget is small, and passes a broken history on as it is."""
+    trimmed = list(messages)
+    while request_cost(trimmed, unit) > budget:
+        i = next((i for i, m in enumerate(trimmed) if m["role"] != "system"), None)
+        if i is None:
+            break
+        del trimmed[i]
+    return trimmed
+
+
+def seed_trim(messages: list[dict], budget: int, *, unit: str = "messages") -> list[dict]:
+    """The source article's rule: drop the oldest non-system message and the tool messages
+    right after it. No orphan is left behind, but the current question (and half of the
+    current turn) can go, and a broken history is passed on as it is."""
+    trimmed = list(messages)
+    while request_cost(trimmed, unit) > budget:
+        i = next((i for i, m in enumerate(trimmed) if m["role"] != "system"), None)
+        if i is None:
+            break
+        end = i + 1
+        while end < len(trimmed) and trimmed[end]["role"] == "tool":
+            end += 1
+        del trimmed[i:end]
+    return trimmed
+
+
+def budget_trim(messages: list[dict],  # the history, possibly broken (left unchanged)
+                budget: int,           # most tokens (or messages) a request may cost
+                *, unit: str = "tokens",  # "tokens": TokenBudgetMemory; "messages": Message…
+                drop: str = "unit",       # "unit" or "turn", as in TokenBudgetMemory
+                tools: list[dict] | None = None) -> list[dict]:
+    """The library's way: repair the history, then trim it as TokenBudgetMemory does
+    (whole units, oldest first; system messages and the current turn kept; the current
+    turn's largest tool results cut if needed). Raises OverBudgetError when even that
+    cannot fit a token budget."""
+    memory = (TokenBudgetMemory(budget, tools=tools, drop=drop) if unit == "tokens"
+              else MessageBudgetMemory(budget, drop=drop))
+    memory.add_many(repair_messages(messages).messages)
+    return memory.to_api_format()
+
+
+# ----------------------------------------------------------------- judging one result
+
+@dataclass
+class TrimVerdict:
+    """What check_trim found for one case."""
+    case: TrimCase
+    unit: str
+    result: Any = None
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (what went wrong, hint)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def _current_turn(messages: list[dict]) -> list[dict]:
+    """The latest user message and everything after it (all of it when there is none)."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=0)
+    return messages[last:]
+
+
+def _floor(case: TrimCase) -> list[dict]:
+    """The least a trim may keep: every system message and the current turn (of the
+    repaired history, for a broken case)."""
+    history = repair_messages(case.messages).messages
+    turn = _current_turn(history)
+    before = history[:len(history) - len(turn)]
+    return [m for m in before if m["role"] == "system"] + turn
+
+
+def too_big(case: TrimCase, unit: str) -> bool:
+    """True when even the system messages and the current turn exceed the case's budget
+    (for tokens: even with every tool result of the current turn cut to nothing)."""
+    floor = _floor(case)
+    if unit == "messages":
+        return len(floor) > case.max_messages
+    emptied = [{**m, "content": ""} if m["role"] == "tool" else m for m in floor]
+    return count_messages(emptied) > case.max_tokens
+
+
+def _is_cut(kept: Mapping, original: Mapping) -> bool:
+    """`kept` is tool result `original`, shortened with a visible "truncated" marker."""
+    return (kept.get("role") == original.get("role") == "tool"
+            and kept.get("tool_call_id") == original.get("tool_call_id")
+            and isinstance(kept.get("content"), str) and isinstance(original.get("content"), str)
+            and len(kept["content"]) < len(original["content"])
+            and "truncated" in kept["content"].lower())
+
+
+def _same(kept: Mapping, original: Mapping) -> bool:
+    return kept == original or _is_cut(kept, original)
+
+
+def _is_subsequence(part: list, whole: list, same: Callable = _same) -> bool:
+    rest = iter(whole)
+    return all(any(same(p, w) for w in rest) for p in part)
+
+
+def _validity(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
+    """The first rule the API would refuse `result` for, with the protocol's explanation."""
+    problems = find_problems(result) + (find_duplicate_ids(result) if result else [])
+    if not problems:
+        return []
+    p = min(problems, key=lambda q: q.index or 0)
+    m = result[p.index] if p.index is not None and p.index < len(result) else {}
+    who = f"message {p.index} ({_label(m)})" if m else "the list"
+    hint = p.explanation or "run validate_messages() on your result to see why"
+    if case.broken:
+        hint += (" (this history was broken before any trim: run repair_messages() on it "
+                 "first, or drop the broken part)")
+    return [(f"the API would refuse it: {who}: {p.message}", hint)]
+
+
+def _label(m: Mapping) -> str:
+    if m.get("role") == "tool":
+        return f"tool, {m.get('tool_call_id')}"
+    if m.get("tool_calls"):
+        return f"assistant→{len(m['tool_calls'])} call(s)"
+    return str(m.get("role"))
+
+
+def _lost(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
+    """System messages, the latest question and the current turn: all must stay."""
+    found = []
+    systems = [m for m in case.messages if m["role"] == "system"]
+    missing = [m for m in systems if m not in result]
+    if missing:
+        found.append((f"it lost {len(missing)} of the {len(systems)} system message(s), e.g. "
+                      f"{missing[0]['content'][:50]!r}",
+                      "never drop a system message, wherever it stands: skip role 'system' "
+                      "when you choose what to drop"))
+    turn = _current_turn(case.messages)
+    if turn and turn[0]["role"] == "user" and turn[0] not in result:
+        found.append((f"it lost the latest user question {turn[0]['content'][:60]!r}",
+                      "find the latest user message first and never drop it or anything "
+                      "after it: the model must see the question it is answering"))
+    elif not case.broken and not _is_subsequence(turn, result, lambda t, r: _same(r, t)):
+        found.append((f"it dropped part of the current turn ({len(turn)} messages from the "
+                      "latest question on)",
+                      "keep every tool round after the latest question: without its results "
+                      "the model calls the same tools again"))
+    return found
+
+
+def _over(case: TrimCase, unit: str, result: list[dict]) -> list[tuple[str, str]]:
+    """The budget: met, or (when impossible) as close as allowed."""
+    cost, budget = request_cost(result, unit), case.budget(unit)
+    if unit == "messages":
+        limit = len(_floor(case)) if too_big(case, unit) else budget
+        if cost <= limit:
+            return []
+        return [(f"it kept {cost} messages, more than {limit}",
+                 "keep dropping whole groups (never the system messages or the current turn) "
+                 "until len(result) <= max_messages")]
+    if cost <= budget:
+        return []  # (when nothing can fit, a list that fits has lost something: _lost says what)
+    if too_big(case, unit):
+        return [(f"it returned {cost:,} tokens for a budget of {budget:,}: the API would "
+                 "refuse it (context_length_exceeded)",
+                 "when the system messages and the current turn cannot fit even with tool "
+                 "results cut, raise ValueError saying by how many tokens")]
+    return [(f"it is {cost:,} tokens, {cost - budget:,} over the budget of {budget:,}",
+             "count with count_messages() (tool-call arguments and every message's overhead "
+             "count; characters are not tokens), and cut the current turn's largest tool "
+             "result when dropping old turns is not enough")]
+
+
+def _invented(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
+    """Only removals (and cut tool results); for a broken input, its other messages'
+    order and text must stay."""
+    if not case.broken and _is_subsequence(result, case.messages):
+        return []
+    if case.broken:
+        said = [(m["role"], m.get("content")) for m in case.messages if m["role"] != "tool"]
+        kept = [(m["role"], m.get("content")) for m in result if m["role"] != "tool"]
+        if _is_subsequence(kept, said, lambda a, b: a == b):
+            return []
+    return [("it is not the input with some messages removed (a message was added, changed "
+             "or moved)", "only remove messages (or cut a tool result, saying 'truncated'); "
+                          "keep the others as they are, in their order")]
+
+
+def _gaps(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
+    """Oldest first: what stays (system messages aside) is the newest part of the history."""
+    said = [m for m in case.messages if m["role"] != "system"]
+    kept = [m for m in result if m["role"] != "system"]
+    if case.broken or not _is_subsequence(result, case.messages) or not kept:
+        return []
+    tail = said[len(said) - len(kept):]
+    if all(_same(k, t) for k, t in zip(kept, tail, strict=True)):
+        return []
+    return [("it dropped messages newer than some it kept",
+             "drop from the oldest end only: what stays must be the newest part of the "
+             "conversation, whole (the model needs the most recent context)")]
+
+
+def _forgot(case: TrimCase, unit: str, result: list[dict]) -> list[tuple[str, str]]:
+    """As many earlier user messages kept as a whole-turn trim keeps."""
+    if too_big(case, unit):
+        return []
+    reference = budget_trim(case.messages, case.budget(unit), unit=unit, drop="turn")
+    can, did = (max(sum(m["role"] == "user" for m in x) - 1, 0) for x in (reference, result))
+    if did >= can:
+        return []
+    return [(f"it kept {did} of the earlier user messages where {can} can stay",
+             "stop dropping as soon as the list fits: a trim should forget as little as it can")]
+
+
+def _shape(result: Any) -> list[tuple[str, str]]:
+    if result is None:
+        return [("it returned None", "end your function with `return` and the trimmed list")]
+    if not isinstance(result, list) or not all(isinstance(m, Mapping) for m in result):
+        return [(f"it returned {type(result).__name__}, not a list of message dicts",
+                 "return the list of message dicts itself")]
+    return []
+
+
+def _raised(case: TrimCase, unit: str, error: Exception) -> list[tuple[str, str]]:
+    """An exception passes only where nothing can fit, and only a ValueError."""
+    if isinstance(error, ValueError) and too_big(case, unit):
+        return []
+    where = traceback.extract_tb(error.__traceback__)[-1]
+    hint = (f"see line {where.lineno} of {where.name}()" if not too_big(case, unit)
+            else "nothing can fit here: raise ValueError saying by how much")
+    return [(f"it raised {type(error).__name__}: {str(error)[:120]}", hint)]
+
+
+def judge_one(fn: Callable, case: TrimCase, unit: str = "messages") -> TrimVerdict:
+    """Run `fn` on a copy of one case and list what is wrong with what it returns."""
+    verdict, given = TrimVerdict(case, unit), copy.deepcopy(case.messages)
+    try:
+        verdict.result = fn(given, case.budget(unit))
+    except Exception as error:  # the learner's code failed: a finding, not a crash
+        verdict.problems += _raised(case, unit, error)
+    else:
+        verdict.problems += _shape(verdict.result) or (
+            _validity(case, verdict.result) + _lost(case, verdict.result)
+            + _over(case, unit, verdict.result) + _invented(case, verdict.result)
+            + _gaps(case, verdict.result) + _forgot(case, unit, verdict.result))
+    if given != case.messages:
+        verdict.problems.append(("it changed the list it was given",
+                                 "work on a copy: trimmed = list(messages), then remove from it"))
+    return verdict
+
+
+def judge_trim(fn: Callable, unit: str = "messages",
+               cases: Sequence[TrimCase] | None = None) -> list[TrimVerdict]:
+    """A verdict per case (no printing): what check_trim() reports."""
+    if unit not in UNITS:
+        raise ValueError(f"unit must be 'messages' or 'tokens', got {unit!r}")
+    return [judge_one(fn, case, unit) for case in (TRIM_CASES if cases is None else cases)]
+
+
+def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimmed list
+               unit: str = "messages",  # what the budget counts: "messages" or "tokens"
+               cases: Sequence[TrimCase] | None = None) -> bool:
+    """Run `fn` on every case; print ✅ or what went wrong (with a hint) per case, and the
+    score. True when every case passes."""
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__",
+                                                    "your trim")
+    if not callable(fn):
+        report = Report(f"check_trim({name}, {unit!r})")
+        report.expect(False, "not a function", "pass the function itself (no parentheses)")
+        print(report)
+        return False
+    verdicts = judge_trim(fn, unit, cases)
+    score = sum(v.passed for v in verdicts)
+    report = Report(f"check_trim({name}, {unit!r}): score {score}/{len(verdicts)}")
+    for v in verdicts:
+        size = f"{request_cost(v.case.messages, unit):,} {unit}, budget {v.case.budget(unit):,}"
+        if v.passed:
+            kept = (f"kept {len(v.result)}" if isinstance(v.result, list)
+                    else "raised ValueError: nothing can fit")
+            report.expect(True, f"{v.case.name} ({size}): {kept}")
+            continue
+        report.expect(False, f"{v.case.name} ({size}): " + "; ".join(w for w, _ in v.problems),
+                      f"{v.problems[0][1]}. This case protects against {v.case.protects}")
+    print(report)
+    return report.passed
+
+
+def trim_case(name: str, cases: Sequence[TrimCase] | None = None) -> TrimCase:
+    """The case called `name`."""
+    bank = TRIM_CASES if cases is None else cases
+    for case in bank:
+        if case.name == name:
+            return case
+    raise KeyError(f"no trim case called {name!r}; the cases are "
+                   + ", ".join(repr(c.name) for c in bank))
+
+
+# ----------------------------------------------------------------- the bank's messages
+
+_SYSTEM = {"role": "system", "content": "You are a helpful assistant. Use the tools you are "
+                                        "given for live information; answer briefly."}
+_WEATHER = {"Chengdu": (16, "cloudy"), "Shanghai": (22, "sunny"), "Beijing": (18, "cloudy"),
+            "Tokyo": (20, "light rain"), "成都": (16, "多云")}
+
+
+def _user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def _said(text: str) -> dict:
+    return {"role": "assistant", "content": text}
+
+
+def _note(text: str) -> dict:
+    return {"role": "system", "content": text}
+
+
+def _asks(*calls: tuple[str, str, dict], content: str | None = None) -> dict:
+    """An assistant message with tool_calls, each given as (id, function name, arguments)."""
+    return {"role": "assistant", "content": content, "tool_calls": [
+        {"id": cid, "type": "function",
+         "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+        for cid, name, args in calls]}
+
+
+def _w(cid: str, city: str) -> tuple[str, str, dict]:
+    return cid, "get_current_weather", {"location": city}
+
+
+def _result(cid: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": cid, "content": content}
+
+
+def _weather(cid: str, city: str) -> dict:
+    celsius, condition = _WEATHER[city]
+    return _result(cid, json.dumps({"location": city, "temperature": celsius,
+                                    "unit": "celsius", "condition": condition},
+                                   ensure_ascii=False))
+
+
+_NAME = [_user("My name is Xiaoming."), _said("Nice to meet you, Xiaoming!")]
+_ASK_NAME = _user("What is my name?")
+_GUIDE = " ".join(f"Day {d}: walk from Chunxi Road to the Wenshu Monastery, try the hotpot on "
+                  f"Jinli Street (stall {d}), then tea in People's Park." for d in range(1, 131))
+_ARTICLE = " ".join(f"Paragraph {p}: Chengdu's teahouses open at seven; regulars bring their "
+                    f"own cups and stay until noon, reading, talking, playing cards." for p
+                    in range(1, 61))
+
+
+def _tokens(*parts: dict | list[dict]) -> int:
+    """count_messages() of the messages given (single dicts or lists of them)."""
+    flat = [m for p in parts for m in (p if isinstance(p, list) else [p])]
+    return count_messages(flat)
+
+
+def _cost(*messages: dict) -> int:
+    """What these messages add to a request (no reply priming)."""
+    return _tokens(*messages) - _tokens()
+
+
+def _valid_cases() -> list[TrimCase]:
+    """Histories the API accepts, each with a trap for a trim."""
+    cd = [_user("What's the weather in Chengdu?"), _asks(_w("call_cd1", "Chengdu")),
+          _weather("call_cd1", "Chengdu"), _said("Chengdu is cloudy, 16°C.")]
+    c1 = [_SYSTEM, *_NAME, *cd, _user("Thanks!")]
+    c3 = [_SYSTEM, _user("Hi!"), _said("Hello! How can I help?"), *_NAME,
+          _user("I live in Chengdu."), _said("Chengdu is a lovely city."), _ASK_NAME]
+    c4 = [_SYSTEM, *cd, *_NAME, _ASK_NAME]
+    warmer = _user("Which is warmer, Shanghai or Beijing?")
+    both = _said("Shanghai is warmer: 22°C, against 18°C in Beijing.")
+    c5 = [_SYSTEM, warmer, _asks(_w("call_sh5", "Shanghai"), _w("call_bj5", "Beijing")),
+          _weather("call_sh5", "Shanghai"), _weather("call_bj5", "Beijing"), both, *_NAME,
+          _ASK_NAME]
+    three = _asks(_w("call_cd6", "Chengdu"), _w("call_sh6", "Shanghai"), _w("call_tk6", "Tokyo"))
+    c6 = [_SYSTEM, _user("What's the weather in Chengdu, Shanghai and Tokyo?"), three,
+          _weather("call_cd6", "Chengdu"), _weather("call_sh6", "Shanghai"),
+          _weather("call_tk6", "Tokyo"),
+          _said("Chengdu is cloudy (16°C), Shanghai sunny (22°C), Tokyo has light rain "
+                "(20°C)."), _user("Thanks!")]
+    chinese = _note("From now on, answer in Chinese.")
+    c7 = [_SYSTEM, *_NAME, chinese, *cd[:3], _said("成都多云，16°C。"), _ASK_NAME]
+    rounds = [_user("Check Chengdu, then Shanghai, then Tokyo, one city at a time.")]
+    for cid, city in (("call_cd8", "Chengdu"), ("call_sh8", "Shanghai"), ("call_tk8", "Tokyo")):
+        rounds += [_asks(_w(cid, city)), _weather(cid, city)]
+    c8 = [_SYSTEM, *_NAME, *rounds]
+    c9 = [_SYSTEM, *_NAME, cd[0]]
+    guide = [_user("Find me a travel guide for Chengdu."),
+             _asks(("call_g10", "search_web", {"query": "Chengdu travel guide"})),
+             _result("call_g10", _GUIDE), _said("Here is a day-by-day guide, starting at "
+                                                "Chunxi Road.")]
+    c10 = [_SYSTEM, *guide, *_NAME, _ASK_NAME]
+    c11 = [_SYSTEM, *_NAME, _user("Read me the Chengdu travel guide."),
+           _asks(("call_g11", "get_travel_guide", {"city": "Chengdu"})),
+           _result("call_g11", _GUIDE)]
+    c12 = [_SYSTEM, *_NAME, _user(f"Here is an article. {_ARTICLE} Summarise it in one line.")]
+    tokyo = [_user("What's the weather in Tokyo?"),
+             _asks(_w("call_tk13", "Tokyo"), content="Let me check the weather in Tokyo."),
+             _weather("call_tk13", "Tokyo"), _said("Tokyo has light rain, 20°C.")]
+    c13 = [_SYSTEM, *tokyo, _user("Thanks!"), _said("You're welcome!"), _ASK_NAME]
+    c14 = [_SYSTEM, cd[0], _asks(_w("call_0", "Chengdu")), _weather("call_0", "Chengdu"), cd[3],
+           _user("And in Shanghai?"), _asks(_w("call_0", "Shanghai")),
+           _weather("call_0", "Shanghai"), _said("Shanghai is sunny, 22°C."),
+           _user("Which city was warmer?")]
+    c15 = [_SYSTEM, *_NAME, warmer, _asks(_w("call_sh15", "Shanghai"), _w("call_bj15", "Beijing")),
+           _weather("call_bj15", "Beijing"), _weather("call_sh15", "Shanghai"), both,
+           _user("Thanks!")]
+    slow = _note("The user is on a slow connection: answer in one short sentence.")
+    c16 = [_SYSTEM, *_NAME, *cd[:3], slow]
+    c17 = [_SYSTEM, *_NAME, *cd]
+    c18 = [*_NAME, *cd, _ASK_NAME]
+    zh = [_user("成都今天天气怎么样？"), _asks(_w("call_cd19", "成都")), _weather("call_cd19", "成都"),
+          _said("成都今天多云，气温16°C。"), _user("我叫什么名字？")]
+    c19 = [_SYSTEM, _user("我叫小明。"), _said("你好小明！有什么可以帮你的？"), *zh]
+    note = ("Shopping list for Saturday: rice, chilli oil, Sichuan pepper, tofu, pork belly, "
+            "spring onions, ginger, garlic, bok choy, and jasmine tea for grandma. ") * 4
+    saves = [_user("Please save a note for me."),
+             _asks(("call_nt20", "save_note", {"title": "Saturday", "text": note})),
+             _result("call_nt20", '{"saved": true}'), _said("Saved your note “Saturday”.")]
+    c20 = [_SYSTEM, *saves, *_NAME, _ASK_NAME]
+    return [
+        TrimCase("nothing to trim", c1, 10, _tokens(c1) + 20,
+                 "a trim that always cuts something, or cuts from the wrong end, and forgets "
+                 "for nothing"),
+        TrimCase("exactly at the budget", c1, len(c1), _tokens(c1),
+                 "an off-by-one (>= instead of >) that drops a message from a list that "
+                 "already fits"),
+        TrimCase("plain chat over the budget", c3, 4, _tokens(c3[0], *c3[-3:]) + 2,
+                 "dropping the system prompt to make room, or dropping from the newest end"),
+        TrimCase("single tool round at the cut", c4, 6, _tokens(c4) - _cost(*c4[1:3]),
+                 "dropping an assistant(tool_calls) but keeping its tool result: the API's 400 "
+                 "'messages with role tool must be a response to a preceeding message with "
+                 "tool_calls'"),
+        TrimCase("parallel group at the cut", c5, 6, _tokens(c5) - _cost(*c5[1:4]),
+                 "dropping an assistant message and only the one tool message after it: with "
+                 "parallel calls the other results stay behind as orphans"),
+        TrimCase("cut through a group of three", c6, 4, _tokens(c6) - _cost(*c6[1:4]),
+                 "keeping 'the last N messages' (messages[-n:]): the slice starts inside a "
+                 "tool group"),
+        TrimCase("system message in the middle", c7, 5, _tokens(c7) - _cost(*c7[1:3], *c7[4:6]),
+                 "keeping only messages[0] as 'the' system message: a later instruction "
+                 "(answer in Chinese) is lost"),
+        TrimCase("three tool rounds in one turn", c8, 5, _tokens(c8[0], *rounds) + 4,
+                 "a current turn longer than the budget: dropping its first tool rounds (or "
+                 "the question) makes the model call the same tools again"),
+        TrimCase("only the system message fits", c9, 1, _tokens(_SYSTEM) + 2,
+                 "a budget too small for the question itself: dropping the question sends a "
+                 "request the model cannot answer; keep it (messages) or raise (tokens)"),
+        TrimCase("huge tool result in an old turn", c10, 7, _tokens(_SYSTEM, guide[3], *_NAME,
+                                                                   _ASK_NAME) + 30,
+                 "counting messages instead of tokens: one old tool result (a whole web page) "
+                 "is over the token budget on its own"),
+        TrimCase("huge tool result in the current turn", c11, 5, 400,
+                 "a single tool result bigger than the whole budget: dropping the pair loses "
+                 "the answer; cut it, with a visible marker, instead"),
+        TrimCase("a huge user message", c12, 3, 300,
+                 "silently sending a request the API refuses: when the question alone is over "
+                 "the budget, only a clear error helps"),
+        TrimCase("assistant with both content and tool calls", c13, 6,
+                 _tokens(c13) - _cost(*c13[1:3]),
+                 "treating an assistant message that has text as a plain answer: it still "
+                 "opens a tool group, and its results must go with it"),
+        TrimCase("ids reused across turns", c14, 8, _tokens(c14) - _cost(*c14[1:3]),
+                 "matching results to calls by id across the whole history: some providers "
+                 "number calls call_0, call_1 … again in every turn"),
+        TrimCase("results in another order than the calls", c15, 7, _tokens(c15) - _cost(*_NAME),
+                 "checking results against calls by position (zip(calls, results)): the API "
+                 "accepts a group's results in any order"),
+        TrimCase("system message in the current turn", c16, 6, _tokens(c16) - _cost(*_NAME),
+                 "rebuilding the list as 'system messages first, then the rest': a reminder "
+                 "inside the current turn moves before the question"),
+        TrimCase("the question is not the last message", c17, 4, _tokens(c17[0], *cd) + 3,
+                 "treating the newest message as the question: after a tool round and an "
+                 "answer, the question is several messages back"),
+        TrimCase("no system message", c18, 3, _tokens(c18) - _cost(*c18[:3], c18[3]),
+                 "assuming messages[0] is the system prompt (or that there is one): the trim "
+                 "crashes, or keeps an old user message forever"),
+        TrimCase("chinese conversation", c19, 6, _tokens(_SYSTEM, *zh) + 2,
+                 "estimating tokens as characters ÷ 4: Chinese costs about a token per "
+                 "character, so the estimate says 'fits' when it does not"),
+        TrimCase("long tool-call arguments", c20, 7, _tokens(c20) - 5,
+                 "counting only the content field: tool-call arguments (a whole note) are "
+                 "tokens too"),
+    ]
+
+
+def _broken_cases() -> list[TrimCase]:
+    """Histories the API refuses before any trim: a good trim hands back a valid list."""
+    cd_ask = _user("What's the weather in Chengdu?")
+    b1 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd21", "Chengdu")),
+          _user("Hello? Are you still there?")]
+    warmer = _user("Which is warmer, Shanghai or Beijing?")
+    b2 = [_SYSTEM, warmer, _asks(_w("call_sh22", "Shanghai"), _w("call_bj22", "Beijing")),
+          _weather("call_sh22", "Shanghai"), _user("Well?")]
+    b2_fixed = repair_messages(b2).messages
+    b3 = [_SYSTEM, cd_ask, _asks(_w("call_cd23", "Chengdu")), _weather("call_cd23", "Chengdu"),
+          _weather("call_cd23", "Chengdu"), _said("Chengdu is cloudy, 16°C."),
+          _user("And in Shanghai?"), _asks(_w("call_sh23", "Shanghai")),
+          _weather("call_sh23", "Shanghai")]
+    b4 = [_SYSTEM, warmer, _asks(_w("call_0", "Shanghai"), _w("call_0", "Beijing")),
+          _weather("call_0", "Shanghai"), _weather("call_0", "Beijing"),
+          _said("Shanghai is warmer."), _user("Thanks!")]
+    b5 = [_SYSTEM, warmer, _weather("call_sh25", "Shanghai"), _weather("call_bj25", "Beijing"),
+          _asks(_w("call_sh25", "Shanghai"), _w("call_bj25", "Beijing")),
+          _said("Shanghai is warmer: 22°C, against 18°C in Beijing."), _user("Thanks!")]
+    b6 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd26", "Chengdu")),
+          _user("Also, what time is it there?"), _weather("call_cd26", "Chengdu")]
+    b7 = [_SYSTEM, _user("Hi!"), {**_said("Hello! How can I help?"), "tool_calls": []},
+          *_NAME, _ASK_NAME]
+    b8 = [_weather("call_cd28", "Chengdu"), _said("Chengdu is cloudy, 16°C."),
+          _user("Thanks!"), _said("You're welcome!"), _ASK_NAME]
+    return [TrimCase(name, messages, max_messages, max_tokens, protects, broken=True)
+            for name, messages, max_messages, max_tokens, protects in [
+        ("interrupted run", b1, 10, _tokens(repair_messages(b1).messages) + 10,
+         "a run that stopped between a tool call and its result (a crash, a timeout, a closed "
+         "tab): the stored call has no result, and every later request fails"),
+        ("interrupted parallel calls", b2, 4, _tokens(b2_fixed) - _cost(warmer),
+         "a parallel round where only some results were saved before the run stopped"),
+        ("result stored twice", b3, 12, _tokens(b3) + 10,
+         "a retry that wrote the same result twice: the API refuses two results for one call "
+         "('Duplicate value for tool_call_id')"),
+        ("two calls share an id", b4, 12, _tokens(b4) + 10,
+         "a provider that gives two parallel calls the same id: their two results look like "
+         "one result stored twice"),
+        ("results stored before their call", b5, 10, _tokens(b5) + 10,
+         "a history reloaded in the wrong order (rows sorted by a timestamp that put each "
+         "result before its call): every result is an orphan, every call unanswered"),
+        ("result stored after the next question", b6, 10, _tokens(b6) + 10,
+         "a result saved late (the user typed while the tool ran): it lands after the next "
+         "user message, away from its call"),
+        ("empty tool_calls list", b7, 10, _tokens(b7) + 10,
+         "a serializer that writes tool_calls: [] on every plain answer: the API refuses an "
+         "empty array"),
+        ("history cut by other code", b8, 10, _tokens(b8) + 10,
+         "a history another part of the program already cut badly: it starts with an orphan "
+         "tool result"),
+    ]]
+
+
+TRIM_CASES: list[TrimCase] = _valid_cases() + _broken_cases()
