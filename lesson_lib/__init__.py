@@ -2,9 +2,12 @@
 
 Modules, one idea each (named in the lessons' words):
 protocol (the API's rules), tokens (counting), memory (ShortTermMemory and trims),
-tools (the tool registry and the seed tools), llm (chat() on the chosen backend),
-agent (Agent and the agent loop), offline (the offline teaching model),
-display (message lists as pictures), clock (a clock tests can freeze).
+budget (token-budget memory, summaries), repair (fixing broken histories),
+trimcheck (a bank of hard histories to judge a trim), tools (the tool registry and
+the seed tools), llm (chat() on the chosen backend), agent (Agent and the agent
+loop), offline (the offline teaching model), display (message lists as pictures),
+app and stepper (the chat app and the classroom stepper), places (city names and
+time zones), clock (a clock tests can freeze), exercises (the notebooks' self-checks).
 """
 
 __version__ = "0.1.0"

@@ -165,11 +165,18 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
             i += 1
             continue
         ids = [c.get("id") for c in calls if isinstance(c, Mapping)]
-        answered: set = set()
+        answered: dict = {}  # call id -> index of the tool message that answered it
         j = i + 1
         while j < n and isinstance(messages[j], Mapping) and messages[j].get("role") == "tool":
             tid = messages[j].get("tool_call_id")
-            if tid not in ids:
+            if tid in answered:
+                problems.append(ProtocolError(  # verbatim (quoted from a real error log)
+                    f"Invalid parameter: Duplicate value for 'tool_call_id' of '{tid}', in "
+                    f"messages[{answered[tid]}] and messages[{j}].",
+                    param=f"messages.[{j}].tool_call_id", index=j,
+                    explanation=f"messages {answered[tid]} and {j} both answer {tid}: keep one "
+                                "result per call (repair_messages() keeps the first)"))
+            elif tid not in ids:
                 problems.append(ProtocolError(  # message verbatim; param reconstructed
                     f"Invalid parameter: 'tool_call_id' of '{tid}' not found in "
                     "'tool_calls' of previous message.",
@@ -177,7 +184,7 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
                     explanation=f"message {j} answers {tid!r}, but the assistant message "
                                 f"{i} asked for {', '.join(map(str, ids))}: copy tool_call.id "
                                 "into tool_call_id"))
-            answered.add(tid)
+            answered.setdefault(tid, j)
             j += 1
         missing = [t for t in ids if t not in answered]
         if missing:

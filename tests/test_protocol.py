@@ -255,3 +255,10 @@ def test_tool_calls_must_be_a_list_even_for_one_call():
     e = raised([USER, {"role": "assistant", "content": None, "tool_calls": call("call_a")},
                 result("call_a")])
     assert (e.code, e.param) == ("invalid_type", "messages[1].tool_calls")
+
+
+def test_two_results_for_one_call_are_refused():
+    e = raised([USER, asks("call_a"), result("call_a"), result("call_a")])
+    assert e.message == ("Invalid parameter: Duplicate value for 'tool_call_id' of 'call_a', in "
+                         "messages[2] and messages[3].")
+    assert e.param == "messages.[3].tool_call_id"
