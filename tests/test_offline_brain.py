@@ -808,3 +808,233 @@ def test_a_learner_tool_error_names_the_tool_and_its_hint():
     expect(text_of(ask(messages, [CALCULATOR])),
            "calculator reported an error: division by zero. Hint: use a divisor other than 0.",
            "error from a learner's tool")
+
+
+# ------------------------------------------------------------------ follow-ups that name only a place
+
+def weather_turn(question, location, result=WEATHER_RESULT, answer_text="Chengdu is cloudy."):
+    """One finished weather turn: the question, the call, its result and the answer."""
+    return [{"role": "user", "content": question},
+            assistant_calls(("call_w", "get_current_weather", {"location": location})),
+            tool_result("call_w", result), {"role": "assistant", "content": answer_text}]
+
+
+TIME_TURN = [{"role": "user", "content": "What time is it in Tokyo?"},
+             assistant_calls(("call_t", "get_current_time", {"timezone": "Asia/Tokyo"})),
+             tool_result("call_t", {"timezone": "Asia/Tokyo", "current_time": NOW}),
+             {"role": "assistant", "content": f"It is {NOW} in Asia/Tokyo."}]
+
+
+def test_a_follow_up_naming_only_a_place_asks_the_last_tool_again():
+    chinese = weather_turn("帮我查一下成都天气", "成都", answer_text="成都多云，16°C。")
+    english = weather_turn("What's the weather in Chengdu?", "Chengdu")
+    for earlier, follow_up, expected in [
+            (chinese, "上海呢？", ("get_current_weather", {"location": "上海", "unit": "celsius"})),
+            (chinese, "那北京呢？", ("get_current_weather", {"location": "北京", "unit": "celsius"})),
+            (english, "And Shanghai?",
+             ("get_current_weather", {"location": "Shanghai", "unit": "celsius"})),
+            (english, "What about Tokyo?",
+             ("get_current_weather", {"location": "Tokyo", "unit": "celsius"})),
+            (TIME_TURN, "And London?", ("get_current_time", {"timezone": "Europe/London"})),
+            (TIME_TURN, "What about UTC?", ("get_current_time", {"timezone": "UTC"})),
+            (TIME_TURN, "纽约呢？", ("get_current_time", {"timezone": "America/New_York"}))]:
+        expect(calls_of(ask(user(follow_up, *earlier), SEED_TOOLS)), [expected],
+               f"call for {follow_up!r} after {earlier[0]['content']!r}")
+
+
+def test_a_follow_up_is_answered_from_its_own_result():
+    shanghai = {"location": "Shanghai", "temperature": 22, "unit": "celsius",
+                "condition": "sunny", "wind": "light breeze"}
+    for question, follow_up, location, expected in [
+            ("帮我查一下成都天气", "上海呢？", "上海", "上海晴，22°C，微风。"),
+            ("What's the weather in Chengdu?", "And Shanghai?", "Shanghai",
+             "Shanghai is sunny, 22°C, with a light breeze.")]:
+        messages = user(follow_up, *weather_turn(question, location)) + [
+            assistant_calls(("call_s", "get_current_weather", {"location": location})),
+            tool_result("call_s", shanghai)]
+        expect(text_of(ask(messages, SEED_TOOLS)), expected, f"answer to {follow_up!r}")
+
+
+def test_the_last_call_before_the_follow_up_decides_the_tool():
+    earlier = [{"role": "user", "content": "weather in Chengdu and the time in New York"},
+               assistant_calls(("c1", "get_current_weather", {"location": "Chengdu"}),
+                               ("c2", "get_current_time", {"timezone": "America/New_York"})),
+               tool_result("c1", WEATHER_RESULT),
+               tool_result("c2", {"timezone": "America/New_York", "current_time": NOW}),
+               {"role": "assistant", "content": "Chengdu is cloudy. It is 05:30 in New York."}]
+    expect(calls_of(ask(user("And Tokyo?", *earlier), SEED_TOOLS)),
+           [("get_current_time", {"timezone": "Asia/Tokyo"})], "the last call was the time")
+
+
+def test_a_follow_up_with_a_tool_of_its_own_uses_that_tool():
+    earlier = weather_turn("What's the weather in Chengdu?", "Chengdu")
+    for text in ("And what time is it in Tokyo?", "东京现在几点？"):
+        expect([n for n, _ in calls_of(ask(user(text, *earlier), SEED_TOOLS))],
+               ["get_current_time"], f"tools for {text!r}")
+
+
+def test_a_place_alone_is_not_a_follow_up_without_a_fitting_earlier_call():
+    earlier = weather_turn("What's the weather in Chengdu?", "Chengdu")
+    calc = [{"role": "user", "content": "What is 2 + 3?"},
+            assistant_calls(("c1", "calculator", {"expression": "2 + 3"})),
+            tool_result("c1", "5"), {"role": "assistant", "content": "5"}]
+    for messages, tools, what in [
+            (user("上海呢？"), SEED_TOOLS, "no earlier call at all"),
+            (user("And Shanghai?", *earlier), [CALCULATOR, TIME], "weather tool not offered now"),
+            (user("And Shanghai?", *calc), [CALCULATOR, WEATHER], "calculator takes no place"),
+            (user("Tell me about Shanghai", *earlier), SEED_TOOLS, "more than a place"),
+            (user("What about tomorrow?", *earlier), SEED_TOOLS, "no place named")]:
+        expect(ask(messages, tools)["finish_reason"], "stop", what)
+    expect(text_of(ask(user("Thanks", *earlier), SEED_TOOLS)), "You're welcome!", "thanks")
+
+
+# ------------------------------------------------------------------ a time zone written out
+
+def test_an_explicit_time_zone_in_a_clause_wins_over_the_requests_places():
+    for text, places in [("Weather in Tokyo and London, and the time in UTC?", ["Tokyo", "London"]),
+                         ("东京和伦敦的天气，还有UTC时间？", ["东京", "伦敦"])]:
+        expect(calls_of(ask(text, SEED_TOOLS)),
+               [("get_current_weather", {"location": p, "unit": "celsius"}) for p in places]
+               + [("get_current_time", {"timezone": "UTC"})], f"calls for {text!r}")
+
+
+def test_a_time_zone_clause_of_its_own_still_gets_the_places_without_one():
+    expect(calls_of(ask("Weather in Tokyo, and the time there?", SEED_TOOLS)),
+           [("get_current_weather", {"location": "Tokyo", "unit": "celsius"}),
+            ("get_current_time", {"timezone": "Asia/Tokyo"})], "no zone written: the place")
+
+
+# ------------------------------------------------------------------ comparisons rank their own clause
+
+POPULATION = {"type": "function", "function": {
+    "name": "get_population", "description": "How many people live in a city, in millions",
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "City name"}}, "required": ["city"]}}}
+
+
+def population_or_tool(name, arguments):
+    if name == "get_population":
+        city = CITY_OF.get(json.loads(arguments)["city"], json.loads(arguments)["city"])
+        return json.dumps({"city": city, "population": {"Beijing": 21.9, "Shanghai": 24.9}[city]})
+    return run_tool(name, arguments)
+
+
+def test_a_comparison_ranks_only_the_results_of_its_own_clause():
+    messages = [{"role": "user", "content":
+                 "Which is warmer, Beijing or Shanghai, and how many people live there?"}]
+    for _ in range(4):
+        message = reply(body_for(messages, SEED_TOOLS + [POPULATION]))["message"]
+        if not message.get("tool_calls"):
+            break
+        messages.append(message)
+        messages += [tool_result(c["id"], population_or_tool(c["function"]["name"],
+                                                             c["function"]["arguments"]))
+                     for c in message["tool_calls"]]
+    expect([(m["tool_calls"][0]["function"]["name"], len(m["tool_calls"]))
+            for m in messages if m.get("tool_calls")],
+           [("get_current_weather", 2), ("get_population", 1)], "rounds of calls")
+    expect(message["content"], "Shanghai is warmer: 22°C, against 18°C in Beijing. "
+           "get_population returned city: Shanghai; population: 24.9.", "final answer")
+
+
+def test_a_comparison_without_tools_offered_ranks_only_the_fitting_tools_results():
+    for question, expected in [
+            ("Which is warmer, Beijing or Shanghai, and how many people live there?",
+             "Shanghai is warmer: 22°C, against 18°C in Beijing."),
+            ("北京和上海哪个更暖和？那里有多少人？", "上海更暖和：22°C，北京18°C。")]:
+        messages = user(question) + [
+            assistant_calls(("a", "get_current_weather", {"location": "Beijing"}),
+                            ("b", "get_current_weather", {"location": "Shanghai"}),
+                            ("c", "get_population", {"city": "Shanghai"})),
+            tool_result("a", run_tool("get_current_weather", '{"location": "Beijing"}')),
+            tool_result("b", run_tool("get_current_weather", '{"location": "Shanghai"}')),
+            tool_result("c", {"city": "Shanghai", "population": 24.9})]
+        for tools in (None, SEED_TOOLS + [POPULATION]):
+            text = text_of(ask(messages, tools))
+            assert text.startswith(expected), \
+                f"{question!r}, tools={tools and len(tools)}: expected {expected!r} first, got {text!r}"
+
+
+def test_warmer_never_ranks_a_result_without_a_temperature():
+    for question in ("Which is warmer, Beijing or Shanghai?", "北京和上海哪个更暖和？"):
+        messages = user(question) + [
+            assistant_calls(("a", "get_current_weather", {"location": "Beijing"}),
+                            ("b", "get_current_weather", {"location": "Shanghai"})),
+            tool_result("a", {"location": "Beijing", "condition": "cloudy", "humidity_pct": 40}),
+            tool_result("b", {"location": "Shanghai", "condition": "sunny", "humidity_pct": 60})]
+        text = text_of(ask(messages, SEED_TOOLS))
+        assert "warmer" not in text and "更暖和" not in text, \
+            f"{question!r}: expected no ranking of humidity as a temperature, got {text!r}"
+
+
+# ------------------------------------------------------------------ converters and enum sides
+
+CONVERT_TEMPERATURE = {"type": "function", "function": {
+    "name": "convert_temperature",
+    "description": "Convert a temperature between Celsius and Fahrenheit",
+    "parameters": {"type": "object", "properties": {
+        "value": {"type": "number"},
+        "from_unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "to_unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        "required": ["value", "from_unit", "to_unit"]}}}
+
+
+def converted(value, source, target):
+    return [("convert_temperature", {"value": value, "from_unit": source, "to_unit": target})]
+
+
+def test_enum_units_go_to_the_side_of_the_conversion_they_are_said_on():
+    for text, expected in [("Convert 100 °F to Celsius", converted(100, "fahrenheit", "celsius")),
+                           ("What is 16 °C in Fahrenheit?", converted(16, "celsius", "fahrenheit")),
+                           ("Convert 100 degrees Fahrenheit into Celsius",
+                            converted(100, "fahrenheit", "celsius")),
+                           ("Convert from Celsius to Fahrenheit: 37",
+                            converted(37, "celsius", "fahrenheit")),
+                           ("把100华氏度换算成摄氏度", converted(100, "fahrenheit", "celsius")),
+                           ("16摄氏度是多少华氏度？", converted(16, "celsius", "fahrenheit")),
+                           ("华氏100度转换为摄氏度", converted(100, "fahrenheit", "celsius"))]:
+        expect(calls_of(ask(text, [CONVERT_TEMPERATURE])), expected, f"call for {text!r}")
+
+
+def test_enum_sides_can_come_from_parameter_descriptions():
+    scales = {"type": "function", "function": {
+        "name": "change_scale", "description": "Change a temperature reading to another scale",
+        "parameters": {"type": "object", "properties": {
+            "reading": {"type": "number"},
+            "input_scale": {"type": "string", "enum": ["celsius", "fahrenheit"],
+                            "description": "The scale to convert from"},
+            "output_scale": {"type": "string", "enum": ["celsius", "fahrenheit"],
+                             "description": "The scale to convert to"}},
+            "required": ["reading", "input_scale", "output_scale"]}}}
+    expect(calls_of(ask("Change 100 °F to Celsius", [scales])),
+           [("change_scale", {"reading": 100, "input_scale": "fahrenheit",
+                              "output_scale": "celsius"})], "sides from descriptions")
+
+
+def test_a_unit_said_for_one_side_is_not_used_for_the_other():
+    expect(text_of(ask("Convert 100 °F", [CONVERT_TEMPERATURE])),
+           "Which to unit would you like: celsius or fahrenheit?", "the target is asked for")
+
+
+def test_a_converter_beats_the_weather_tool_for_a_quantity_without_a_place():
+    weather_then_converter = SEED_TOOLS + [CONVERT_TEMPERATURE]
+    for tools in (weather_then_converter, weather_then_converter[::-1]):
+        for text, expected in [
+                ("What is 16 °C in Fahrenheit?", converted(16, "celsius", "fahrenheit")),
+                ("How much is 30 °C in °F?", converted(30, "celsius", "fahrenheit")),
+                ("Convert 100 °F to Celsius", converted(100, "fahrenheit", "celsius")),
+                ("16摄氏度是多少华氏度？", converted(16, "celsius", "fahrenheit")),
+                ("What's the weather in Chengdu in Fahrenheit?",
+                 [("get_current_weather", {"location": "Chengdu", "unit": "fahrenheit"})]),
+                ("What's the temperature in Chengdu in Fahrenheit?",
+                 [("get_current_weather", {"location": "Chengdu", "unit": "fahrenheit"})]),
+                ("成都现在多少华氏度？",
+                 [("get_current_weather", {"location": "成都", "unit": "fahrenheit"})])]:
+            expect(calls_of(ask(text, tools)), expected,
+                   f"call for {text!r} (tools {[t['function']['name'] for t in tools]})")
+
+
+def test_numbers_in_ordinary_text_do_not_call_a_converter():
+    for text in ("I sent 7 messages", "1 change(s) so far", "Tell me a joke about 3 cats"):
+        expect(ask(text, SEED_TOOLS + [CONVERT_TEMPERATURE, CONVERT_UNITS])["finish_reason"],
+               "stop", f"reply to {text!r}")

@@ -14,23 +14,30 @@ and nothing is remembered between calls. Like a real model it only knows what
 3. The request is cut into clauses ("weather in Chengdu and the time in New
    York" is two). Each clause gets the offered tool whose name, description
    and parameters share the most words with it (understand.score), if any
-   fits. Arguments come from the user's words by parameter kind: places,
-   time zones, numbers, enum values, an expression, free text (understand.py).
-   One call per place: "Shanghai and Beijing weather" is two calls. A place
-   is sent as the user wrote it: "成都" when typed in Chinese (the seed tools
-   take both), else its canonical English name ("chengdu", "NYC" → "Chengdu",
-   "New York"); a city the gazetteer lacks is passed on as written.
+   fits; a word shared with a tool's name counts most, and a number with a
+   unit and no place ("16 °C in Fahrenheit") favours a converter. Arguments
+   come from the user's words by parameter kind: places, time zones, numbers,
+   enum values (for from/to pairs, by the side they are said on: "100 °F to
+   Celsius"), an expression, free text (understand.py).
+   One call per place: "Shanghai and Beijing weather" is two calls. A time
+   zone a clause writes out wins over the places ("..., and the time in UTC").
+   A place is sent as the user wrote it: "成都" when typed in Chinese (the
+   seed tools take both), else its canonical English name ("chengdu", "NYC"
+   → "Chengdu", "New York"); a city the gazetteer lacks is passed on as written.
 4. Calls already answered in this turn are not repeated. A clause that says
    "there" after "which is warmer, A or B?" waits for those results and uses
    the winner. "Keep checking ... until it is sunny" calls again while the
-   latest result is not sunny.
+   latest result is not sunny. A follow-up that needs no tool of its own and
+   names only a place or a time zone ("上海呢？", "What about Tokyo?") calls
+   the tool of the last call before it again, for that place.
 5. `tool_choice` is obeyed: "none" never calls; "required" always calls, even
    after results (as with the real API, a loop that keeps sending "required"
    never ends by itself); {"type": "function", ...} calls that function.
    `parallel_tool_calls: false` sends only the first call (the next comes on
    the next request).
 6. With nothing left to call, the answer is written from the tool results of
-   this turn (matched to calls by tool_call_id), or it asks for a missing
+   this turn (matched to calls by tool_call_id; a comparison ranks only the
+   results of the calls its own clause asked for), or it asks for a missing
    required argument, or it answers the name question, greeting or thanks,
    or says honestly what it cannot do (answer.py holds every sentence).
 
@@ -70,6 +77,8 @@ class Turn:
     calls: list[Call] = field(default_factory=list)  # calls made after the request
     asked_back: str = ""        # the user message before, when the assistant answered it
                                 # with a question ("Which city?"): "成都" completes "查天气"
+    called_before: str = ""     # the function of the last tool call before the request:
+                                # "上海呢？" after a weather answer asks for the weather again
 
     def answered(self) -> list[Call]:
         return [c for c in self.calls if c.result is not None]
@@ -80,6 +89,8 @@ class Plan:
     """What the current request needs, as far as can be seen now."""
     calls: list[Call] = field(default_factory=list)
     asks: list[tuple[Any, str]] = field(default_factory=list)  # (tool, required param) unfilled
+    comparison: u.Comparison | None = None  # "which is warmer?", if a clause asks it
+    compared: list[Call] = field(default_factory=list)  # the calls planned for that clause
 
 
 @dataclass
@@ -133,7 +144,8 @@ def read_turn(messages: list) -> Turn:
     last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     request = u.text_of(messages[last]) if last >= 0 else ""
     turn = Turn(request, u.language(request), u.user_name(messages),
-                asked_back=question_before(messages, last))
+                asked_back=question_before(messages, last),
+                called_before=last_called(messages[:max(last, 0)]))
     results = {}
     for m in messages[last + 1:]:
         if m.get("role") == "assistant":
@@ -167,6 +179,16 @@ def question_before(messages: list, last: int) -> str:
     return u.text_of(earlier) if earlier.get("role") == "user" else ""
 
 
+def last_called(earlier: list) -> str:
+    """The function name of the last tool call in `earlier` ("" if there is none)."""
+    for m in reversed(earlier):
+        calls = [c for c in m.get("tool_calls") or [] if isinstance(c, Mapping)] \
+            if m.get("role") == "assistant" else []
+        if calls:
+            return made_call(calls[-1]).name
+    return ""
+
+
 def summary_request(messages: list) -> int | None:
     """Where the latest user or system message asks for a summary, if it does."""
     for i in range(len(messages) - 1, -1, -1):
@@ -179,14 +201,34 @@ def summary_request(messages: list) -> int | None:
 
 def make_plan(turn: Turn, tools: list) -> Plan:
     """The plan for the request; when it needs nothing and the assistant had just asked
-    a question ("Which city?"), the plan for the earlier request completed by this answer."""
+    a question ("Which city?"), the plan for the earlier request completed by this answer;
+    else, for a follow-up naming only a place ("上海呢？"), the last tool called, again."""
     if not tools or u.asks_name(turn.request):
         return Plan()
     plan = plan_for(u.without_introduction(turn.request), turn, tools)
-    if not plan.calls and not plan.asks and turn.asked_back:
+    if plan.calls or plan.asks:
+        return plan
+    if turn.asked_back:
         completed = plan_for(f"{turn.asked_back} {turn.request}", turn, tools)
-        return completed if completed.calls else plan
-    return plan
+        if completed.calls:
+            return completed
+    return follow_up(turn, tools) or plan
+
+
+def follow_up(turn: Turn, tools: list) -> Plan | None:
+    """"And Shanghai?" / "上海呢？" / "What about UTC?" after a tool answer: the same tool
+    (the last one called before this request, if it is still offered and takes a place
+    or a time zone) for the place or zone this message names."""
+    tool = next((t for t in tools if u.tool_name(t) == turn.called_before), None)
+    if tool is None or not u.follows_up(turn.request):
+        return None
+    clause = u.Clause(turn.request, tool)
+    targets = own_targets(clause)
+    if not targets:
+        return None
+    plan = Plan()
+    add_calls(plan, clause, targets, tools)
+    return plan if plan.calls else None
 
 
 def plan_for(text: str, turn: Turn, tools: list) -> Plan:
@@ -198,15 +240,19 @@ def plan_for(text: str, turn: Turn, tools: list) -> Plan:
         if targets is None:
             break
         before = Step(clause, add_calls(plan, clause, targets, tools))
+        asked = u.comparison_in(clause.text)
+        if asked and plan.comparison is None:
+            plan.comparison, plan.compared = asked, [call for _, call in before.planned]
     return plan
 
 
 def targets_for(clause: u.Clause, before: Step | None, turn: Turn, tools: list,
                 everywhere: list[u.Target]) -> list[u.Target] | None:
-    """The places a clause is about: its own; the winner or the places of the clause
-    before when it says "there" (None: the winner is not known yet); an unknown
-    place it names ("Lhasa"); else the places named anywhere in the request."""
-    own = u.targets_in(clause.text)
+    """The places a clause is about: its own (a time zone it writes out wins over them);
+    the winner or the places of the clause before when it says "there" (None: the winner
+    is not known yet); an unknown place it names ("Lhasa"); else the places named
+    anywhere in the request."""
+    own = own_targets(clause)
     if own:
         return own
     if before and u.refers_back(clause.text):
@@ -214,6 +260,14 @@ def targets_for(clause: u.Clause, before: Step | None, turn: Turn, tools: list,
     kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
     unknown = u.unknown_place(clause.text, avoid_words(clause.tool)) if "place" in kinds else None
     return [u.Target(unknown)] if unknown else everywhere
+
+
+def own_targets(clause: u.Clause) -> list[u.Target]:
+    """The places a clause names; for a tool that takes a time zone, the zone the clause
+    writes out instead, if it does ("the time in UTC" asks for UTC, whatever the places)."""
+    kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
+    zone = u.zone_target(clause.text) if "timezone" in kinds else None
+    return [zone] if zone else u.targets_in(clause.text)
 
 
 def winner_of(before: Step, turn: Turn, tools: list) -> list[u.Target] | None:
@@ -389,8 +443,8 @@ def from_results(turn: Turn, plan: Plan, tools: list) -> str:
     one sentence per distinct call (its latest result), then any open question."""
     lang, results = turn.lang, latest_results(turn, tools)
     parts = [answer.nice_to_meet(turn.name, lang)] if u.name_in(turn.request) else []
-    asked = u.comparison_in(turn.request)
-    ranking = ranked(results, asked) if asked else []
+    asked, candidates = compared(turn, plan, tools, results)
+    ranking = ranked(candidates, asked) if asked else []
     if len(ranking) >= 2:
         parts.append(answer.comparison(asked, ranking, lang))
         results = [c for c in results if all(c is not r for r, _ in ranking)]
@@ -398,6 +452,25 @@ def from_results(turn: Turn, plan: Plan, tools: list) -> str:
     parts += [answer.result(c.name, c.arguments, c.result, lang) for c in results]
     parts += [answer.clarify(tool, param, lang) for tool, param in plan.asks[:1]]
     return answer.sentences(parts, lang)
+
+
+def compared(turn: Turn, plan: Plan, tools: list,
+             results: list[Call]) -> tuple[u.Comparison | None, list[Call]]:
+    """The comparison asked and the results it ranks: those of the calls planned for the
+    clause that asks it, never another tool's numbers ("how many people live there?").
+    Without a plan (no tools offered), the results of the tool whose name fits that clause."""
+    if plan.comparison:
+        made = [latest_made(call, turn, tools) for call in plan.compared]
+        return plan.comparison, list({id(m): m for m in made if m is not None}.values())
+    asked = u.comparison_in(turn.request)
+    if not asked:
+        return None, []
+    named = [{"type": "function", "function": {"name": n}}
+             for n in dict.fromkeys(c.name for c in results)]
+    for clause in u.clauses(u.without_introduction(turn.request), tools or named):
+        if u.comparison_in(clause.text):
+            return asked, [c for c in results if c.name == u.tool_name(clause.tool)]
+    return asked, results
 
 
 def until_note(call: Call, turn: Turn, tools: list) -> str:

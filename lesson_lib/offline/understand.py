@@ -9,9 +9,11 @@ This module turns the user's words into things the brain can act on:
   two-character pieces, and *concepts* from a small bilingual synonym table
   (天气 → weather, 几点 → time, warmer → weather, 换算 → convert, ...);
 - clauses: "weather in Chengdu and the time in New York" is two requests;
+- follow-ups that only name a place or a time zone ("上海呢？", "And UTC?");
 - what each tool parameter can take from the text: places (lesson_lib.places),
-  time zones, numbers, enum values, an arithmetic expression, "5 km to miles",
-  a language, or the free text that remains;
+  time zones, numbers, enum values (and which side of "100 °F to Celsius" they
+  are on), an arithmetic expression, "5 km to miles", a language, or the free
+  text that remains;
 - tool results: JSON or plain text, and the numbers in them.
 
 A rule-based reader is easy to fool; each rule is a few lines so a learner can
@@ -24,6 +26,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from lesson_lib.places import Place, find_places
@@ -226,22 +229,29 @@ def chinese_pieces(text: str) -> set[str]:
     return pieces - _STOP_ZH
 
 
+def _concept_table() -> list[tuple[str, set[str], list[str]]]:
+    """CONCEPTS read once: (concept, its English stems, its Chinese words)."""
+    return [(concept, {stem(w) for w in words.split() if not CJK.search(w)},
+             [w for w in words.split() if CJK.search(w)]) for concept, words in CONCEPTS.items()]
+
+
+_CONCEPT_TABLE = _concept_table()
+CONCEPT_OF = {w: concept for concept, english, _ in reversed(_CONCEPT_TABLE) for w in english}
+
+
 def concepts(text: str) -> set[str]:
     """The concepts of CONCEPTS that `text` mentions."""
     english = english_words(text)
-    found = set()
-    for concept, words in CONCEPTS.items():
-        for word in words.split():
-            chinese = CJK.search(word)
-            if (chinese and word in text) or (not chinese and stem(word) in english):
-                found.add(concept)
-                break
-    return found
+    return {concept for concept, stems, chinese in _CONCEPT_TABLE
+            if not stems.isdisjoint(english) or any(w in text for w in chinese)}
 
 
-def words(text: str) -> set[str]:
-    """Everything a tool can be matched on: English stems, Chinese pieces, concepts."""
-    return (english_words(text) - _STOP) | chinese_pieces(text) | concepts(text)
+@lru_cache(maxsize=2048)
+def words(text: str) -> frozenset[str]:
+    """Everything a tool can be matched on: English stems, Chinese pieces, concepts.
+    (Cached: a request is scored against every tool, and the same tools come back on
+    every request.)"""
+    return frozenset((english_words(text) - _STOP) | chinese_pieces(text) | concepts(text))
 
 
 # ------------------------------------------------------------------ places and time zones
@@ -265,13 +275,34 @@ def targets_in(text: str) -> list[Target]:
     return [Target(place_value(p, text), p.timezone) for p in find_places(text)]
 
 
-_IANA = re.compile(r"\b([A-Z][A-Za-z_]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?|UTC|GMT)\b")
+_IANA = re.compile(r"(?<![A-Za-z0-9_/])([A-Z][A-Za-z_]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?"
+                   r"|UTC|GMT)(?![A-Za-z0-9_/])")  # "UTC时间" too: Chinese has no spaces
 
 
 def iana_zone(text: str) -> str | None:
     """An IANA time zone written out in `text` ("Europe/Paris", "Mars/Base", "UTC")."""
     found = _IANA.search(text or "")
     return found.group(1) if found else None
+
+
+_FOLLOW_WORDS = re.compile(r"(?i)\b(?:and|what|how|about|of|then|in|for|at|the|please|now|today|"
+                           r"right|city|same|also|too)\b|那么|那边|那里|那|呢|的|还有|和|也|今天|现在|"
+                           r"请|吗|怎么样|如何|又|查一下|查查")
+
+
+def follows_up(text: str) -> bool:
+    """"And Shanghai?", "What about Tokyo?", "上海呢？", "And in UTC?": a short message that
+    names a place or a time zone and nothing else, asking the same question about it."""
+    if len(text or "") > 60 or not (find_places(text) or iana_zone(text)):
+        return False
+    rest = _FOLLOW_WORDS.sub(" ", without_places(_IANA.sub(" ", text)))
+    return not re.sub(r"[\W_]+", "", rest)
+
+
+def zone_target(text: str) -> Target | None:
+    """An IANA zone written out in `text` as a target ("the time in UTC" is about UTC)."""
+    zone = iana_zone(text)
+    return Target(zone, zone) if zone else None
 
 
 _UNKNOWN_PLACE_EN = re.compile(r"\b(?:in|at|for)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)(?![\w/])")
@@ -514,12 +545,20 @@ def without_places(text: str) -> str:
 
 
 def score(tool: Any, text: str) -> int:
-    """How well `tool` fits `text`: 3 per shared word in the tool's name, 1 per shared
-    word elsewhere in it, plus points when the text holds what its parameters take."""
+    """How well `tool` fits `text`: 3 per idea shared with the tool's name, 1 per shared
+    word elsewhere in it, plus points when the text holds what its parameters take.
+    A name word and its concept are one idea: "convert_temperature" matches "temperature"
+    once, not twice (as "temperature" and as "weather"). A converter gets 2 more for a
+    number with a unit and no place, if it shares a word or unit with the text: "16 °C in
+    Fahrenheit" is a conversion, "the weather in Chengdu in Fahrenheit" is not."""
     name_words = words(" ".join(split_name(tool_name(tool))))
-    other_words = words(tool_text(tool))
-    shared = words(without_places(text)) & (name_words | other_words)
-    return sum(3 if w in name_words else 1 for w in shared) + argument_points(tool, text)
+    shared = words(without_places(text)) & (name_words | words(tool_text(tool)))
+    in_name = {CONCEPT_OF.get(w, w) for w in shared & name_words}
+    points = 3 * len(in_name) + len(shared - name_words) + argument_points(tool, text)
+    if quantity_in(text) and not find_places(text) and converts(tool) and \
+            (shared or units_named(tool, text)):
+        points += 2
+    return points
 
 
 def argument_points(tool: Any, text: str) -> int:
@@ -530,6 +569,30 @@ def argument_points(tool: Any, text: str) -> int:
     points += 2 if iana_zone(text) and "timezone" in kinds else 0
     points += 1 if find_places(text) and kinds & {"place", "places", "timezone"} else 0
     return points
+
+
+_QUANTITY = re.compile(r"(?i)(?<![A-Za-z0-9_.])-?\d+(?:\.\d+)?\s*(?:°|℃|℉|[a-z]+\b|[\u4e00-\u9fff])")
+
+
+def quantity_in(text: str) -> bool:
+    """Whether `text` has a number with a unit: "16 °C", "5 km", "100华氏度", "5公里"."""
+    return bool(_QUANTITY.search(text or ""))
+
+
+def units_named(tool: Any, text: str) -> bool:
+    """Whether `text` names a value of one of the tool's enums ("°F" names "fahrenheit")."""
+    return any(enum_value(s.get("enum") or [], text) is not None
+               for s in properties(tool).values() if "enum" in s)
+
+
+def converts(tool: Any) -> bool:
+    """Whether `tool` converts: it takes a number, a unit to convert from and one to convert
+    to (convert_units(value, from_unit, to_unit), with strings or enums for the units)."""
+    kinds, roles = set(), set()
+    for name, schema in properties(tool).items():
+        kinds.add(param_kind(name, schema))
+        roles.add(unit_role(name, schema))
+    return "number" in kinds and {"from", "to"} <= roles
 
 
 THRESHOLD = 2  # below this, no tool fits: a single place name (1 point) is not a request
@@ -608,15 +671,58 @@ def param_kind(name: str, schema: Mapping) -> str:
 _ENUM_WORDS = {"celsius": ("摄氏", "°c", "℃", "centigrade"), "fahrenheit": ("华氏", "°f", "℉")}
 
 
-def enum_value(values: list, text: str) -> Any:
-    """The enum value `text` names (earliest first): "in Fahrenheit" / "华氏" → "fahrenheit"."""
+def enum_value(values: list, text: str, role: str = "") -> Any:
+    """The enum value `text` names: "in Fahrenheit" / "华氏" → "fahrenheit"; the earliest if
+    several are. For one side of a conversion (role "from" or "to", see unit_role): the value
+    said for that side (side_of), never one said for the other. In "Convert 100 °F to
+    Celsius", from_unit is "fahrenheit" and to_unit "celsius"."""
     lowered, found = (text or "").lower(), []
     for value in values:
         for word in (str(value).lower(), *_ENUM_WORDS.get(str(value).lower(), ())):
             hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
             if hit and word:
-                found.append((hit.start(), value))
-    return min(found, key=lambda f: f[0])[1] if found else None
+                found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end())))
+    found.sort(key=lambda f: f[0])
+    if role:  # a value said for the other side is not this one's
+        mine = [value for _, value, side in found if side == role]
+        theirs = {value for _, value, side in found if side and side != role}
+        found = [f for f in found if f[1] in mine] or [f for f in found if f[1] not in theirs]
+    return found[0][1] if found else None
+
+
+_TO_MARK = re.compile(r"(?:\b(?:to|into|in|as)|成|为|多少|等于)\s*(?:degrees?\s*)?$")
+_FROM_MARK = re.compile(r"(?:\bfrom|\d)\s*(?:degrees?\s*|度\s*)?$")
+
+
+def side_of(text: str, start: int, end: int) -> str:
+    """Which side of a conversion the unit at text[start:end] is on: "from" after "from"
+    or attached to a number ("100 °F", "华氏100度"); "to" right after "to", "into", "in",
+    "as", "成", "为", "多少" or "等于" ("to Celsius", "换算成摄氏度"); "" when nothing says."""
+    before = text[:start]
+    if _FROM_MARK.search(before) or re.match(r"\s*-?\d", text[end:]):
+        return "from"
+    return "to" if _TO_MARK.search(before) else ""
+
+
+_FROM_NAMES, _TO_NAMES = {"from", "source", "base", "original"}, {"to", "target", "into"}
+_FROM_ABOUT = re.compile(r"(?i)\b(?:from|source|original)\b|原|源")
+_TO_ABOUT = re.compile(r"(?i)\b(?:to|into|target|desired)\b|目标")
+
+
+def unit_role(name: str, schema: Mapping) -> str:
+    """The side of a conversion a unit parameter takes: "from" (from_unit, source, or a
+    description saying "from"), "to" (to_unit, target, "to"/"into"/目标), or ""."""
+    kind = param_kind(name, schema)
+    if kind in ("from", "to"):
+        return kind
+    if kind != "enum":
+        return ""
+    named, about = set(split_name(name)), str(schema.get("description") or "")
+    if named & (_FROM_NAMES | _TO_NAMES):
+        return "from" if named & _FROM_NAMES else "to"
+    if _FROM_ABOUT.search(about):
+        return "from"
+    return "to" if _TO_ABOUT.search(about) else ""
 
 
 _ABOUT_EN = re.compile(r"(?i)\b(?:about|on|regarding|for)\s+(.+)")
@@ -677,7 +783,7 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     """The value of one parameter, by its kind (see param_kind); None when not found."""
     kind, text, target = param_kind(name, schema), reading.text, reading.target
     if kind == "enum":
-        return enum_value(schema.get("enum") or [], text)
+        return enum_value(schema.get("enum") or [], text, unit_role(name, schema))
     if kind == "number":
         return number_value(schema, reading)
     if kind == "places":
@@ -728,10 +834,10 @@ def error_in(data: Any) -> str | None:
 
 
 def number_in(data: Any, hint: str = "") -> float | None:
-    """The number a result gives: the first key containing `hint`, else the first number."""
+    """The number a result gives: the first whose key contains `hint` ("temp" finds
+    "temperature"; a result without such a key has none), or with no hint the first one."""
     if not isinstance(data, Mapping):
         return None
     numeric = [(str(k).lower(), v) for k, v in data.items()
                if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    preferred = [v for k, v in numeric if hint and hint in k]
-    return (preferred or [v for _, v in numeric] or [None])[0]
+    return next((v for k, v in numeric if hint in k), None)
