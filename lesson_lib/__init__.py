@@ -6,7 +6,8 @@ budget (token-budget memory, summaries), repair (fixing broken histories),
 trimcheck (a bank of hard histories to judge a trim), tools (the tool registry and
 the seed tools), llm (chat() on the chosen backend), agent (Agent and the agent
 loop), offline (the offline teaching model), display (message lists as pictures),
-app and stepper (the chat app and the classroom stepper), places (city names and
+app and stepper (the chat app and the classroom stepper), costs (the
+scripted 50-turn conversation and its cost plots), places (city names and
 time zones), clock (a clock tests can freeze), exercises (the notebooks' self-checks).
 """
 
