@@ -591,17 +591,21 @@ class ChatAppView:
             self._quiet = False
 
     def refresh_panels(self) -> None:
-        """Redraw the chat and the inspector (also called live, as each tool runs)."""
+        """Redraw the chat and the inspector, and make the controls show the state (also
+        called live, as each tool runs, and when code changes the state)."""
+        self.refresh_controls()
         self.chat.value = self.state.chat_html()
         self.memory.value = self.state.memory_html()
 
-    def refresh(self) -> None:
-        """Make every control show the state, then redraw."""
+    def refresh_controls(self) -> None:
+        """Make every control show the state, without running its callback. The slider's
+        range and value go to the browser in one message (hold_sync): sent one by one, the
+        browser clamps the old value into the new range and sends that back as a change."""
         s = self.state
         self.set_quietly(self.strategy, "value", s.strategy.name)
         self._quiet = True
         try:
-            with self.budget.hold_trait_notifications():
+            with self.budget.hold_sync(), self.budget.hold_trait_notifications():
                 self.budget.min = min(s.strategy.low, s.budget)
                 self.budget.max = max(s.strategy.high, s.budget)
                 self.budget.step, self.budget.value = s.strategy.step, s.budget
@@ -612,7 +616,10 @@ class ChatAppView:
         finally:
             self._quiet = False
         self.fault.disabled = self.fault_button.disabled = s.backend != "offline"
-        label = available_backends().get(s.backend, s.backend)
+
+    def refresh(self) -> None:
+        """Make every control show the state, then redraw."""
+        label = available_backends().get(self.state.backend, self.state.backend)
         self.status.value = f'<span style="color:{GREY}">Ready · {_esc(label)}</span>'
         self.refresh_panels()
 

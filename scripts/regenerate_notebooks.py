@@ -11,12 +11,23 @@ run through nbval).
 from __future__ import annotations
 
 import sys
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 sys.path.insert(0, str(ROOT))
 
 from lesson_lib.testing import apply_notebook_env  # noqa: E402
+
+
+def stable_widget_ids(path: Path, cell) -> None:
+    """A widget view's model id is a random comm id, and the widget state is not saved (the
+    view cannot be redrawn from the file either way): give each a stable id instead."""
+    for n, output in enumerate(cell.outputs):
+        view = output.get("data", {}).get(WIDGET_VIEW)
+        if view:
+            view["model_id"] = uuid.uuid5(uuid.NAMESPACE_URL, f"{path.name}#{cell.id}/{n}").hex
 
 
 def regenerate(path: Path) -> None:
@@ -31,6 +42,7 @@ def regenerate(path: Path) -> None:
     for cell in nb.cells:  # one stream output per name: how output is split is timing, not content
         if cell.cell_type == "code":
             cell.outputs = coalesce_streams(cell.outputs)
+            stable_widget_ids(path, cell)
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
                                  "name": "python3"}

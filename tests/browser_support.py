@@ -1,0 +1,190 @@
+"""Helpers for tests/test_browser.py: a private JupyterLab server on 127.0.0.1, and checks on
+what it binds.
+
+`JupyterLab(workdir)` copies notebooks/ into `workdir` (autosave never touches the committed
+files), strips the outputs of the notebook under test (so every widget on the page comes from
+this run), and starts `python -m jupyterlab` with its own settings, config, runtime and
+workspace directories, no token, no password, only on 127.0.0.1. `stop()` shuts it down,
+and its kernels with it, by process id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from lesson_lib.testing import apply_notebook_env
+
+LAB_SETTINGS = {  # JupyterLab 4 user settings: plugin id → values
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},  # render every cell
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
+                                                    "checkForUpdates": False},
+}
+LAB_CONFIG = {"LabApp": {"news_url": None}}  # the server fetches no news feed either
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def strip_outputs(path: Path) -> None:
+    """Remove every output and execution count from the notebook at `path`."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    nb.get("metadata", {}).pop("widgets", None)
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def listening_hosts(port: int) -> set[str]:
+    """The local addresses on which something listens on TCP `port` (Linux /proc; an empty
+    set elsewhere or when nothing listens)."""
+    hosts = set()
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port and len(address) == width:
+                hosts.add(_address(address))
+    return hosts
+
+
+def _address(hex_address: str) -> str:
+    raw = bytes.fromhex(hex_address)
+    if len(raw) == 4:
+        return socket.inet_ntop(socket.AF_INET, raw[::-1])
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))  # host-order 32-bit words
+    return socket.inet_ntop(socket.AF_INET6, words)
+
+
+def _processes_with_parent_env(pid: int) -> list[int]:
+    """Kernels started by server `pid` (ipykernel gets JPY_PARENT_PID=<pid>)."""
+    marker, found = f"JPY_PARENT_PID={pid}".encode(), []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in entry.joinpath("environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+class JupyterLab:
+    """A JupyterLab server on a copy of notebooks/, for one test."""
+
+    def __init__(self, workdir: Path, notebooks: Path, strip: str):
+        self.workdir, self.root = workdir, workdir / "notebooks"
+        shutil.copytree(notebooks, self.root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        strip_outputs(self.root / strip)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.runtime = workdir / "runtime"
+        self.log_path = workdir / "jupyterlab.log"
+        self.process: subprocess.Popen | None = None
+        self._log = None
+
+    def environment(self) -> dict:
+        env = dict(os.environ)
+        apply_notebook_env(env)  # the kernel: frozen clock, UTC, offline model
+        settings, config = self.workdir / "lab-settings", self.workdir / "config"
+        for plugin, values in LAB_SETTINGS.items():
+            _write_json(settings / f"{plugin}.jupyterlab-settings", values)
+        _write_json(config / "jupyter_lab_config.json", LAB_CONFIG)
+        env.update(JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTER_CONFIG_DIR=str(config),
+                   JUPYTER_RUNTIME_DIR=str(self.runtime),
+                   JUPYTERLAB_WORKSPACES_DIR=str(self.workdir / "workspaces"),
+                   IPYTHONDIR=str(self.workdir / "ipython"))
+        return env
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
+                "--ServerApp.port_retries=0", "--IdentityProvider.token=",
+                "--ServerApp.password=", f"--ServerApp.root_dir={self.root}",
+                "--KernelManager.ip=127.0.0.1", "--LabApp.expose_app_in_browser=True",
+                "--LabApp.extension_manager=readonly",
+                "--LabApp.check_for_updates_class="
+                "jupyterlab.handlers.announcements.NeverCheckForUpdate"]
+
+    def start(self, timeout: float = 60) -> None:
+        """Start the server and wait until /api/status answers."""
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(self.command(), env=self.environment(), cwd=self.workdir,
+                                        stdout=self._log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {self.process.returncode}:\n"
+                                   f"{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.25)
+        raise TimeoutError(f"JupyterLab did not answer {self.url}/api/status within "
+                           f"{timeout:.0f} s:\n{self.log_tail()}")
+
+    def news_disabled(self) -> bool:
+        """True when the page config says no news feed will be fetched."""
+        with urllib.request.urlopen(f"{self.url}/lab", timeout=10) as answer:
+            page = answer.read().decode("utf-8", errors="replace")
+        return re.search(r'"news":\s*\{\s*"disabled":\s*true', page) is not None
+
+    def kernel_connections(self) -> list[dict]:
+        """The connection files of the kernels this server started."""
+        return [json.loads(p.read_text()) for p in self.runtime.glob("kernel-*.json")]
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self, timeout: float = 15) -> None:
+        """SIGTERM the server (it shuts its kernels down), then SIGKILL whatever is left of
+        it and of its kernels, by process id."""
+        process = self.process
+        if process is None:
+            return
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(5)
+        # Normally none is left: the server stops its kernels, or they see it go.
+        for pid in _processes_with_parent_env(process.pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self._log is not None:
+            self._log.close()
+        self.process = None

@@ -1,0 +1,315 @@
+"""The capstone notebook in a real browser: JupyterLab + headless Chromium (Playwright).
+
+On a copy of notebooks/, with the capstone's outputs stripped: open it, wait for an idle
+kernel, run all cells, wait until every cell has run; then chat in the app (Enter, then the
+Send button) and see the reply and the inspector's new rows appear; click the stepper forward
+and back and see its counter and caption change; and find no error output anywhere (except in
+cells tagged raises-exception). Screenshots go to artifacts/browser/ (gitignored).
+
+Skipped when /usr/bin/chromium or the playwright package is missing, unless
+LESSON_REQUIRE_BROWSER=1 (CI sets it): then it fails and says what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+from browser_support import JupyterLab, listening_hosts
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = "08_the_chat_app.ipynb"
+ARTIFACTS = ROOT / "artifacts" / "browser"
+CHROMIUM = Path(os.environ.get("LESSON_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+VIEWPORT = {"width": 1440, "height": 960}
+SECONDS = 1000  # Playwright counts milliseconds
+
+# Sent from the page: neither city appears anywhere in the notebook, so what shows is new.
+BY_ENTER = ("What's the weather in London?", "London is overcast, 11°C")
+BY_BUTTON = ("What time is it in Paris?", "It is 2026-05-01 11:30:00 CEST+0200 in Europe/Paris.")
+
+# ----------------------------------------------------------------- what runs in the page
+
+NOTEBOOK_STATE = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.content || !panel.sessionContext) return null;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const code = panel.content.widgets.filter(c => c.model.type === 'code');
+  const prompt = c => (c.node.querySelector('.jp-InputPrompt') || {}).textContent || '';
+  return {path: panel.context.path, ready: panel.sessionContext.isReady,
+          status: kernel ? kernel.status : 'none', total: code.length,
+          executed: code.filter(c => c.model.executionCount != null).length,
+          queued: code.filter(c => prompt(c).includes('*')).length};
+}"""
+
+RUN_ALL = """() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }"""
+
+ERRORS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget, found = [];
+  panel.content.widgets.forEach((cell, index) => {
+    if (cell.model.type !== 'code') return;
+    const tags = cell.model.getMetadata('tags') || [];
+    if (tags.includes('raises-exception')) return;
+    const outputs = cell.model.outputs.toJSON();
+    const bad = outputs.filter(o => o.output_type === 'error' ||
+                                    (o.output_type === 'stream' && o.name === 'stderr'));
+    const shown = cell.node.querySelectorAll(
+      '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').length;
+    const text = cell.node.innerText;
+    const traceback = /Traceback \\(most recent call last\\)|Error displaying widget/.test(text);
+    if (bad.length || shown || traceback) {
+      found.push({cell: index, outputs: bad.map(o => o.ename || o.name), shown: shown,
+                  text: text.slice(0, 300)});
+    }
+  });
+  return found;
+}"""
+
+SHUT_DOWN_KERNEL = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const stop = panel && panel.sessionContext ? panel.sessionContext.shutdown() : null;
+  await Promise.race([stop, new Promise(done => setTimeout(done, 10000))]);
+  return true;
+}"""
+
+
+# ----------------------------------------------------------------- skip or fail
+
+def _require_browser():
+    """The Playwright module, or skip (fail when LESSON_REQUIRE_BROWSER=1) saying what lacks."""
+    missing = []
+    if not CHROMIUM.exists():
+        missing.append(f"Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        sync_api = None
+        missing.append("the playwright package (pip install -e '.[dev]')")
+    if missing:
+        reason = "the browser test needs " + " and ".join(missing)
+        if os.environ.get("LESSON_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{reason}; LESSON_REQUIRE_BROWSER=1 says it must run here")
+        pytest.skip(reason)
+    return sync_api
+
+
+# ----------------------------------------------------------------- steps
+
+def _check_binds_only_loopback(what: str, port: int) -> None:
+    """`port` listens on 127.0.0.1 and nowhere else (checked where /proc/net/tcp exists)."""
+    if not Path("/proc/net/tcp").exists():
+        return
+    hosts = listening_hosts(port)
+    assert hosts == {"127.0.0.1"}, f"{what} (port {port}) listens on {hosts or 'nothing'}, " \
+                                   "expected 127.0.0.1 only"
+
+
+class Timer:
+    """Seconds taken by each step, saved with the screenshots."""
+
+    def __init__(self):
+        self.start = self.last = time.monotonic()
+        self.steps: dict[str, float] = {}
+
+    def mark(self, step: str) -> None:
+        now = time.monotonic()
+        self.steps[step] = round(now - self.last, 2)
+        self.last = now
+
+    def total(self) -> float:
+        return round(time.monotonic() - self.start, 2)
+
+
+def _wait_for(page, what: str, test, timeout: float, poll: float = 0.25, times: int = 1):
+    """Poll NOTEBOOK_STATE until `test(state)` holds `times` polls in a row; fail with the last
+    state seen."""
+    deadline, state, held = time.monotonic() + timeout, None, 0
+    while time.monotonic() < deadline:
+        state = page.evaluate(NOTEBOOK_STATE)
+        held = held + 1 if state and test(state) else 0
+        if held >= times:
+            return state
+        page.wait_for_timeout(poll * SECONDS)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; last notebook "
+                         f"state: {state}")
+
+
+def _open_notebook(page, lab: JupyterLab) -> None:
+    page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}", wait_until="domcontentloaded",
+              timeout=60 * SECONDS)
+    _wait_for(page, "the notebook and an idle kernel",
+              lambda s: s["path"] == NOTEBOOK and s["ready"] and s["status"] == "idle", 90)
+
+
+def _run_all(page) -> dict:
+    """Run every cell; return when all have run, or when the run stopped at an error (the
+    kernel idle, nothing queued, an error shown), the same for a second in a row."""
+    page.evaluate(RUN_ALL)
+
+    def finished(s: dict) -> bool:
+        settled = s["status"] == "idle" and s["queued"] == 0
+        return settled and (s["executed"] == s["total"] or bool(page.evaluate(ERRORS)))
+
+    state = _wait_for(page, "every cell to run", finished, 120, poll=0.5, times=3)
+    page.wait_for_timeout(0.5 * SECONDS)  # let the last widget messages render
+    return state
+
+
+def _controls_match_inspector(app) -> str | None:
+    """None if the Memory menu shows the strategy the inspector draws; else what differs."""
+    menu = app.locator("select").first.input_value()
+    shown = re.search(r"Memory: (\w+)\(", app.locator(".lesson-chat-memory").inner_text())
+    inspector = shown.group(1) if shown else "?"
+    return None if menu == inspector else (
+        f"the Memory menu shows {menu} while the inspector draws {inspector}")
+
+
+def _chat(page, expect, app_problems: list[str]) -> None:
+    app = page.locator(".lesson-chat-app").first
+    chat, memory = app.locator(".lesson-chat-chat"), app.locator(".lesson-chat-memory")
+    box = app.locator(".lesson-chat-input input")
+    expect(chat).to_contain_text("Chengdu is cloudy, 16°C")  # the notebook's own conversation
+    for question, _ in (BY_ENTER, BY_BUTTON):
+        assert question not in chat.inner_text(), f"{question!r} is on the page before it is sent"
+    box.scroll_into_view_if_needed()
+    app_problems.append(_controls_match_inspector(app))
+    notices = chat.inner_text().count("⚠")
+
+    question, answer = BY_ENTER
+    box.click()
+    page.keyboard.type(question)
+    page.keyboard.press("Enter")
+    expect(chat).to_contain_text(answer, timeout=30 * SECONDS)
+    expect(memory).to_contain_text(question)                  # the inspector's new rows:
+    expect(memory).to_contain_text('"location":"London"')     # the user, the tool call
+    expect(box).to_have_value("")                             # the box was emptied
+
+    question, answer = BY_BUTTON
+    box.click()
+    page.keyboard.type(question)
+    app.locator(".lesson-chat-send").click()
+    expect(chat).to_contain_text(answer, timeout=30 * SECONDS)
+    expect(memory).to_contain_text(question)
+    expect(memory).to_contain_text('"timezone":"Europe/Paris"')
+    page.wait_for_timeout(0.5 * SECONDS)  # a second send, if there were one, would show now
+    sent = chat.inner_text().count(question)
+    assert sent == 1, f"the Send button should send {question!r} once; the chat shows it {sent}x"
+    new = chat.inner_text().count("⚠") - notices
+    app_problems.append(f"sending two questions added {new} notice(s) to the chat: "
+                        f"{chat.inner_text()[-700:]!r}" if new else None)
+
+
+def _step(page, expect, shot) -> None:
+    steps = page.locator(".lesson-stepper").first
+    steps.scroll_into_view_if_needed()
+    counter = re.compile(r"Step (\d+) of (\d+)")
+    first = counter.search(steps.inner_text())
+    assert first and first.group(1) == "1", f"the stepper should start at step 1: {first}"
+    total = int(first.group(2))
+    expect(steps.locator(".lesson-stepper-back")).to_be_disabled()
+
+    for step in (2, 3):
+        steps.locator(".lesson-stepper-next").click()
+        expect(steps).to_contain_text(f"Step {step} of {total}")
+        expect(steps).to_contain_text(f"Newest message ({step} of {total})")
+    steps.locator(".lesson-stepper-back").click()
+    expect(steps).to_contain_text(f"Step 2 of {total}")
+    expect(steps).to_contain_text(f"Newest message (2 of {total})")
+    expect(steps).to_contain_text("The API would accept this request")
+
+    broken = int(re.search(r"the rules break at step (\d+)", steps.inner_text()).group(1))
+    for step in range(3, broken + 1):
+        steps.locator(".lesson-stepper-next").click()
+        expect(steps).to_contain_text(f"Step {step} of {total}")
+    expect(steps).to_contain_text("The rules break here: the API would answer 400")
+    shot(steps, "stepper-breaking-point")
+
+    steps.locator(".lesson-stepper-last").click()
+    expect(steps).to_contain_text(f"Step {total} of {total}")
+    expect(steps.locator(".lesson-stepper-next")).to_be_disabled()
+    steps.locator(".lesson-stepper-first").click()
+    expect(steps).to_contain_text(f"Step 1 of {total}")
+
+
+# ----------------------------------------------------------------- the test
+
+def test_capstone_runs_and_responds_in_a_real_browser(tmp_path):
+    sync_api = _require_browser()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):  # no stale picture from an earlier run
+        old.unlink()
+    timer, lab = Timer(), JupyterLab(tmp_path, ROOT / "notebooks", strip=NOTEBOOK)
+    context = None
+    with sync_api.sync_playwright() as playwright:
+        try:
+            lab.start()
+            _check_binds_only_loopback("JupyterLab", lab.port)
+            assert lab.news_disabled(), "JupyterLab would fetch its news feed"
+            timer.mark("server up")
+            context = playwright.chromium.launch_persistent_context(
+                str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
+                headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
+            context.set_default_timeout(15 * SECONDS)
+            page = context.pages[0] if context.pages else context.new_page()
+            sync_api.expect.set_options(timeout=15 * SECONDS)
+
+            def shot(target, name: str) -> None:
+                target.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+            _open_notebook(page, lab)
+            timer.mark("notebook open, kernel idle")
+            connections = lab.kernel_connections()
+            assert len(connections) == 1, f"expected one kernel, found {len(connections)}"
+            assert connections[0]["ip"] == "127.0.0.1", f"the kernel uses {connections[0]['ip']}"
+            for key in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
+                _check_binds_only_loopback(f"the kernel's {key}", connections[0][key])
+
+            state = _run_all(page)
+            timer.mark("all cells run")
+            errors = page.evaluate(ERRORS)
+            shot(page, "after-run-all")
+            assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
+            assert state["executed"] == state["total"], f"not every cell ran: {state}"
+
+            app = page.locator(".lesson-chat-app").first
+            app.scroll_into_view_if_needed()
+            shot(app, "chat-app-before")
+            app_problems: list[str | None] = []
+            _chat(page, sync_api.expect, app_problems)
+            shot(app, "chat-app")
+            timer.mark("chatted twice")
+
+            _step(page, sync_api.expect, shot)
+            timer.mark("stepped")
+
+            errors = page.evaluate(ERRORS)
+            assert not errors, f"error output after the interactions: {errors}"
+            shot(page, "final-page")
+            app_problems = [p for p in app_problems if p]
+            assert not app_problems, "the chat app misbehaved in the browser:\n- " + (
+                "\n- ".join(app_problems))
+        except Exception:
+            if context is not None and context.pages:
+                context.pages[0].screenshot(path=str(ARTIFACTS / "failure.png"))
+            print(f"JupyterLab log (last lines):\n{lab.log_tail()}")
+            raise
+        finally:
+            if context is not None:
+                try:
+                    if context.pages:
+                        context.pages[0].evaluate(SHUT_DOWN_KERNEL)
+                except Exception:  # the page may be gone already: the server stops the kernel
+                    pass
+                context.close()
+            lab.stop()
+            timer.mark("stopped")
+            (ARTIFACTS / "timings.json").write_text(
+                json.dumps({**timer.steps, "total": timer.total()}, indent=1) + "\n")
+    assert timer.total() < 150, f"the browser test took {timer.total()} s: {timer.steps}"

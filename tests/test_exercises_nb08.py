@@ -1,0 +1,175 @@
+"""The self-checks of notebook 08 (the chat app): each passes a correct answer, fails the wrong
+ones with the hint that fits, and never raises at the learner."""
+
+from __future__ import annotations
+
+import pytest
+
+from lesson_lib.app import chat_app
+from lesson_lib.exercises import nb08
+from lesson_lib.stepper import StepperState, stepper, trim_pitfall
+
+FIVE_CITIES = "What's the weather in Beijing, Shanghai, Chengdu, Tokyo and London?"
+FOUR_CITIES = "What's the weather in Beijing, Shanghai, Chengdu and Tokyo?"
+SIX_CITIES = "What's the weather in Beijing, Shanghai, Chengdu, Tokyo, London and Paris?"
+STUB = {"ShortTermMemory": ["What's the weather in Chengdu?"] * 3,
+        "TokenBudgetMemory": ["What's the weather in Chengdu?"] * 3}
+BREAKING = ["My name is Xiaoming.", "What's the weather in Chengdu?",
+            "Which is warmer, Shanghai or Beijing?", "What is my name?", "Hello"]
+
+
+def run(check, answer, capsys) -> tuple[bool, str]:
+    passed = check(answer)
+    return passed, capsys.readouterr().out
+
+
+def expect_pass(check, answer, capsys) -> str:
+    passed, out = run(check, answer, capsys)
+    assert passed and "❌" not in out, f"expected the check to pass, got:\n{out}"
+    return out
+
+
+def expect_fail(check, answer, capsys, *hints: str) -> str:
+    passed, out = run(check, answer, capsys)
+    assert not passed and "❌" in out, f"expected the check to fail, got:\n{out}"
+    for hint in hints:
+        assert hint in out, f"expected the output to contain {hint!r}, got:\n{out}"
+    return out
+
+
+# ----------------------------------------------------------------- exercise 1: forget
+
+def test_one_question_with_many_tool_calls_forgets_under_both_memories(capsys):
+    out = expect_pass(nb08.check_forget, {"ShortTermMemory": [FIVE_CITIES],
+                                          "TokenBudgetMemory": [FIVE_CITIES]}, capsys)
+    assert out.count("forgotten after 1 message(s)") == 2, out
+
+
+def test_each_memory_may_get_its_own_message(capsys):
+    expect_pass(nb08.check_forget, {"ShortTermMemory": [SIX_CITIES],
+                                    "TokenBudgetMemory": [FOUR_CITIES]}, capsys)
+
+
+def test_a_single_string_counts_as_one_message(capsys):
+    expect_pass(nb08.check_forget, {"ShortTermMemory": FIVE_CITIES,
+                                    "TokenBudgetMemory": FIVE_CITIES}, capsys)
+
+
+def test_the_committed_first_attempt_forgets_but_not_in_the_fewest_messages(capsys):
+    out = expect_fail(nb08.check_forget, STUB, capsys, "forgotten after 3 message(s); it can "
+                      "be done with 1", "max_messages counts messages", "token_budget counts tokens")
+    assert out.count("✅") == 4, f"both memories do forget with the stub:\n{out}"
+
+
+def test_greetings_never_forget_because_the_model_repeats_the_name(capsys):
+    expect_fail(nb08.check_forget, {"ShortTermMemory": ["Hello!"] * 6,
+                                    "TokenBudgetMemory": ["Hello!"] * 6}, capsys,
+                "no longer mentions Xiaoming (it still does in", "Watch the Messages gauge")
+
+
+def test_a_message_that_fills_only_one_budget_is_reported_for_the_other(capsys):
+    out = expect_fail(nb08.check_forget, {"ShortTermMemory": [FOUR_CITIES],
+                                          "TokenBudgetMemory": [SIX_CITIES]}, capsys,
+                      "it still does in 1 of its 10 messages", "it showed a notice instead",
+                      "OverBudgetError")
+    assert "TokenBudgetMemory(token_budget=600): the request asking" not in out
+
+
+@pytest.mark.parametrize("answer, hint", [
+    ({"ShortTermMemory": ["/clear"], "TokenBudgetMemory": ["x"]}, "/clear forgets everything"),
+    ({"ShortTermMemory": ..., "TokenBudgetMemory": []}, "not answered yet"),
+    ({}, "not answered yet"),
+    ({"ShortTermMemory": [1, 2], "TokenBudgetMemory": None}, "a list of messages (strings)"),
+    (["What's the weather?"], "my_messages is a dict"),
+    (None, "my_messages is a dict"),
+])
+def test_answers_of_the_wrong_shape_get_a_hint_not_a_crash(answer, hint, capsys):
+    expect_fail(nb08.check_forget, answer, capsys, hint)
+
+
+def test_a_message_the_app_refuses_is_reported_with_its_notice(capsys):
+    expect_fail(nb08.check_forget, {"ShortTermMemory": [FIVE_CITIES],
+                                    "TokenBudgetMemory": ["x" * 30000]}, capsys,
+                "it showed a notice instead", "over budget by")
+
+
+def test_the_forget_check_uses_the_offline_model_whatever_the_shared_client(capsys):
+    from lesson_lib.llm import using_client
+
+    with using_client(object(), "not-a-model"):  # any chat() through it would fail
+        expect_pass(nb08.check_forget, {"ShortTermMemory": [FIVE_CITIES],
+                                        "TokenBudgetMemory": [FIVE_CITIES]}, capsys)
+
+
+# ----------------------------------------------------------------- exercise 2: the break
+
+def recorded(messages: list[str], strategy: str = "NaiveMemory", budget: int = 6):
+    app = chat_app(strategy=strategy, budget=budget)
+    for text in messages:
+        app.state.send(text)
+    return app
+
+
+def test_a_stepper_standing_where_the_rules_break_passes(capsys):
+    view = stepper(recorded(BREAKING))
+    view.state.go(view.state.broken_at)
+    out = expect_pass(nb08.check_breaking_point, view, capsys)
+    assert f"first at step {view.state.broken_at} of {view.state.total}" in out
+
+
+def test_the_check_takes_the_stepper_state_too(capsys):
+    steps = StepperState(recorded(BREAKING))
+    steps.go(steps.broken_at)
+    expect_pass(nb08.check_breaking_point, steps, capsys)
+
+
+def test_clicking_the_view_buttons_moves_what_the_check_sees(capsys):
+    view = stepper(recorded(BREAKING))
+    for _ in range(view.state.broken_at - 1):
+        view.next_button.click()
+    expect_pass(nb08.check_breaking_point, view, capsys)
+
+
+def test_the_committed_first_attempt_is_not_done_yet(capsys):
+    expect_fail(nb08.check_breaking_point, stepper(recorded(["My name is Xiaoming."])), capsys,
+                "all 3 steps would be accepted", "two tool calls at once")
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_stepper_elsewhere_is_told_to_move(where, capsys):
+    steps = StepperState(recorded(BREAKING))
+    getattr(steps, where)()
+    assert steps.step != steps.broken_at
+    expect_fail(nb08.check_breaking_point, steps, capsys,
+                f"(it is at step {steps.step})", "'The rules break here', not 'Still broken'")
+
+
+def test_a_conversation_that_never_breaks_is_reported(capsys):
+    steps = StepperState(recorded(["My name is Xiaoming.", "What is my name?", "Hello"]))
+    expect_fail(nb08.check_breaking_point, steps, capsys, "the rules break somewhere in it (all")
+
+
+@pytest.mark.parametrize("strategy, budget, got", [
+    ("NaiveMemory", 4, "NaiveMemory(max_messages=4)"),
+    ("ShortTermMemory", 6, "ShortTermMemory(max_messages=6)"),
+])
+def test_another_memory_is_refused_with_the_one_to_use(strategy, budget, got, capsys):
+    steps = StepperState(recorded(BREAKING, strategy, budget))
+    steps.go(steps.broken_at or 1)
+    expect_fail(nb08.check_breaking_point, steps, capsys, got,
+                "chat_app(strategy='NaiveMemory', budget=6)")
+
+
+def test_a_recording_without_a_memory_is_refused(capsys):
+    steps = StepperState(trim_pitfall().messages)  # a plain message list: prefixes, no trim
+    expect_fail(nb08.check_breaking_point, steps, capsys, "no memory: every message is kept")
+
+
+@pytest.mark.parametrize("answer", [None, "stepper", 3])
+def test_something_else_than_a_stepper_gets_a_hint(answer, capsys):
+    expect_fail(nb08.check_breaking_point, answer, capsys, "make it with stepper(my_app)")
+
+
+def test_the_app_itself_is_not_a_stepper(capsys):
+    expect_fail(nb08.check_breaking_point, recorded(BREAKING), capsys,
+                "my_stepper is a stepper", "got ChatAppView")
