@@ -16,10 +16,13 @@ PASSED = "All checks passed."
 
 
 def report_of(check, answer, capsys) -> str:
-    """What the check prints for `answer` (it must return None and never raise)."""
+    """What the check prints for `answer` (it must return a bool that agrees with the
+    report, and never raise)."""
     returned = check(answer)
     out = capsys.readouterr().out
-    assert returned is None, f"checks print their report and return None, got {returned!r}"
+    assert isinstance(returned, bool), f"checks return True or False, got {returned!r}"
+    assert returned == (PASSED in out), (
+        f"the check returned {returned} but its report says:\n{out}")
     return out
 
 

@@ -134,6 +134,13 @@ def test_my_loop_passes_a_for_loop_and_a_while_loop(capsys):
     expect_pass(nb06.check_my_loop, while_loop_solution, capsys)
 
 
+def test_my_loop_passes_whatever_the_time_on_the_learners_clock(capsys):
+    from lesson_lib import clock
+
+    with clock.frozen("2026-05-01T01:00:00+00:00"):  # not 17:30 in Shanghai
+        expect_pass(nb06.check_my_loop, solution_loop, capsys)
+
+
 def test_my_loop_fails_the_notebooks_if_stub_with_one_round_hints(capsys):
     out = expect_fail(nb06.check_my_loop, stub_loop, capsys,
                       "turns=2, calls made: 2", "one round only? that is the `if`",

@@ -4,8 +4,8 @@
 - `check_results_for(fn)`: exercise 2, the tool messages that answer parallel calls;
 - `check_repair(fn)`: exercise 3, a broken history put back in order.
 
-Each check prints ✅ / ❌ lines with hints and returns None (a notebook cell then shows
-only the report). The data the exercises use is here too, so the notebook and the
+Each check prints ✅ / ❌ lines with hints and returns True when everything passed (the
+notebook calls it as `_ = check_...(...)`, so the cell shows only the report). The data the exercises use is here too, so the notebook and the
 checks agree on it.
 """
 
@@ -30,9 +30,9 @@ CONVERSIONS = ((16, 60.8), (100, 212), (-40, -40), (0, 32))  # (°C, °F)
 
 def check_my_tool(registry: Any,           # the ToolRegistry your tool is registered in
                   name: str = TOOL_NAME,   # the tool's name
-                  ) -> None:
+                  ) -> bool:
     """Exercise 1: the schema is valid, the model calls the tool, and it converts right."""
-    run_check("Exercise 1 · your own tool", lambda report: _my_tool(report, registry, name))
+    return run_check("Exercise 1 · your own tool", lambda report: _my_tool(report, registry, name))
 
 
 def _my_tool(report: Report, registry: Any, name: str) -> None:
@@ -127,10 +127,10 @@ THREE_CALLS: dict = {"role": "assistant", "content": None, "tool_calls": [
 ]}
 
 
-def check_results_for(fn: Callable) -> None:
+def check_results_for(fn: Callable) -> bool:
     """Exercise 2: fn(message) returns one tool message per call, and the list is valid."""
     with clock.frozen(clock.EXAMPLE):  # time results compared with execute_tool's must agree
-        run_check("Exercise 2 · answer every call", lambda report: _results_for(report, fn))
+        return run_check("Exercise 2 · answer every call", lambda report: _results_for(report, fn))
 
 
 def _results_for(report: Report, fn: Callable) -> None:
@@ -214,9 +214,9 @@ REPAIR_CASES: list[tuple[str, list[dict]]] = [
 ]
 
 
-def check_repair(fn: Callable) -> None:
+def check_repair(fn: Callable) -> bool:
     """Exercise 3: fn(messages) returns the same messages in an order the API accepts."""
-    run_check("Exercise 3 · repair a broken history", lambda report: _repair(report, fn))
+    return run_check("Exercise 3 · repair a broken history", lambda report: _repair(report, fn))
 
 
 def _repair(report: Report, fn: Callable) -> None:
