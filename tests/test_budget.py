@@ -5,12 +5,12 @@ model-written summary, and adds whose cost does not grow with the history."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from messages import SYSTEM, answer, asks, call, filled, result, roles, user
 
 import lesson_lib.budget as budget_module
 from lesson_lib.budget import (
@@ -26,40 +26,8 @@ from lesson_lib.protocol import ProtocolError, find_problems
 from lesson_lib.tokens import count_message, count_request, count_text, count_tools
 from lesson_lib.tools import get_tools_schema
 
-SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 CHINESE = {"role": "system", "content": "From now on, answer in Chinese."}
 GUIDE = " ".join(f"Day {d}: walk from Chunxi Road to the Wenshu Monastery." for d in range(400))
-
-
-def user(text="What's the weather in Chengdu?"):
-    return {"role": "user", "content": text}
-
-
-def answer(text="Chengdu is cloudy, 16°C."):
-    return {"role": "assistant", "content": text}
-
-
-def call(cid, location="Chengdu"):
-    return {"id": cid, "type": "function", "function": {
-        "name": "get_current_weather", "arguments": json.dumps({"location": location})}}
-
-
-def asks(*ids, content=None):
-    return {"role": "assistant", "content": content, "tool_calls": [call(i) for i in ids]}
-
-
-def result(cid, content='{"location": "Chengdu", "temperature": 16, "condition": "cloudy"}'):
-    return {"role": "tool", "tool_call_id": cid, "content": content}
-
-
-def filled(memory, *messages):
-    for m in messages:
-        memory.add(m)
-    return memory
-
-
-def roles(memory):
-    return [m["role"] for m in memory.to_api_format()]
 
 
 def state(memory):

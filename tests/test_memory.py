@@ -3,49 +3,13 @@ NaiveMemory shows the orphan-tool pitfall notebook 04 teaches."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from messages import SYSTEM, answer, asks, call, filled, result, roles, user
 
 from lesson_lib.memory import NaiveMemory, SeedMemory, ShortTermMemory
 from lesson_lib.protocol import ProtocolError, find_problems, is_valid, validate_messages
-
-SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
-
-
-def user(text="What's the weather in Chengdu?"):
-    return {"role": "user", "content": text}
-
-
-def answer(text="Chengdu is cloudy, 16°C."):
-    return {"role": "assistant", "content": text}
-
-
-def call(cid, location="成都"):
-    args = json.dumps({"location": location}, ensure_ascii=False)
-    return {"id": cid, "type": "function",
-            "function": {"name": "get_current_weather", "arguments": args}}
-
-
-def asks(*ids):
-    return {"role": "assistant", "content": None, "tool_calls": [call(i) for i in ids]}
-
-
-def result(cid, content='{"location": "Chengdu", "temperature": 16, "condition": "cloudy"}'):
-    return {"role": "tool", "tool_call_id": cid, "content": content}
-
-
-def filled(memory, *messages):
-    for m in messages:
-        memory.add(m)
-    return memory
-
-
-def roles(memory):
-    return [m["role"] for m in memory.to_api_format()]
-
 
 # ----------------------------------------------------------------- the seed's API
 
@@ -98,7 +62,7 @@ def test_to_api_format_is_a_copy_of_each_message():
     again = memory.to_api_format()
     assert again[1]["content"] == "What's the weather in Chengdu?", (
         f"editing a returned message changed the memory: {again[1]}")
-    assert again[2]["tool_calls"][0]["function"]["arguments"] == '{"location": "成都"}'
+    assert again[2]["tool_calls"][0]["function"]["arguments"] == '{"location": "Chengdu"}'
 
 
 def test_add_stores_a_copy_of_the_message():

@@ -10,6 +10,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from messages import SYSTEM, answer, asks, result, user
 
 from lesson_lib.protocol import ProtocolError, find_problems
 from lesson_lib.repair import (
@@ -26,29 +27,6 @@ from lesson_lib.repair import (
     find_duplicate_ids,
     repair_messages,
 )
-
-SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
-
-
-def user(text="What's the weather in Chengdu?"):
-    return {"role": "user", "content": text}
-
-
-def answer(text="Chengdu is cloudy, 16°C."):
-    return {"role": "assistant", "content": text}
-
-
-def call(cid, location="Chengdu"):
-    return {"id": cid, "type": "function", "function": {
-        "name": "get_current_weather", "arguments": json.dumps({"location": location})}}
-
-
-def asks(*ids, content=None):
-    return {"role": "assistant", "content": content, "tool_calls": [call(i) for i in ids]}
-
-
-def result(cid, content='{"location": "Chengdu", "temperature": 16}'):
-    return {"role": "tool", "tool_call_id": cid, "content": content}
 
 
 def interrupted(cid):
