@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from check_support import line_of, run
 
 from lesson_lib.exercises.nb04 import VALID_CASES, check_my_trim, check_turn_trim, show_trim
 from lesson_lib.trimcheck import TRIM_CASES, TrimCase, check_trim
@@ -21,21 +22,6 @@ NAIVE_ORPHANS = ("single tool round at the cut", "parallel group at the cut",
                  "no system message")
 LOST_QUESTION = ("three tool rounds in one turn", "only the system message fits",
                  "the question is not the last message")
-
-
-def run(check, answer, capsys, **kw) -> tuple[bool, str]:
-    passed = check(answer, **kw)
-    return passed, capsys.readouterr().out
-
-
-def line_of(out: str, name: str) -> str:
-    """The report line of one case, with its hint line if it has one."""
-    lines = out.splitlines()
-    for k, line in enumerate(lines):
-        if f" {name} (" in line:
-            more = lines[k + 1] if k + 1 < len(lines) and "hint:" in lines[k + 1] else ""
-            return line + "\n" + more
-    raise AssertionError(f"no line for case {name!r} in:\n{out}")
 
 
 # ----------------------------------------------------------------- solutions (kept out of the notebook)

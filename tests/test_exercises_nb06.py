@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from check_support import expect_fail, expect_pass
 
 from lesson_lib.exercises import nb06
 from lesson_lib.llm import chat
@@ -20,25 +21,6 @@ from lesson_lib.tools import (
 
 DISHES = {"Beijing": "Peking duck", "Shanghai": "xiaolongbao (soup dumplings)",
           "Chengdu": "mapo tofu"}
-
-
-def run(check, answer, capsys) -> tuple[bool, str]:
-    passed = check(answer)
-    return passed, capsys.readouterr().out
-
-
-def expect_pass(check, answer, capsys) -> str:
-    passed, out = run(check, answer, capsys)
-    assert passed and "❌" not in out, f"expected the check to pass, got:\n{out}"
-    return out
-
-
-def expect_fail(check, answer, capsys, *hints: str) -> str:
-    passed, out = run(check, answer, capsys)
-    assert not passed and "❌" in out, f"expected the check to fail, got:\n{out}"
-    for hint in hints:
-        assert hint in out, f"expected the output to contain {hint!r}, got:\n{out}"
-    return out
 
 
 # ----------------------------------------------------------------- exercise 1: my_loop

@@ -8,6 +8,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from check_support import line_of, run
 
 from lesson_lib.budget import truncate_text
 from lesson_lib.costs import SCRIPT, CostPlot
@@ -18,21 +19,6 @@ from lesson_lib.trimcheck import TRIM_CASES, naive_trim, seed_trim
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "07_token_budgets.ipynb"
 BROKEN = [c.name for c in TRIM_CASES if c.broken]
-
-
-def run(check, answer, capsys) -> tuple[object, str]:
-    result = check(answer)
-    return result, capsys.readouterr().out
-
-
-def line_of(out: str, name: str) -> str:
-    """The report line of one case, with its hint line if it has one."""
-    lines = out.splitlines()
-    for k, line in enumerate(lines):
-        if f" {name} (" in line:
-            more = lines[k + 1] if k + 1 < len(lines) and "hint:" in lines[k + 1] else ""
-            return line + "\n" + more
-    raise AssertionError(f"no line for case {name!r} in:\n{out}")
 
 
 # ----------------------------------------------------------------- solutions (kept out of the notebook)

@@ -4,6 +4,7 @@ ones with the hint that fits, and never raises at the learner."""
 from __future__ import annotations
 
 import pytest
+from check_support import expect_fail, expect_pass
 
 from lesson_lib.app import chat_app
 from lesson_lib.exercises import nb08
@@ -16,25 +17,6 @@ STUB = {"ShortTermMemory": ["What's the weather in Chengdu?"] * 3,
         "TokenBudgetMemory": ["What's the weather in Chengdu?"] * 3}
 BREAKING = ["My name is Xiaoming.", "What's the weather in Chengdu?",
             "Which is warmer, Shanghai or Beijing?", "What is my name?", "Hello"]
-
-
-def run(check, answer, capsys) -> tuple[bool, str]:
-    passed = check(answer)
-    return passed, capsys.readouterr().out
-
-
-def expect_pass(check, answer, capsys) -> str:
-    passed, out = run(check, answer, capsys)
-    assert passed and "❌" not in out, f"expected the check to pass, got:\n{out}"
-    return out
-
-
-def expect_fail(check, answer, capsys, *hints: str) -> str:
-    passed, out = run(check, answer, capsys)
-    assert not passed and "❌" in out, f"expected the check to fail, got:\n{out}"
-    for hint in hints:
-        assert hint in out, f"expected the output to contain {hint!r}, got:\n{out}"
-    return out
 
 
 # ----------------------------------------------------------------- exercise 1: forget
