@@ -80,12 +80,15 @@ def naive_trim(messages: list[dict],  # the history (left unchanged)
     return trimmed
 
 
-def seed_trim(messages: list[dict], budget: int, *, unit: str = "messages") -> list[dict]:
+def seed_trim(messages: list[dict], budget: int, *, unit: str = "messages",
+              cost: Callable[[list[dict]], int] | None = None) -> list[dict]:
     """The source article's rule: drop the oldest non-system message and the tool messages
     right after it. No orphan is left behind, but the current question (and half of the
-    current turn) can go, and a broken history is passed on as it is."""
+    current turn) can go, and a broken history is passed on as it is. `cost` replaces the
+    way a list is counted (default: request_cost in `unit`)."""
+    cost = cost or (lambda ms: request_cost(ms, unit))
     trimmed = list(messages)
-    while request_cost(trimmed, unit) > budget:
+    while cost(trimmed) > budget:
         i = next((i for i, m in enumerate(trimmed) if m["role"] != "system"), None)
         if i is None:
             break

@@ -1,5 +1,8 @@
 """Helpers for the exercise-check tests: run a check, read what it printed."""
 
+import json
+from pathlib import Path
+
 
 def run(check, answer, capsys, **kw) -> tuple[bool, str]:
     passed = check(answer, **kw)
@@ -28,3 +31,13 @@ def line_of(out: str, name: str) -> str:
             more = lines[k + 1] if k + 1 < len(lines) and "hint:" in lines[k + 1] else ""
             return line + "\n" + more
     raise AssertionError(f"no line for case {name!r} in:\n{out}")
+
+
+def stub_source(notebook: Path, name: str) -> str:
+    """The source of the code cell in `notebook` that defines `name` (a learner's stub)."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and f"def {name}(" in source:
+            return source
+    raise AssertionError(f"no cell defines {name} in {notebook.name}")

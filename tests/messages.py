@@ -2,6 +2,8 @@
 
 import json
 
+from hypothesis import strategies as st
+
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 
 
@@ -35,3 +37,21 @@ def filled(memory, *messages):
 
 def roles(memory):
     return [m["role"] for m in memory.to_api_format()]
+
+
+@st.composite
+def conversations(draw, texts, results=None, kinds=("user", "assistant", "system", "round"),
+                  max_size=24):
+    """A valid conversation as units: one message, or a whole tool round (1-3 calls whose
+    results come in any order)."""
+    units, k = [], 0
+    for kind in draw(st.lists(st.sampled_from(kinds), max_size=max_size)):
+        if kind != "round":
+            units.append([{"role": kind, "content": draw(texts)}])
+            continue
+        ids = [f"call_{k + j}" for j in range(draw(st.integers(1, 3)))]
+        k += len(ids)
+        ask = {"role": "assistant", "content": draw(st.sampled_from([None, "", "let me check"])),
+               "tool_calls": [call(i) for i in ids]}
+        units.append([ask, *[result(i, draw(texts if results is None else results)) for i in draw(st.permutations(ids))]])
+    return units

@@ -10,7 +10,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from messages import SYSTEM, answer, asks, call, filled, result, roles, user
+from messages import SYSTEM, answer, asks, conversations, filled, result, roles, user
 
 import lesson_lib.budget as budget_module
 from lesson_lib.budget import (
@@ -401,21 +401,8 @@ RESULTS = st.sampled_from(["ok", '{"location": "Chengdu", "temperature": 16}', "
                            "word " * 300, GUIDE])
 
 
-@st.composite
-def conversations(draw):
-    """A valid conversation as units: one message, or a whole tool round (1-3 calls)."""
-    units, k = [], 0
-    for kind in draw(st.lists(st.sampled_from(["user", "user", "assistant", "system", "round"]),
-                              max_size=20)):
-        if kind != "round":
-            units.append([{"role": kind, "content": draw(TEXTS)}])
-            continue
-        ids = [f"call_{k + j}" for j in range(draw(st.integers(1, 3)))]
-        k += len(ids)
-        ask = {"role": "assistant", "content": draw(st.sampled_from([None, "", "let me check"])),
-               "tool_calls": [call(i) for i in ids]}
-        units.append([ask, *[result(i, draw(RESULTS)) for i in draw(st.permutations(ids))]])
-    return units
+CONVERSATIONS = conversations(TEXTS, RESULTS, kinds=("user", "user", "assistant", "system", "round"),
+                              max_size=20)
 
 
 def is_kept(kept, original):
@@ -473,14 +460,14 @@ def feed(memory, units, one_at_a_time, summarizing=False):
 
 
 @settings(max_examples=150, deadline=None)
-@given(conversations(), st.integers(30, 700), st.sampled_from(["unit", "turn"]),
+@given(CONVERSATIONS, st.integers(30, 700), st.sampled_from(["unit", "turn"]),
        st.booleans())
 def test_memory_stays_valid_and_under_budget(units, budget, drop, one_at_a_time):
     feed(TokenBudgetMemory(budget, drop=drop), units, one_at_a_time)
 
 
 @settings(max_examples=100, deadline=None)
-@given(conversations(), st.integers(60, 700), st.sampled_from(["unit", "turn"]))
+@given(CONVERSATIONS, st.integers(60, 700), st.sampled_from(["unit", "turn"]))
 def test_memory_with_a_summary_stays_valid_and_under_budget(units, budget, drop):
     calls = []
     memory = TokenBudgetMemory(budget, drop=drop, summarizer=fake_summarizer(calls))
@@ -488,13 +475,13 @@ def test_memory_with_a_summary_stays_valid_and_under_budget(units, budget, drop)
 
 
 @settings(max_examples=60, deadline=None)
-@given(conversations(), st.integers(230, 900))
+@given(CONVERSATIONS, st.integers(230, 900))
 def test_memory_with_tools_counts_them(units, budget):
     feed(TokenBudgetMemory(budget, tools=get_tools_schema()), units, one_at_a_time=False)
 
 
 @settings(max_examples=120, deadline=None)
-@given(conversations(), st.integers(1, 8), st.sampled_from(["unit", "turn"]))
+@given(CONVERSATIONS, st.integers(1, 8), st.sampled_from(["unit", "turn"]))
 def test_message_budget_memory_stays_valid_and_keeps_the_floor(units, max_messages, drop):
     memory, added = MessageBudgetMemory(max_messages, drop=drop), []
     for message in (m for unit in units for m in unit):

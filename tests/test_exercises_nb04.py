@@ -4,11 +4,10 @@ the right hint, and a check never raises at the learner."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from check_support import line_of, run
+from check_support import line_of, run, stub_source
 
 from lesson_lib.exercises.nb04 import VALID_CASES, check_my_trim, check_turn_trim, show_trim
 from lesson_lib.trimcheck import TRIM_CASES, TrimCase, check_trim
@@ -210,20 +209,11 @@ def test_show_trim_draws_before_and_after():
     assert "<table" in view._repr_html_()
 
 
-def stub_source(name: str) -> str:
-    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and f"def {name}(" in source:
-            return source
-    raise AssertionError(f"no cell defines {name} in {NOTEBOOK.name}")
-
-
 @pytest.mark.skipif(not NOTEBOOK.exists(), reason="notebook not built yet")
 def test_notebook_stubs_are_unsolved_first_attempts(capsys):
     namespace: dict = {}
-    exec(stub_source("my_trim"), namespace)  # noqa: S102  (our own notebook's stub)
-    exec(stub_source("my_turn_trim"), namespace)  # noqa: S102
+    exec(stub_source(NOTEBOOK, "my_trim"), namespace)  # noqa: S102  (our own notebook's stub)
+    exec(stub_source(NOTEBOOK, "my_turn_trim"), namespace)  # noqa: S102
     assert not check_my_trim(namespace["my_trim"]), "the committed my_trim must not be a solution"
     assert "score 10/20" in capsys.readouterr().out
     assert not check_turn_trim(namespace["my_turn_trim"])

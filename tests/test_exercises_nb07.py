@@ -3,12 +3,11 @@ wrong ones with the hint that fits, and never raises at the learner."""
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from pathlib import Path
 
 import pytest
-from check_support import line_of, run
+from check_support import line_of, run, stub_source
 
 from lesson_lib.budget import truncate_text
 from lesson_lib.costs import SCRIPT, CostPlot
@@ -171,20 +170,11 @@ def test_check_my_summarizer_of_a_placeholder_says_not_done(capsys):
 
 # ----------------------------------------------------------------- the notebook's stubs
 
-def stub_source(name: str) -> str:
-    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and f"def {name}(" in source:
-            return source
-    raise AssertionError(f"no cell defines {name} in {NOTEBOOK.name}")
-
-
 @pytest.mark.skipif(not NOTEBOOK.exists(), reason="notebook not built yet")
 def test_notebook_stubs_are_unsolved_first_attempts(capsys):
     namespace: dict = {"count_messages": count_messages}
-    exec(stub_source("my_budget_trim"), namespace)  # noqa: S102  (our own notebook's stub)
-    exec(stub_source("my_summarizer"), namespace)  # noqa: S102
+    exec(stub_source(NOTEBOOK, "my_budget_trim"), namespace)  # noqa: S102  (our own notebook's stub)
+    exec(stub_source(NOTEBOOK, "my_summarizer"), namespace)  # noqa: S102
     assert not nb07.check_my_budget_trim(namespace["my_budget_trim"])
     assert "score 17/28" in capsys.readouterr().out, "the first attempt is the seed's rule"
     assert not nb07.check_my_summarizer(namespace["my_summarizer"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from messages import SYSTEM, answer, asks, call, filled, result, roles, user
+from messages import SYSTEM, answer, asks, call, conversations, filled, result, roles, user
 
 from lesson_lib.memory import NaiveMemory, SeedMemory, ShortTermMemory
 from lesson_lib.protocol import ProtocolError, find_problems, is_valid, validate_messages
@@ -298,21 +298,7 @@ def test_short_term_memory_keeps_the_same_history_valid():
 TEXTS = st.sampled_from(["hi", "My name is Xiaoming", "成都天气？", "上海呢？", "", "ok"])
 
 
-@st.composite
-def conversations(draw):
-    """A valid conversation as units: one message, or a whole tool round (1-3 calls)."""
-    units, k = [], 0
-    for kind in draw(st.lists(st.sampled_from(["user", "assistant", "system", "round"]),
-                              max_size=24)):
-        if kind != "round":
-            units.append([{"role": kind, "content": draw(TEXTS)}])
-            continue
-        ids = [f"call_{k + j}" for j in range(draw(st.integers(1, 3)))]
-        k += len(ids)
-        ask = {"role": "assistant", "content": draw(st.sampled_from([None, "", "let me check"])),
-               "tool_calls": [call(i) for i in ids]}
-        units.append([ask, *[result(i, draw(TEXTS)) for i in draw(st.permutations(ids))]])
-    return units
+CONVERSATIONS = conversations(TEXTS)
 
 
 def is_subsequence(part, whole):
@@ -339,7 +325,7 @@ def check_invariant(memory, added, newest):
 
 
 @settings(max_examples=300, deadline=None)
-@given(conversations(), st.one_of(st.integers(1, 8), st.just(40)))
+@given(CONVERSATIONS, st.one_of(st.integers(1, 8), st.just(40)))
 def test_memory_stays_valid_adding_one_message_at_a_time(units, max_messages):
     memory, added = ShortTermMemory(max_messages=max_messages), []
     for unit in units:
@@ -351,7 +337,7 @@ def test_memory_stays_valid_adding_one_message_at_a_time(units, max_messages):
 
 
 @settings(max_examples=200, deadline=None)
-@given(conversations(), st.integers(1, 8))
+@given(CONVERSATIONS, st.integers(1, 8))
 def test_memory_stays_valid_adding_whole_units(units, max_messages):
     memory, added = ShortTermMemory(max_messages=max_messages), []
     for unit in units:

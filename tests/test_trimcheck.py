@@ -142,18 +142,7 @@ def test_naive_and_seed_fail_for_the_right_reasons(unit):
 
 def _cost_trim(cost):
     """The seed's rule with another way of counting."""
-    def trim(messages, budget):
-        trimmed = list(messages)
-        while cost(trimmed) > budget:
-            i = next((i for i, m in enumerate(trimmed) if m["role"] != "system"), None)
-            if i is None:
-                break
-            end = i + 1
-            while end < len(trimmed) and trimmed[end]["role"] == "tool":
-                end += 1
-            del trimmed[i:end]
-        return trimmed
-    return trim
+    return partial(seed_trim, cost=cost)
 
 
 def tail_slice(messages, budget):  # messages[-n:], system prompt and all
