@@ -153,6 +153,62 @@ def test_unknown_path_gets_a_404(served):
     assert status == 404 and "Invalid URL (POST /v1/completions)" in raw.decode()
 
 
+def raw_exchange(url: str, data: bytes) -> bytes:
+    """Send raw bytes on a new connection; everything the server sends until it closes."""
+    with socket.create_connection(("127.0.0.1", urlsplit(url).port), timeout=5) as conn:
+        conn.sendall(data)
+        received = b""
+        while chunk := conn.recv(65536):
+            received += chunk
+    return received
+
+
+def test_a_garbled_request_line_gets_a_400_and_the_connection_closes(served):
+    received = raw_exchange(served.url, b"GARBAGE\r\n\r\n")
+    assert received.startswith(b"HTTP/1.1 400 Bad Request\r\n"), received
+    assert b"bad request line 'GARBAGE'" in received, received
+
+
+def test_a_bad_content_length_gets_a_400(served):
+    received = raw_exchange(served.url, b"POST /v1/chat/completions HTTP/1.1\r\n"
+                                        b"content-length: lots\r\n\r\n")
+    assert received.startswith(b"HTTP/1.1 400 ") and b"bad content-length" in received, received
+
+
+def test_http_1_0_gets_one_answer_then_the_connection_closes(served):
+    received = raw_exchange(served.url, b"GET /v1/models HTTP/1.0\r\n\r\n")
+    assert received.startswith(b"HTTP/1.1 200 OK\r\n"), received
+    assert json.loads(received.split(b"\r\n\r\n", 1)[1])["data"][0]["id"] == MODEL_ID
+
+
+def test_expect_100_continue_is_honoured(served, fake_brain):
+    body = json.dumps(BODY).encode()
+    received = raw_exchange(served.url, b"POST /v1/chat/completions HTTP/1.1\r\n"
+                            b"expect: 100-continue\r\nconnection: close\r\n"
+                            b"content-length: %d\r\n\r\n%s" % (len(body), body))
+    assert received.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"), received
+
+
+def test_many_clients_at_once_all_get_their_own_answers(served):
+    """32 connections in flight together (the benchmark's load, in miniature)."""
+    import concurrent.futures  # noqa: PLC0415
+
+    cities = ["Chengdu", "Beijing", "Shanghai", "Shenzhen"] * 8
+    def ask(city):
+        body = {"model": MODEL_ID, "messages": [{"role": "user",
+                                                  "content": f"What's the weather in {city}?"}],
+                "tools": [{"type": "function", "function": {
+                    "name": "get_current_weather", "description": "Get the weather in a city",
+                    "parameters": {"type": "object", "properties": {
+                        "location": {"type": "string"}}, "required": ["location"]}}}]}
+        status, _, raw = post(served.url, body)
+        call = json.loads(raw)["choices"][0]["message"]["tool_calls"][0]
+        return status, json.loads(call["function"]["arguments"])["location"]
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        answers = list(pool.map(ask, cities))
+    assert answers == [(200, city) for city in cities], answers
+
+
 # ----------------------------------------------------------------- the SDK against the server
 
 def test_sdk_against_the_served_endpoint(served, fake_brain):

@@ -211,10 +211,16 @@ def stem(word: str) -> str:
     return word
 
 
-def split_name(name: str) -> list[str]:
-    """"get_current_weather" / "getCurrentWeather" → ["get", "current", "weather"]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name or "")
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
+@lru_cache(maxsize=4096)
+def split_name(name: str) -> tuple[str, ...]:
+    """"get_current_weather" / "getCurrentWeather" → ("get", "current", "weather").
+    (Cached: the same tool and parameter names come back on every request.)"""
+    spaced = _CAMEL.sub(r"\1 \2", name or "")
+    return tuple(w.lower() for w in _NOT_ALNUM.split(spaced) if w)
 
 
 def english_words(text: str) -> set[str]:
