@@ -1,10 +1,12 @@
-"""Helpers for tests/test_browser.py: a private JupyterLab server on 127.0.0.1, and checks on
-what it binds.
+"""Helpers for tests/test_browser.py: a private Jupyter server on 127.0.0.1 for one of two front
+ends (JupyterLab or classic Notebook 7), and checks on what it binds.
 
-`JupyterLab(workdir)` copies notebooks/ into `workdir` (autosave never touches the committed
-files), strips the outputs of the notebook under test (so every widget on the page comes from
-this run), and starts `python -m jupyterlab` with its own settings, config, runtime and
-workspace directories, no token, no password, only on 127.0.0.1. `stop()` shuts it down,
+`JupyterServer(workdir, notebooks, strip, front_end)` copies notebooks/ into `workdir`
+(autosave never touches the committed files), strips the outputs of the notebook under test (so
+every widget on the page comes from this run), and starts `python -m jupyterlab` or
+`python -m notebook` with its own settings, config, runtime and workspace directories, no token,
+no password, only on 127.0.0.1, and the app object exposed as `window.jupyterapp` (both front
+ends are JupyterLab applications, so the page scripts are the same). `stop()` shuts it down,
 and its kernels with it, by process id.
 """
 
@@ -21,16 +23,41 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 from lesson_lib.testing import apply_notebook_env
 
-LAB_SETTINGS = {  # JupyterLab 4 user settings: plugin id → values
+LAB_SETTINGS = {  # JupyterLab 4 user settings (Notebook 7 reads them too): plugin id → values
     "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},  # render every cell
     "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
                                                     "checkForUpdates": False},
 }
 LAB_CONFIG = {"LabApp": {"news_url": None}}  # the server fetches no news feed either
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    """One Jupyter front end: how to start its server and where it shows a notebook."""
+
+    name: str          # the test id, and the folder its screenshots go to
+    title: str         # for messages
+    app_name: str      # `window.jupyterapp.name` on its pages
+    module: str        # started as `python -m <module>`
+    app_class: str     # its config class, which owns `expose_app_in_browser`
+    home: str          # its start page (the page config there says whether news is fetched)
+    notebook_url: str  # the page of one notebook, `{path}` relative to the server's root
+
+    def open_url(self, path: str) -> str:
+        return self.notebook_url.format(path=path)
+
+
+# Notebook 7's server loads the jupyterlab extension too, so the LabApp settings apply to both.
+LAB = FrontEnd("lab", "JupyterLab", "JupyterLab", "jupyterlab", "LabApp", "/lab",
+               "/lab/tree/{path}")
+NOTEBOOK7 = FrontEnd("notebook", "Notebook 7", "Jupyter Notebook", "notebook",
+                     "JupyterNotebookApp", "/tree", "/notebooks/{path}")
+FRONT_ENDS = (LAB, NOTEBOOK7)
 
 
 def free_port() -> int:
@@ -92,17 +119,18 @@ def _processes_with_parent_env(pid: int) -> list[int]:
     return found
 
 
-class JupyterLab:
-    """A JupyterLab server on a copy of notebooks/, for one test."""
+class JupyterServer:
+    """A Jupyter server for `front_end` on a copy of notebooks/, for one test."""
 
-    def __init__(self, workdir: Path, notebooks: Path, strip: str):
+    def __init__(self, workdir: Path, notebooks: Path, strip: str, front_end: FrontEnd = LAB):
+        self.front_end = front_end
         self.workdir, self.root = workdir, workdir / "notebooks"
         shutil.copytree(notebooks, self.root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
         strip_outputs(self.root / strip)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.runtime = workdir / "runtime"
-        self.log_path = workdir / "jupyterlab.log"
+        self.log_path = workdir / f"{front_end.module}.log"
         self.process: subprocess.Popen | None = None
         self._log = None
 
@@ -120,11 +148,12 @@ class JupyterLab:
         return env
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        return [sys.executable, "-m", self.front_end.module, "--no-browser", "--allow-root",
                 "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}",
                 "--ServerApp.port_retries=0", "--IdentityProvider.token=",
                 "--ServerApp.password=", f"--ServerApp.root_dir={self.root}",
-                "--KernelManager.ip=127.0.0.1", "--LabApp.expose_app_in_browser=True",
+                "--KernelManager.ip=127.0.0.1",
+                f"--{self.front_end.app_class}.expose_app_in_browser=True",
                 "--LabApp.extension_manager=readonly",
                 "--LabApp.check_for_updates_class="
                 "jupyterlab.handlers.announcements.NeverCheckForUpdate"]
@@ -138,7 +167,8 @@ class JupyterLab:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with {self.process.returncode}:\n"
+                raise RuntimeError(f"{self.front_end.title}'s server exited with "
+                                   f"{self.process.returncode}:\n"
                                    f"{self.log_tail()}")
             try:
                 with urllib.request.urlopen(f"{self.url}/api/status", timeout=2) as answer:
@@ -147,14 +177,20 @@ class JupyterLab:
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.25)
-        raise TimeoutError(f"JupyterLab did not answer {self.url}/api/status within "
+        raise TimeoutError(f"{self.front_end.title}'s server did not answer "
+                           f"{self.url}/api/status within "
                            f"{timeout:.0f} s:\n{self.log_tail()}")
 
     def news_disabled(self) -> bool:
-        """True when the page config says no news feed will be fetched."""
-        with urllib.request.urlopen(f"{self.url}/lab", timeout=10) as answer:
+        """True when the front end's page config says no news feed will be fetched."""
+        with urllib.request.urlopen(f"{self.url}{self.front_end.home}", timeout=10) as answer:
             page = answer.read().decode("utf-8", errors="replace")
         return re.search(r'"news":\s*\{\s*"disabled":\s*true', page) is not None
+
+    def running_kernels(self) -> list[dict]:
+        """The kernels the server says are running (its REST API)."""
+        with urllib.request.urlopen(f"{self.url}/api/kernels", timeout=10) as answer:
+            return json.loads(answer.read())
 
     def kernel_connections(self) -> list[dict]:
         """The connection files of the kernels this server started."""

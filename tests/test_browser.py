@@ -1,10 +1,13 @@
-"""The capstone notebook in a real browser: JupyterLab + headless Chromium (Playwright).
+"""The capstone notebook in a real browser, in JupyterLab and in classic Notebook 7 (headless
+Chromium driven by Playwright).
 
-On a copy of notebooks/, with the capstone's outputs stripped: open it, wait for an idle
-kernel, run all cells, wait until every cell has run; then chat in the app (Enter, then the
-Send button) and see the reply and the inspector's new rows appear; click the stepper forward
-and back and see its counter and caption change; and find no error output anywhere (except in
-cells tagged raises-exception). Screenshots go to artifacts/browser/ (gitignored).
+The same steps for both front ends (both are JupyterLab applications: the page scripts below
+use the app object each exposes as `window.jupyterapp`). On a copy of notebooks/, with the
+capstone's outputs stripped: open it, wait for an idle kernel, run all cells, wait until every
+cell has run; then chat in the app (Enter, then the Send button) and see the reply and the
+inspector's new rows appear; click the stepper forward and back and see its counter and caption
+change; find no error output anywhere (except in cells tagged raises-exception); shut the
+kernel down. Screenshots go to artifacts/browser/<lab|notebook>/ (gitignored).
 
 Skipped when /usr/bin/chromium or the playwright package is missing, unless
 LESSON_REQUIRE_BROWSER=1 (CI sets it): then it fails and says what is missing.
@@ -19,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_support import JupyterLab, listening_hosts
+from browser_support import FRONT_ENDS, FrontEnd, JupyterServer, listening_hosts
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "08_the_chat_app.ipynb"
@@ -43,7 +46,8 @@ NOTEBOOK_STATE = """() => {
   const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
   const code = panel.content.widgets.filter(c => c.model.type === 'code');
   const prompt = c => (c.node.querySelector('.jp-InputPrompt') || {}).textContent || '';
-  return {path: panel.context.path, ready: panel.sessionContext.isReady,
+  return {app: window.jupyterapp.name, path: panel.context.path,
+          ready: panel.sessionContext.isReady,
           status: kernel ? kernel.status : 'none', total: code.length,
           executed: code.filter(c => c.model.executionCount != null).length,
           queued: code.filter(c => prompt(c).includes('*')).length};
@@ -141,11 +145,15 @@ def _wait_for(page, what: str, test, timeout: float, poll: float = 0.25, times: 
                          f"state: {state}")
 
 
-def _open_notebook(page, lab: JupyterLab) -> None:
-    page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}", wait_until="domcontentloaded",
+def _open_notebook(page, server: JupyterServer) -> None:
+    front_end = server.front_end
+    page.goto(server.url + front_end.open_url(NOTEBOOK), wait_until="domcontentloaded",
               timeout=60 * SECONDS)
-    _wait_for(page, "the notebook and an idle kernel",
-              lambda s: s["path"] == NOTEBOOK and s["ready"] and s["status"] == "idle", 90)
+    state = _wait_for(page, f"the notebook and an idle kernel in {front_end.title}",
+                      lambda s: s["path"] == NOTEBOOK and s["ready"] and s["status"] == "idle",
+                      90)
+    assert state["app"] == front_end.app_name, \
+        f"expected {front_end.app_name!r} to show the notebook, got {state['app']!r}"
 
 
 def _run_all(page) -> dict:
@@ -240,18 +248,22 @@ def _step(page, expect, shot) -> None:
 
 # ----------------------------------------------------------------- the test
 
-def test_capstone_runs_and_responds_in_a_real_browser(tmp_path):
+@pytest.mark.parametrize("front_end", FRONT_ENDS, ids=[f.name for f in FRONT_ENDS])
+def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_path):
     sync_api = _require_browser()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob("*.png"):  # no stale picture from an earlier run
+    artifacts = ARTIFACTS / front_end.name
+    artifacts.mkdir(parents=True, exist_ok=True)
+    for old in artifacts.glob("*.png"):  # no stale picture from an earlier run
         old.unlink()
-    timer, lab = Timer(), JupyterLab(tmp_path, ROOT / "notebooks", strip=NOTEBOOK)
+    title = front_end.title
+    timer = Timer()
+    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=NOTEBOOK, front_end=front_end)
     context = None
     with sync_api.sync_playwright() as playwright:
         try:
-            lab.start()
-            _check_binds_only_loopback("JupyterLab", lab.port)
-            assert lab.news_disabled(), "JupyterLab would fetch its news feed"
+            server.start()
+            _check_binds_only_loopback(f"{title}'s server", server.port)
+            assert server.news_disabled(), f"{title} would fetch its news feed"
             timer.mark("server up")
             context = playwright.chromium.launch_persistent_context(
                 str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
@@ -261,11 +273,11 @@ def test_capstone_runs_and_responds_in_a_real_browser(tmp_path):
             sync_api.expect.set_options(timeout=15 * SECONDS)
 
             def shot(target, name: str) -> None:
-                target.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+                target.screenshot(path=str(artifacts / f"{name}.png"))
 
-            _open_notebook(page, lab)
+            _open_notebook(page, server)
             timer.mark("notebook open, kernel idle")
-            connections = lab.kernel_connections()
+            connections = server.kernel_connections()
             assert len(connections) == 1, f"expected one kernel, found {len(connections)}"
             assert connections[0]["ip"] == "127.0.0.1", f"the kernel uses {connections[0]['ip']}"
             for key in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
@@ -293,12 +305,16 @@ def test_capstone_runs_and_responds_in_a_real_browser(tmp_path):
             assert not errors, f"error output after the interactions: {errors}"
             shot(page, "final-page")
             app_problems = [p for p in app_problems if p]
-            assert not app_problems, "the chat app misbehaved in the browser:\n- " + (
+            assert not app_problems, f"the chat app misbehaved in {title}:\n- " + (
                 "\n- ".join(app_problems))
+
+            page.evaluate(SHUT_DOWN_KERNEL)
+            left = server.running_kernels()
+            assert not left, f"the page shut its kernel down, yet the server still runs {left}"
         except Exception:
             if context is not None and context.pages:
-                context.pages[0].screenshot(path=str(ARTIFACTS / "failure.png"))
-            print(f"JupyterLab log (last lines):\n{lab.log_tail()}")
+                context.pages[0].screenshot(path=str(artifacts / "failure.png"))
+            print(f"{title}'s server log (last lines):\n{server.log_tail()}")
             raise
         finally:
             if context is not None:
@@ -308,8 +324,9 @@ def test_capstone_runs_and_responds_in_a_real_browser(tmp_path):
                 except Exception:  # the page may be gone already: the server stops the kernel
                     pass
                 context.close()
-            lab.stop()
+            server.stop()
             timer.mark("stopped")
-            (ARTIFACTS / "timings.json").write_text(
+            (artifacts / "timings.json").write_text(
                 json.dumps({**timer.steps, "total": timer.total()}, indent=1) + "\n")
-    assert timer.total() < 150, f"the browser test took {timer.total()} s: {timer.steps}"
+    still = listening_hosts(server.port)
+    assert not still, f"{title}'s server still listens on {still} after it was stopped"
