@@ -9,13 +9,15 @@ gauges, and what the last trim dropped struck through.
 Controls: /clear (or its button); the memory strategy and its budget (the `STRATEGIES`
 table: adding a strategy is one `add_strategy(...)` line); which tools are on; max_turns;
 the backend (the offline model, or a real provider when the environment configures one:
-LESSON_BACKEND=openai and OPENAI_API_KEY; the key is never shown).
+LESSON_BACKEND=openai and OPENAI_API_KEY; the key is never shown). On a projector,
+`chat_app(scale=1.5)` enlarges it: `scale` is the stepper's zoom, with the same meaning.
 
 Nothing here ends in a traceback. An API error (a rate limit, a server error, a 400), a
-timeout, a refused setting or the max_turns cap becomes a readable notice in the chat, and
-the memory stays as the agent left it: valid (the agent writes a tool round whole, or not
-at all). NaiveMemory is offered to show the pitfall: its broken state is drawn in red in the
-inspector, and the API's 400 appears as a notice.
+timeout, a message the memory refuses (over its budget), a refused setting or the max_turns
+cap becomes a readable notice in the chat, and the memory stays as the agent left it: valid
+(the agent writes a tool round whole, or not at all). NaiveMemory is offered to show the
+pitfall: its broken state is drawn in red in the inspector, and the API's 400 appears as a
+notice.
 
 Decisions, in one place:
 - /clear starts a new conversation: the memory keeps only the system prompt and the
@@ -43,7 +45,7 @@ from lesson_lib.agent import SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
 from lesson_lib.display import MONO, SANS, show_messages
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.protocol import ProtocolError, find_problems
-from lesson_lib.stepper import Recording, TapedMemory
+from lesson_lib.stepper import Recording, TapedMemory, check_scale, plural
 from lesson_lib.tokens import count_request, count_tools
 from lesson_lib.tools import ToolRegistry, default_registry
 
@@ -141,38 +143,92 @@ def _redact(text: str) -> str:
     return text.replace(key, "***") if len(key) >= 8 else text
 
 
+HINTS = {  # what to do about an API error, by HTTP status
+    400: "The memory passes every check, so something else in the request was refused (the "
+         "model, the tools, a setting): sending it again will not help.",
+    401: "Check OPENAI_API_KEY in your shell (never in a notebook cell).",
+    403: "This key may not use this model or endpoint: check LESSON_MODEL and the key's access.",
+    404: "Check the model name (LESSON_MODEL).",
+    429: "Rate limited: wait a moment and send again; your message is in the memory.",
+}
+
+
 def _hint(status: int, code: str | None, messages: list[dict]) -> str:
     """What to do about an API error, in one sentence."""
     if code == "context_length_exceeded":
         return "The request is longer than the model's window: lower the budget, or /clear."
+    if code == "insufficient_quota":
+        return "The account has no credit left: waiting will not help; check its billing."
     problems = find_problems(messages) if status == 400 else []
     if problems:
         return problems[0].explanation
-    return {429: "Rate limited: wait a moment and send again; your message is in the memory.",
-            401: "Check OPENAI_API_KEY in your shell (never in a notebook cell).",
-            404: "Check the model name (LESSON_MODEL)."}.get(
-        status, "Send again; the memory kept everything said so far.")
+    if status >= 500:
+        return ("The provider failed on its side: wait a moment and send again; the memory "
+                "kept everything said so far.")
+    return HINTS.get(status, "Send again; the memory kept everything said so far.")
 
 
-def describe_error(error: BaseException,   # what the agent raised
-                   messages: list[dict],   # the memory afterwards
-                   ) -> tuple[str, str]:
-    """(title, detail) of a readable notice for `error`: what happened and what to do."""
-    import openai  # noqa: PLC0415  (lazy, like everywhere in lesson_lib)
+def _what(refused: list[dict]) -> str:
+    """What a memory refused, in words: 'your message', 'the model's answer', ..."""
+    first = refused[0] if refused else {}
+    role = first.get("role")
+    if role == "assistant":
+        return ("the model's tool calls and their results" if first.get("tool_calls")
+                else "the model's answer")
+    return {"user": "your message", "tool": "a tool result",
+            "system": "a system message"}.get(role, "a message")
+
+
+def _budget_notice(error: Any, refused: list[dict]) -> tuple[str, str]:
+    """An OverBudgetError (lesson_lib.budget): what the memory refused, why, and the fix."""
+    what, unit, needed = _what(refused), error.unit, f"{error.needed:,} {error.unit}"
+    shorten = "shorten your message" if what == "your message" else "ask for less at a time"
+    tools = "; unticking a tool frees room too" if unit == "tokens" else ""
+    return (f"The memory refused {what}: over its budget of {error.budget:,} {unit}",
+            f"{type(error).__name__}: over budget by {error.over:,} {unit}. The least this "
+            "memory may send (the system prompt and the current turn, tool definitions "
+            f"included) needs {needed}. Nothing was added to the memory.\n"
+            f"→ Raise the budget above {needed}, leaving room for the answer, or "
+            f"{shorten}{tools}.")
+
+
+def _api_notice(error: Any, messages: list[dict]) -> tuple[str, str]:
+    """An openai error: the API's answer (its status and code), or no usable answer."""
+    import openai  # noqa: PLC0415
 
     if isinstance(error, openai.APIStatusError):
         body = error.body if isinstance(error.body, dict) else {}
         code = body.get("code")
-        title = f"The API answered {error.status_code} ({code or body.get('type') or 'error'})"
+        name = code or body.get("type") or getattr(error.response, "reason_phrase", "") or "error"
         hint = _hint(error.status_code, code, messages)
-        return title, f"{body.get('message') or error.message}\n→ {hint}"
+        return (f"The API answered {error.status_code} ({name})",
+                f"{body.get('message') or error.message}\n→ {hint}")
+    host = error.request.url.host if getattr(error, "request", None) is not None else "?"
     if isinstance(error, openai.APITimeoutError):
-        return "No answer: the request timed out", "Send again; the memory kept your message."
+        return ("No answer: the request timed out", f"{host} did not answer in time.\n"
+                "→ Send again; the memory kept your message.")
     if isinstance(error, openai.APIConnectionError):
-        return ("Could not reach the model",
-                "Check the network or OPENAI_BASE_URL, then send again.")
+        return ("Could not reach the model", f"No connection to {host}.\n→ Check the network "
+                "or OPENAI_BASE_URL, then send again; the memory kept your message.")
+    return (f"The model's answer could not be read ({type(error).__name__})",
+            f"{error.message}\n→ Send again; if it keeps happening, this provider does not "
+            "answer in the OpenAI format.")
+
+
+def describe_error(error: BaseException,   # what the agent raised
+                   messages: list[dict],   # the memory afterwards
+                   refused: list[dict] | None = None,  # what the memory would not take, if known
+                   ) -> tuple[str, str]:
+    """(title, detail) of a readable notice for `error`: what happened and what to do."""
+    import openai  # noqa: PLC0415  (lazy, like everywhere in lesson_lib)
+
+    if isinstance(error, openai.APIError):
+        return _api_notice(error, messages)
+    if _budget is not None and isinstance(error, _budget.OverBudgetError):
+        return _budget_notice(error, refused or [])
     if isinstance(error, ProtocolError):
-        return "The memory refused a message", f"{error.message}\n→ {error.explanation}"
+        return (f"The memory refused {_what(refused or [])}",
+                f"{error.message}\n→ {error.explanation}")
     return f"Something went wrong: {type(error).__name__}", str(error)
 
 
@@ -195,10 +251,14 @@ class ChatAppState:
                  max_turns: int = 5,              # the agent loop's cap
                  backend: str = "offline",        # a key of available_backends()
                  registry: ToolRegistry | None = None,  # where tools come from
-                 system_prompt: str = SYSTEM_PROMPT):
+                 system_prompt: str = SYSTEM_PROMPT,
+                 scale: float = 1.0):              # zoom of the chat and the inspector
+                                                   # (projector: 1.3+, as the stepper's)
         if strategy not in STRATEGIES or backend not in available_backends():
             raise ValueError(f"strategy must be one of {list(STRATEGIES)} (got {strategy!r}) "
                              f"and backend one of {list(available_backends())} (got {backend!r})")
+        check_scale(scale)
+        self.scale = scale
         self.registry = registry if registry is not None else default_registry
         self.system_prompt = system_prompt
         self.strategy = STRATEGIES[strategy]
@@ -236,7 +296,8 @@ class ChatAppState:
         try:
             result = self.agent.run(text)
         except Exception as error:  # every failure becomes a notice, never a traceback
-            self.post("notice", *describe_error(error, self.memory.to_api_format()))
+            self.post("notice", *describe_error(error, self.memory.to_api_format(),
+                                                self.memory.last_refused))
             return None
         self._show_result(result)
         return result.reply
@@ -311,8 +372,8 @@ class ChatAppState:
         self._build_agent()
         if announce:
             self.post("info", f"Memory is now {strategy.label(budget)}. {strategy.about}",
-                      f"Rebuilt from the {len(fresh.tape)} messages of this conversation, as "
-                      "if it had been used from the start.")
+                      f"Rebuilt from this conversation ({plural(len(fresh.tape), 'message')}), "
+                      "as if it had been used from the start.")
         return True
 
     def set_tools(self, names: list[str]) -> bool:
@@ -369,7 +430,8 @@ class ChatAppState:
         from lesson_lib.offline import inject_fault  # noqa: PLC0415
 
         inject_fault(self.client, kind, times)
-        self.post("info", f"⚡ The next {times} model call(s) will fail with {FAULTS[kind]}.")
+        calls = "model call" if times == 1 else plural(times, "model call")
+        self.post("info", f"⚡ The next {calls} will fail with {FAULTS[kind]}.")
         return True
 
     # -- what the inspector and the stepper read
@@ -400,10 +462,22 @@ class ChatAppState:
                 "problems": find_problems(messages)}
 
     def chat_html(self, height: int = 420) -> str:
-        return chat_html(self.entries, height)
+        return chat_html(self.entries, height, self.scale)
 
     def memory_html(self) -> str:
         return memory_html(self)
+
+    def summary(self) -> str:
+        """One deterministic line: messages, tokens, the strategy, the backend (and a broken
+        memory, if it is)."""
+        s = self.stats()
+        tokens = f"{s['tokens']}/{s['token_limit']}" if s["token_limit"] else f"{s['tokens']}"
+        broken = ", ✗ the API would refuse this list" if s["problems"] else ""
+        return (f"{plural(s['messages'], 'message')}, {tokens} tokens, "
+                f"strategy={self.strategy.label(self.budget)}, backend={self.backend}{broken}")
+
+    def __repr__(self) -> str:
+        return f"<ChatAppState: {self.summary()}>"
 
     def _repr_html_(self) -> str:  # a static picture of the app (e.g. on GitHub)
         return (f'<table style="border-collapse:collapse"><tr>'
@@ -449,16 +523,19 @@ def entry_html(e: ChatEntry) -> str:
             f'border-top:1px dashed #d1d5db">{text}<br>{detail}</div>')
 
 
-def chat_html(entries: list[ChatEntry], height: int = 420) -> str:
+def chat_html(entries: list[ChatEntry],
+              height: int = 420,   # of the panel, in CSS pixels before the zoom
+              scale: float = 1.0,  # zoom (projector: 1.3+)
+              ) -> str:
     """The chat panel. Newest at the bottom, and the panel stays scrolled to it
     (a column-reverse flex box holds the lines in reverse order)."""
     lines = [entry_html(e) for e in reversed(entries)] or [
         f'<div style="color:{GREY}">Say something. Try “My name is Xiaoming”, then “What’s '
         'the weather in Chengdu?”, then “What is my name?”.</div>']
-    return (f'<div style="display:flex;flex-direction:column-reverse;height:{height}px;'
-            f'overflow-y:auto;font:14px/1.4 {SANS};color:{INK};background:#ffffff;'
-            f'border:1px solid #d1d5db;border-radius:6px;padding:6px 10px">'
-            f'<div>{"".join(reversed(lines))}</div></div>')
+    return (f'<div style="zoom:{scale}"><div style="display:flex;flex-direction:column-reverse;'
+            f'height:{height}px;overflow-y:auto;font:14px/1.4 {SANS};color:{INK};'
+            f'background:#ffffff;border:1px solid #d1d5db;border-radius:6px;padding:6px 10px">'
+            f'<div>{"".join(reversed(lines))}</div></div></div>')
 
 
 def gauge_html(label: str, value: int, limit: int | None, note: str = "") -> str:
@@ -478,19 +555,20 @@ def _validity_html(problems: list[ProtocolError]) -> str:
         return f'<div style="color:{GREEN};margin:4px 0">✓ The API accepts this memory.</div>'
     first = problems[0]
     return (f'<div style="border:2px solid {RED};background:#fef2f2;border-radius:6px;'
-            f'padding:6px 10px;margin:4px 0"><b style="color:{RED}">✗ This memory is invalid: '
-            f'the next request gets a 400.</b><div style="font:12px {MONO}">{_esc(first.message)}'
-            f'</div><div>→ {_esc(first.explanation)}</div></div>')
+            f'padding:6px 10px;margin:4px 0"><b style="color:{RED}">✗ Sent as it is, this list '
+            f'would be refused by the API (400):</b><div style="font:12px {MONO}">'
+            f'{_esc(first.message)}</div><div>→ {_esc(first.explanation)}</div></div>')
 
 
 def memory_html(state: ChatAppState) -> str:
     """The inspector: the strategy, the gauges, validity, and the message list."""
     s, memory = state.stats(), state.memory
     limit_name = f"({s['token_limit_name']})"
-    dropped = (f"The last trim dropped {s['dropped']} message(s): struck through below."
-               if s["dropped"] else "The last trim dropped nothing.")
+    dropped = (f"The last trim dropped {plural(s['dropped'], 'message')}: struck through "
+               "below." if s["dropped"] else "The last trim dropped nothing.")
     view = show_messages(memory.to_api_format(), dropped=memory.last_dropped)
-    return (f'<div style="font:14px/1.35 {SANS};color:{INK};text-align:left">'
+    return (f'<div style="zoom:{state.scale};font:14px/1.35 {SANS};color:{INK};'
+            'text-align:left">'
             f'<div style="font-weight:700;font-size:16px">Memory: '
             f'{_esc(state.strategy.label(state.budget))}</div>'
             f'<div style="color:{GREY}">{_esc(state.strategy.about)}</div>'
@@ -520,6 +598,7 @@ class ChatAppView:
                                     self._controls(w)], layout=w.Layout(width="55%")),
                             w.VBox([self.memory], layout=w.Layout(width="45%"))])
         self._wire()
+        self._enlarge(self.text, self.send_button, self.clear_button)
         for widget, name in ((self.root, "app"), (self.text, "input"), (self.chat, "chat"),
                              (self.send_button, "send"), (self.clear_button, "clear"),
                              (self.memory, "memory")):
@@ -545,6 +624,15 @@ class ChatAppView:
                        w.HBox([w.Label("Tools:"), *self.tools.values()]),
                        w.HBox([self.max_turns, self.backend]),
                        w.HBox([self.fault, self.fault_button])])
+
+    def _enlarge(self, *widgets: Any) -> None:
+        """Larger type in the input and its buttons, by the state's scale (the chat and the
+        inspector are HTML, zoomed as a whole)."""
+        scale = self.state.scale
+        if scale != 1:
+            for widget in widgets:
+                widget.style.font_size = f"{round(13 * scale)}px"  # JupyterLab's is 13px
+                widget.layout.height = f"{round(28 * scale)}px"
 
     def _wire(self) -> None:
         s = self.state
@@ -627,11 +715,19 @@ class ChatAppView:
         """This conversation for the stepper: `stepper(app)` replays it."""
         return self.state.to_recording(title)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:  # display the view as its widget
-        return self.root._repr_mimebundle_(**kwargs)
+    def __repr__(self) -> str:
+        return f"<ChatAppView: {self.state.summary()}>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Display the view as its widget; its text/plain (what a saved notebook shows where
+        the widget cannot be drawn) is the repr above, not the widget tree's."""
+        bundle = self.root._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle
 
 
 def chat_app(**settings: Any) -> ChatAppView:
     """The chat app. `settings` are ChatAppState's (strategy, budget, tools, max_turns,
-    backend, registry, system_prompt); the state is `chat_app().state`."""
+    backend, registry, system_prompt, scale); the state is `chat_app().state`.
+    On a projector: `chat_app(scale=1.5)`."""
     return ChatAppView(ChatAppState(**settings))

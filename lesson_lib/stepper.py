@@ -12,9 +12,11 @@ at that point, drawn by `lesson_lib.display`. What "the request" is depends on t
 
 `lesson_lib.protocol.find_problems` checks each request. The first step where the API would
 refuse it is the moment the rules break: a red banner shows the API's error text and the
-explanation. A request that ends inside an open tool round (an assistant asked for tools,
-the results are still arriving) is not an error, it is a wait: no request is sent until
-every call has its reply, so the stepper says "waiting" instead.
+explanation. A later trim can mend the list and another break it again: "Still broken (since
+step N)" counts from the start of the current run of broken steps. A request that ends
+inside an open tool round (an assistant asked for tools, the results are still arriving) is
+not an error, it is a wait: no request is sent until every call has its reply, so the
+stepper says "waiting" instead.
 
 `StepperState` is plain Python (every move is a method a test can call); `stepper()` is the
 thin ipywidgets view on it, sized for a projector. `seed_three_rounds()`, `trim_pitfall()`
@@ -41,6 +43,14 @@ RED, GREEN, AMBER, INK = "#b91c1c", "#166534", "#92400e", "#111827"
 MISSING_REPLIES = "An assistant message with 'tool_calls' must be followed by tool messages"
 
 
+def plural(n: int,                # how many
+           noun: str,             # the singular: "message", "tool result"
+           many: str | None = None,  # the plural, when it is not noun + "s"
+           ) -> str:
+    """A count with its noun: '1 message', '0 messages', '2 tool results'."""
+    return f"{n} {noun if n == 1 else many or noun + 's'}"
+
+
 # ----------------------------------------------------------------- recording a memory
 
 class TapedMemory:
@@ -48,20 +58,25 @@ class TapedMemory:
 
     It passes everything on to the memory it wraps (ShortTermMemory, NaiveMemory, ...), so an
     Agent can use it as its memory. `clear_non_system()` restarts the tape too: a cleared
-    conversation is a new conversation."""
+    conversation is a new conversation. When the memory refuses an add (a ProtocolError, an
+    OverBudgetError), nothing goes on the tape and `last_refused` holds what was refused."""
 
     def __init__(self, memory: Any):  # the memory that decides what is kept
         self.inner = memory
         self.tape: list[dict] = memory.to_api_format()  # what it already holds
+        self.last_refused: list[dict] = []  # what the latest add offered, if it was refused
 
     def add(self, message: dict) -> None:
-        self.inner.add(message)                 # may refuse (ProtocolError): then no tape
-        self.tape.append(copy.deepcopy(dict(message)))
+        taped = self.last_refused = [copy.deepcopy(dict(message))]  # until the memory takes it
+        self.inner.add(message)                 # may refuse (ValueError): then no tape
+        self.tape += taped
+        self.last_refused = []
 
     def add_many(self, messages: Iterable[dict]) -> None:
-        messages = [copy.deepcopy(dict(m)) for m in messages]
-        self.inner.add_many(messages)           # all or nothing, so the tape is too
-        self.tape.extend(messages)
+        taped = self.last_refused = [copy.deepcopy(dict(m)) for m in messages]
+        self.inner.add_many(taped)              # all or nothing, so the tape is too
+        self.tape += taped
+        self.last_refused = []
 
     def add_system(self, text: str) -> None:
         self.add({"role": "system", "content": text})
@@ -87,7 +102,7 @@ class TapedMemory:
         return self.inner.message_count()
 
     def __repr__(self) -> str:
-        return f"TapedMemory({self.inner!r}; {len(self.tape)} messages on tape)"
+        return f"TapedMemory({self.inner!r}; {plural(len(self.tape), 'message')} on tape)"
 
 
 # ----------------------------------------------------------------- recordings and frames
@@ -182,6 +197,7 @@ class StepperState:
         self.recording = as_recording(recording)
         if not self.recording.messages:
             raise ValueError("this recording has no messages: record a conversation first")
+        check_scale(scale)
         self.frames = frames(self.recording)
         self.scale = scale
         self.step = 1
@@ -206,6 +222,18 @@ class StepperState:
     def broken_at(self) -> int | None:
         """The first step whose request the API would refuse, or None."""
         return next((f.step for f in self.frames if f.problems), None)
+
+    @property
+    def broken_since(self) -> int | None:
+        """Where the current run of refused requests began, or None if this step is fine.
+        A trim can repair a broken list and a later one break it again: each run of broken
+        steps counts from its own start."""
+        if not self.frame.problems:
+            return None
+        start = self.step
+        while start > 1 and self.frames[start - 2].problems:
+            start -= 1
+        return start
 
     def go(self, step: int) -> Frame:
         """Jump to `step` (1 … total); out-of-range steps stop at the ends."""
@@ -238,7 +266,7 @@ class StepperState:
         return caption_html(self.frame, self.total)
 
     def banner_html(self) -> str:
-        return banner_html(self.frame, self.broken_at)
+        return banner_html(self.frame, self.broken_since, self.broken_at)
 
     def request_html(self) -> str:
         return request_html(self.frame, self.scale)
@@ -252,6 +280,15 @@ class StepperState:
     def _repr_html_(self) -> str:  # a static picture of the current step (e.g. on GitHub)
         return self.html()
 
+    def summary(self) -> str:
+        """One deterministic line: the title, the step, and where the rules break."""
+        where = (f"the rules break at step {self.broken_at}" if self.broken_at
+                 else "the API would accept every step")
+        return f"{self.recording.title!r}, step {self.step} of {self.total}, {where}"
+
+    def __repr__(self) -> str:
+        return f"<StepperState: {self.summary()}>"
+
     def __str__(self) -> str:
         f = self.frame
         head = f"{self.recording.title} — {self.position_text()}: newest is {f.message['role']}"
@@ -262,6 +299,13 @@ class StepperState:
 
 def _esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+def check_scale(scale: float) -> None:
+    """A zoom must be a number above 0 (1 is the normal size)."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise ValueError(f"scale is a zoom factor above 0 (1: normal size, 1.3+: a projector), "
+                         f"got {scale!r}")
 
 
 def _position_html(text: str) -> str:
@@ -300,13 +344,17 @@ def caption_html(frame: Frame, total: int) -> str:
             f'<div style="font-size:30px;line-height:1.35">{lines}</div>{note}</div>')
 
 
-def banner_html(frame: Frame, broken_at: int | None) -> str:
+def banner_html(frame: Frame,
+                since: int | None,      # where this run of broken steps began (broken_since)
+                broken_at: int | None,  # the first broken step of the whole recording
+                ) -> str:
     """Red when the API would refuse the request, with its error text and the explanation;
     amber while a tool round is open (a wait, not a mistake); a quiet line otherwise."""
     if frame.problems:
         first = frame.problems[0]
-        head = ("✗ The rules break here: the API would answer 400" if frame.step == broken_at
-                else f"✗ Still broken (since step {broken_at}): the API would answer 400")
+        again = "" if since == broken_at else " again"
+        head = (f"✗ The rules break here{again}: the API would answer 400" if frame.step == since
+                else f"✗ Still broken (since step {since}): the API would answer 400")
         more = f" (+{len(frame.problems) - 1} more)" if len(frame.problems) > 1 else ""
         return (f'<div style="background:{RED};color:#ffffff;padding:12px 18px;line-height:1.35;'
                 f'border-radius:8px;margin:6px 0;font:700 26px {SANS}">{_esc(head)}'
@@ -314,8 +362,9 @@ def banner_html(frame: Frame, broken_at: int | None) -> str:
                 f'{_esc(more)}</div><div style="font:400 20px {SANS};margin-top:6px">'
                 f'→ {_esc(first.explanation)}</div></div>')
     if frame.waiting:
-        text, colour = (f"… Not sendable yet: waiting for {len(frame.waiting)} tool "
-                        f"result(s) ({', '.join(map(str, frame.waiting))}). Nothing is sent "
+        due = plural(len(frame.waiting), "tool result")
+        text, colour = (f"… Not sendable yet: waiting for {due} "
+                        f"({', '.join(map(str, frame.waiting))}). Nothing is sent "
                         "until every call has its reply; sent now, it would be refused as "
                         "shown below.", AMBER)
     else:
@@ -327,8 +376,9 @@ def banner_html(frame: Frame, broken_at: int | None) -> str:
 def request_html(frame: Frame, scale: float = 1.3) -> str:
     """The request at this step, drawn as the series draws it, zoomed for a projector."""
     newest = len(frame.request) - 1
-    title = (f"The message list now: {len(frame.request)} messages (not a request yet)"
-             if frame.waiting else f"The request now: {len(frame.request)} messages")
+    count = plural(len(frame.request), "message")
+    title = (f"The message list now: {count} (not a request yet)" if frame.waiting
+             else f"The request now: {count}")
     view = show_messages(frame.request, dropped=frame.dropped, highlight=newest, title=title)
     return (f'<div style="zoom:{scale};text-align:left;line-height:1.35">'
             f'{view._repr_html_()}</div>')
@@ -374,8 +424,15 @@ class StepperView:
         self.first_button.disabled = self.back_button.disabled = s.at_first
         self.next_button.disabled = self.last_button.disabled = s.at_last
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:  # display the view as its widget
-        return self.root._repr_mimebundle_(**kwargs)
+    def __repr__(self) -> str:
+        return f"<StepperView: {self.state.summary()}>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Display the view as its widget; its text/plain (what a saved notebook shows where
+        the widget cannot be drawn) is the repr above, not the widget tree's."""
+        bundle = self.root._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle
 
 
 def stepper(recording: Any,            # a Recording, a message list, or a chat app

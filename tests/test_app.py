@@ -6,9 +6,13 @@ valid; the inspector must draw what the next request sends."""
 
 from __future__ import annotations
 
+import inspect
+import re
 import subprocess
 import sys
 
+import httpx2
+import openai
 import pytest
 
 import lesson_lib.app as app_module
@@ -20,6 +24,7 @@ from lesson_lib.app import (
     add_strategy,
     available_backends,
     chat_app,
+    describe_error,
 )
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, inject_fault, is_offline
@@ -48,6 +53,31 @@ def assert_valid(state):
 
 def last(state):
     return state.entries[-1]
+
+
+def everything_shown(state):
+    """Every word the app shows: the inspector, the chat panel, each entry's text and detail."""
+    lines = " ".join(f"{e.text} {e.detail}" for e in state.entries)
+    return f"{state.memory_html()} {state.chat_html()} {lines} {state!r}"
+
+
+def mock_client(answer, **options):
+    """A real openai client whose every request gets `answer(request)`: a response, or an
+    httpx2 exception. Nothing leaves the process (httpx2.MockTransport)."""
+    return openai.OpenAI(api_key="sk-test-not-a-key", base_url="http://127.0.0.1:9/v1",
+                         max_retries=0, **options, http_client=openai.DefaultHttpxClient(
+                             transport=httpx2.MockTransport(answer)))
+
+
+def error_body(status, message, code=None, type_="invalid_request_error"):
+    return lambda request: httpx2.Response(status, json={"error": {
+        "message": message, "type": type_, "param": None, "code": code}})
+
+
+def raises(exception):
+    def answer(request):
+        raise exception("no answer", request=request)
+    return answer
 
 
 # ----------------------------------------------------------------- sending
@@ -124,6 +154,42 @@ def test_a_failing_tool_result_is_shown_in_red_and_the_model_answers():
     assert app_module.entry_html(tool).count(app_module.RED) == 1
     assert kinds(state)[-1] == "assistant"
     assert_valid(state)
+
+
+SINGULAR_AS_PLURAL = re.compile(r"\b1 (?:message|model call|tool result|token)s\b|\(s\)")
+
+
+def test_a_count_of_one_is_singular_in_the_inspector_and_the_notices():
+    state = ChatAppState(budget=3)
+    state.send("My name is Xiaoming.")
+    state.send("What is my name?")  # a fourth message: the trim drops one, then another
+    assert state.stats()["dropped"] == 1, f"expected 1 message dropped, got {state.stats()}"
+    state.inject_fault("rate_limit")
+    state.inject_fault("server_error", times=2)
+    fresh = ChatAppState()
+    fresh.set_strategy("NaiveMemory")  # rebuilt from the system prompt alone
+    shown = everything_shown(state) + everything_shown(fresh)
+    for wanted in ("The last trim dropped 1 message: struck through below.",
+                   "The next model call will fail with 429 rate limit.",
+                   "The next 2 model calls will fail with 500 server error.",
+                   "Rebuilt from this conversation (1 message)", "<ChatAppState: 1 message,"):
+        assert wanted in shown, f"expected {wanted!r} in what the app shows"
+    wrong = SINGULAR_AS_PLURAL.findall(shown)
+    assert not wrong, f"expected counts in the right number, got {wrong}"
+
+
+def test_an_invalid_memory_is_described_as_what_the_api_would_do_with_the_list():
+    state = ChatAppState(strategy="NaiveMemory", budget=4)
+    for question in PITFALL[:3]:
+        state.send(question)
+    problems = state.stats()["problems"]
+    assert problems, f"expected NaiveMemory(4) to split a round, got {roles(state)}"
+    html = state.memory_html()
+    assert "✗ Sent as it is, this list would be refused by the API (400):" in html
+    assert "the next request gets a 400" not in html, (
+        "the next add may trim the orphans away: only this list, as it is, is refused")
+    for said in (problems[0].message, problems[0].explanation):  # the rule and the place
+        assert app_module._esc(said) in html, f"expected {said!r} in the inspector"
 
 
 # ----------------------------------------------------------------- /clear and commands
@@ -223,7 +289,7 @@ def test_naive_memory_breaks_as_a_readable_notice_not_a_crash():
     assert notice.kind == "notice" and "400" in notice.text, f"got {notice}"
     assert "must be a response to a preceeding message with 'tool_calls'" in notice.detail
     assert "trim or move the whole group" in notice.detail, "the explanation should follow"
-    assert "This memory is invalid" in view.memory.value
+    assert "Sent as it is, this list would be refused by the API (400)" in view.memory.value
     assert "Traceback" not in view.chat.value + view.memory.value
 
 
@@ -374,6 +440,94 @@ def test_any_other_error_is_a_notice_too(monkeypatch, error, title):
     assert "Traceback" not in view.chat.value
 
 
+def test_a_message_over_the_token_budget_is_refused_with_the_reason_and_the_fix():
+    pytest.importorskip("lesson_lib.budget", reason="lesson_lib/budget.py is not there")
+    state = ChatAppState(strategy="TokenBudgetMemory", budget=450)
+    long = "Please remember this: " + "the quick brown fox jumps over the lazy dog " * 40
+    assert state.send(long) is None
+    notice = last(state)
+    assert notice.kind == "notice", f"got {notice}"
+    assert notice.text == "The memory refused your message: over its budget of 450 tokens", (
+        f"the title should say what was refused and why, got {notice.text!r}")
+    needed = re.search(r"over budget by [\d,]+ tokens.* needs ([\d,]+) tokens", notice.detail)
+    assert needed, f"the detail should say how much is needed, got {notice.detail!r}"
+    fix = (f"→ Raise the budget above {needed.group(1)} tokens, leaving room for the answer, "
+           "or shorten your message")
+    assert fix in notice.detail, f"expected the fix {fix!r}, got {notice.detail!r}"
+    assert roles(state) == ["system"], "nothing was added to the memory"
+    assert state.set_budget(int(needed.group(1).replace(",", "")) + 100) is True
+    assert state.send(long) is not None, "with room above the budget named, the message fits"
+
+
+@pytest.mark.parametrize("refused, what, fix", [
+    ([{"role": "user", "content": "hi"}], "your message", "shorten your message"),
+    ([{"role": "assistant", "content": None, "tool_calls": [{"id": "call_a"}]},
+      {"role": "tool", "tool_call_id": "call_a", "content": "{}"}],
+     "the model's tool calls and their results", "ask for less at a time"),
+    ([{"role": "assistant", "content": "a long answer"}], "the model's answer",
+     "ask for less at a time")])
+def test_a_budget_refusal_names_what_was_refused(refused, what, fix):
+    budget = pytest.importorskip("lesson_lib.budget", reason="lesson_lib/budget.py is not there")
+    title, detail = describe_error(budget.OverBudgetError(812, 600), [], refused)
+    assert title == f"The memory refused {what}: over its budget of 600 tokens", f"got {title!r}"
+    assert detail.startswith("OverBudgetError: over budget by 212 tokens."), f"got {detail!r}"
+    assert "needs 812 tokens. Nothing was added to the memory." in detail, f"got {detail!r}"
+    assert f"→ Raise the budget above 812 tokens, leaving room for the answer, or {fix}" in detail, (
+        f"got {detail!r}")
+
+
+def test_a_protocol_refusal_names_what_was_refused():
+    error = ProtocolError("Invalid parameter", explanation="answer the open calls first")
+    title, detail = describe_error(error, [], [{"role": "user", "content": "hi"}])
+    assert title == "The memory refused your message", f"got {title!r}"
+    assert detail == "Invalid parameter\n→ answer the open calls first", f"got {detail!r}"
+
+
+NOT_MEMORY = "Invalid value for 'temperature': must be between 0 and 2."
+
+
+@pytest.mark.parametrize("error, answer, title, hint, options", [
+    (openai.RateLimitError, error_body(429, "Rate limit reached", "rate_limit_exceeded"),
+     "The API answered 429 (rate_limit_exceeded)", "wait a moment and send again", {}),
+    (openai.RateLimitError, error_body(429, "You exceeded your current quota",
+                                       "insufficient_quota", "insufficient_quota"),
+     "The API answered 429 (insufficient_quota)", "waiting will not help", {}),
+    (openai.BadRequestError, error_body(400, NOT_MEMORY),
+     "The API answered 400 (invalid_request_error)", "sending it again will not help", {}),
+    (openai.AuthenticationError, error_body(401, "Incorrect API key provided", "invalid_api_key"),
+     "The API answered 401 (invalid_api_key)", "Check OPENAI_API_KEY in your shell", {}),
+    (openai.PermissionDeniedError, error_body(403, "Project does not have access"),
+     "The API answered 403 (invalid_request_error)", "check LESSON_MODEL", {}),
+    (openai.NotFoundError, error_body(404, "The model does not exist", "model_not_found"),
+     "The API answered 404 (model_not_found)", "Check the model name (LESSON_MODEL)", {}),
+    (openai.InternalServerError, error_body(500, "The server had an error", None, "server_error"),
+     "The API answered 500 (server_error)", "failed on its side: wait a moment", {}),
+    (openai.InternalServerError, lambda request: httpx2.Response(503, text="Service Unavailable"),
+     "The API answered 503 (Service Unavailable)", "failed on its side: wait a moment", {}),
+    (openai.APITimeoutError, raises(httpx2.ReadTimeout), "No answer: the request timed out",
+     "Send again", {}),
+    (openai.APIConnectionError, raises(httpx2.ConnectError), "Could not reach the model",
+     "Check the network or OPENAI_BASE_URL", {}),
+    (openai.APIResponseValidationError, lambda request: httpx2.Response(200, json={"id": 7}),
+     "The model's answer could not be read (APIResponseValidationError)",
+     "does not answer in the OpenAI format", {"_strict_response_validation": True}),
+], ids=lambda v: v.__name__ if isinstance(v, type) else None)
+def test_every_api_error_the_app_can_meet_is_a_readable_notice(monkeypatch, error, answer, title,
+                                                                hint, options):
+    client = mock_client(answer, **options)
+    with pytest.raises(error):  # the SDK itself raises this class for this answer
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    monkeypatch.setattr(app_module, "make_client", lambda backend: client)
+    state = ChatAppState()
+    assert state.send("What's the weather in Chengdu?") is None
+    notice = last(state)
+    assert notice.kind == "notice" and notice.text == title, f"expected {title!r}, got {notice}"
+    assert "→" in notice.detail and hint in notice.detail, (
+        f"expected the hint {hint!r} after →, got {notice.detail!r}")
+    assert roles(state) == ["system", "user"], "the question stays; nothing else was written"
+    assert_valid(state)
+
+
 # ----------------------------------------------------------------- backends
 
 def test_only_the_offline_model_without_a_real_provider_in_the_environment():
@@ -441,6 +595,58 @@ def test_the_view_displays_as_a_widget_and_the_state_as_html():
     bundle = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert ChatAppState()._repr_html_().startswith("<table")
+
+
+def test_scale_enlarges_the_chat_and_the_inspector_like_the_steppers():
+    view = chat_app(scale=1.5)
+    view.text.value = "My name is Xiaoming."
+    assert view.chat.value.startswith('<div style="zoom:1.5"'), view.chat.value[:60]
+    assert view.memory.value.startswith('<div style="zoom:1.5;'), view.memory.value[:60]
+    assert view.state.scale == 1.5 and 'zoom:1.5' in view.state._repr_html_()
+    for widget in (view.text, view.send_button, view.clear_button):
+        assert widget.style.font_size == "20px", f"expected 20px type, got {widget.style.font_size}"
+    plain = chat_app()
+    assert plain.state.scale == 1 and plain.text.style.font_size is None
+    assert '<div style="zoom:1.5;' in StepperState(view, scale=1.5).request_html(), (
+        "the same scale zooms the stepper's picture by the same factor")
+    stepper_scale = inspect.signature(StepperState).parameters["scale"]
+    app_scale = inspect.signature(ChatAppState).parameters["scale"]
+    assert app_scale.kind is stepper_scale.kind is inspect.Parameter.KEYWORD_ONLY
+
+
+@pytest.mark.parametrize("scale", [0, -1, "big", True])
+def test_an_impossible_scale_is_refused_by_the_app_and_the_stepper(scale):
+    with pytest.raises(ValueError, match="scale"):
+        ChatAppState(scale=scale)
+    with pytest.raises(ValueError, match="scale"):
+        StepperState([{"role": "user", "content": "hi"}], scale=scale)
+
+
+def test_the_state_and_the_view_have_a_short_deterministic_repr():
+    state = ChatAppState()
+    tokens = state.stats()["tokens"]
+    assert repr(state) == (f"<ChatAppState: 1 message, {tokens}/{DEFAULT_CONTEXT_WINDOW} tokens, "
+                           "strategy=ShortTermMemory(max_messages=10), backend=offline>")
+    budget = ChatAppState(strategy="TokenBudgetMemory", budget=450)
+    budget.send("What's the weather in Chengdu?")
+    again = ChatAppState(strategy="TokenBudgetMemory", budget=450)
+    again.send("What's the weather in Chengdu?")
+    text = repr(budget)
+    assert text == repr(again), "the same conversation gives the same repr"
+    assert text.startswith("<ChatAppState: 5 messages, ") and "/450 tokens" in text, text
+    assert not re.search(r"0x[0-9a-f]{6,}|\d\d:\d\d", text), f"no address or time: {text}"
+    broken = ChatAppState(strategy="NaiveMemory", budget=4)
+    for question in PITFALL[:3]:
+        broken.send(question)
+    assert repr(broken).endswith(", ✗ the API would refuse this list>"), repr(broken)
+
+
+def test_a_saved_notebook_shows_the_app_widget_as_its_short_repr():
+    view = chat_app()
+    bundle = view._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(view) == (
+        f"<ChatAppView: {view.state.summary()}>"), bundle["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
 
 
 def test_importing_the_app_does_not_import_widgets_or_openai():

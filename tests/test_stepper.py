@@ -16,6 +16,7 @@ from lesson_lib.stepper import (
     agent_loop_chain,
     frames,
     open_round,
+    plural,
     seed_three_rounds,
     stepper,
     trim_pitfall,
@@ -28,6 +29,8 @@ ASKS = {"role": "assistant", "content": "", "tool_calls": [
      "function": {"name": "get_current_weather", "arguments": '{"location": "Chengdu"}'}}]}
 RESULT = {"role": "tool", "tool_call_id": "call_a", "content": '{"temperature": 16}'}
 ANSWER = {"role": "assistant", "content": "Chengdu is cloudy, 16°C."}
+TWO = dict(ASKS, tool_calls=[dict(ASKS["tool_calls"][0], id=i) for i in ("call_b", "call_c")])
+RESULT_B, RESULT_C = (dict(RESULT, tool_call_id=i) for i in ("call_b", "call_c"))
 
 
 def roles(messages):
@@ -96,7 +99,7 @@ def test_an_open_tool_round_is_a_wait_not_a_broken_rule():
     frame = s.go(3)
     assert frame.problems == [] and frame.waiting == ["call_a"], (
         f"expected a wait for call_a, got problems {frame.problems} waiting {frame.waiting}")
-    assert "Not sendable yet: waiting for 1 tool result(s) (call_a)" in s.banner_html()
+    assert "Not sendable yet: waiting for 1 tool result (call_a)" in s.banner_html()
     assert "(not a request yet)" in s.request_html()
     assert s.broken_at is None
 
@@ -118,6 +121,46 @@ def test_a_broken_history_is_marked_at_the_first_bad_step():
     assert "the rules break at step 3" in s.position_text()
     s.next()
     assert "Still broken (since step 3)" in s.banner_html()
+
+
+def banner_at(s, step):
+    s.go(step)
+    return s.banner_html()
+
+
+def test_still_broken_counts_from_the_start_of_the_current_broken_run():
+    said = [SYSTEM, USER, ASKS, RESULT, ANSWER, USER, ANSWER, USER, TWO, RESULT_B, RESULT_C,
+            ANSWER, USER]
+    s = StepperState(Recording("Breaks, mends, breaks again", said,
+                               memory=lambda: NaiveMemory(max_messages=3)))
+    broken = [f.step for f in s.frames if f.problems]
+    assert broken == [5, 11, 12], f"expected two runs (5; 11-12), got broken steps {broken}"
+    assert "The rules break here: the API would answer 400" in banner_at(s, 5)
+    assert "✓ The API would accept this request" in banner_at(s, 6), "a trim mended the list"
+    assert "The rules break here again: the API would answer 400" in banner_at(s, 11)
+    banner = banner_at(s, 12)
+    assert "Still broken (since step 11)" in banner, (
+        f"expected the run that started at step 11, got {banner[:400]}")
+    assert s.broken_since == 11 and s.broken_at == 5
+    assert "the rules break at step 5" in s.position_text(), "the first break is still named"
+    s.go(6)
+    assert s.broken_since is None
+
+
+def test_a_count_of_one_is_singular_in_the_stepper():
+    assert [plural(1, "message"), plural(0, "message"), plural(2, "tool result"),
+            plural(3, "child", "children")] == ["1 message", "0 messages", "2 tool results",
+                                                 "3 children"]
+    s = StepperState([SYSTEM, USER, ASKS, RESULT])
+    request = s.request_html()
+    assert "The request now: 1 message" in request and "1 messages" not in request, request
+    assert "waiting for 1 tool result (call_a)" in banner_at(s, 3)
+    assert "The message list now: 3 messages (not a request yet)" in s.request_html()
+    taped = TapedMemory(ShortTermMemory(max_messages=5))
+    taped.add(SYSTEM)
+    assert repr(taped).endswith("; 1 message on tape)"), repr(taped)
+    shown = [banner_at(s, k) + s.caption_html() for k in range(1, 5)]
+    assert not any("(s)" in text for text in shown), "counts say 1 message, 2 messages"
 
 
 def test_a_memory_that_refuses_a_message_is_shown_not_raised():
@@ -146,6 +189,33 @@ def test_the_html_is_deterministic_and_plain_text_exists():
 
 def test_the_view_displays_as_a_widget():
     assert "application/vnd.jupyter.widget-view+json" in stepper([SYSTEM])._repr_mimebundle_()
+
+
+def test_the_state_and_the_view_have_a_short_deterministic_repr():
+    s = StepperState(Recording("A broken history", [SYSTEM, USER, RESULT, ANSWER]))
+    assert repr(s) == "<StepperState: 'A broken history', step 1 of 4, the rules break at step 3>"
+    s.last()
+    assert repr(s) == "<StepperState: 'A broken history', step 4 of 4, the rules break at step 3>"
+    fine = StepperState([SYSTEM, USER, ANSWER])
+    assert repr(fine) == ("<StepperState: 'A recorded conversation', step 1 of 3, the API would "
+                          "accept every step>"), repr(fine)
+    view = stepper([SYSTEM, USER, ANSWER])
+    view.next_button.click()
+    bundle = view._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(view) == (
+        "<StepperView: 'A recorded conversation', step 2 of 3, the API would accept every "
+        "step>"), f"a saved notebook shows this line where the widget cannot be drawn: {bundle}"
+
+
+def test_taped_memory_says_what_its_memory_refused():
+    taped = TapedMemory(ShortTermMemory(max_messages=5))
+    taped.add(SYSTEM)
+    with pytest.raises(ValueError):
+        taped.add(RESULT)  # answers no call
+    assert taped.last_refused == [RESULT] and taped.tape == [SYSTEM], (
+        f"expected RESULT refused and kept off the tape, got {taped.last_refused}, {taped.tape}")
+    taped.add_many([USER, ASKS, RESULT])
+    assert taped.last_refused == [] and len(taped.tape) == 4
 
 
 # ----------------------------------------------------------------- the recorded conversations
