@@ -24,6 +24,7 @@ from typing import Any
 from lesson_lib.llm import chat
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.protocol import assistant_to_dict
+from lesson_lib.text import plural
 from lesson_lib.tools import ToolRegistry, default_registry
 
 SYSTEM_PROMPT = ("You are a helpful assistant. Use the tools you are given to look up "
@@ -53,7 +54,7 @@ class LoopResult:
 
     def __str__(self) -> str:
         lines = [str(e) for e in self.events]
-        lines.append(f"{self.turns} model call(s); "
+        lines.append(f"{plural(self.turns, 'model call')}; "
                      + ("stopped by max_turns" if self.hit_max_turns else "final answer"))
         return "\n".join(lines + [f"reply: {self.reply}"])
 
@@ -130,7 +131,7 @@ class LoopAgent(Agent):
     def remember_notice(self, events: list[ToolEvent]) -> str:
         """Tell the user the cap was hit (and keep that in memory, as they saw it)."""
         asked = sorted({e.name for e in events})
-        notice = (f"I stopped after {self.max_turns} rounds of tool calls without reaching "
+        notice = (f"I stopped after {plural(self.max_turns, 'round')} of tool calls without reaching "
                   f"an answer (max_turns={self.max_turns}; tools used: {', '.join(asked)}).")
         self.memory.add({"role": "assistant", "content": notice})
         return notice

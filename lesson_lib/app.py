@@ -45,7 +45,8 @@ from lesson_lib.agent import SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
 from lesson_lib.display import MONO, SANS, show_messages
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.protocol import ProtocolError, find_problems
-from lesson_lib.stepper import Recording, TapedMemory, check_scale, plural
+from lesson_lib.stepper import Recording, TapedMemory, check_scale
+from lesson_lib.text import plural
 from lesson_lib.tokens import count_request, count_tools
 from lesson_lib.tools import ToolRegistry, default_registry
 

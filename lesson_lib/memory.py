@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 
 from lesson_lib.protocol import ProtocolError
 from lesson_lib.protocol import message_problem as shape_problem  # one message's shape rules
+from lesson_lib.text import plural
 
 
 class ShortTermMemory:
@@ -191,7 +192,7 @@ class SeedMemory(ShortTermMemory):
 
 def _role_label(m: Mapping) -> str:
     if m.get("role") == "assistant" and m.get("tool_calls"):
-        return f"assistant→{len(m['tool_calls'])} call(s)"
+        return f"assistant→{plural(len(m['tool_calls']), 'call')}"
     return str(m.get("role"))
 
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import jsonschema
 
+from lesson_lib.text import plural
+
 KNOWN_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 TOOL_CHOICE_STRINGS = ("none", "auto", "required")
 
@@ -196,7 +198,8 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
                 "responding to each 'tool_call_id'. The following tool_call_ids did not have "
                 f"response messages: {', '.join(missing)}",
                 param=f"messages.[{at}].role", index=at,
-                explanation=f"assistant message {i} asked for {len(ids)} tool call(s); "
+                explanation=f"assistant message {i} asked for "
+                            f"{plural(len(ids), 'tool call')}; "
                             f"{', '.join(missing)} got no tool reply right after it: add one "
                             "tool message per call before anything else, or drop the group"))
         i = j

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from lesson_lib.protocol import ProtocolError, message_problem
+from lesson_lib.text import plural
 
 INTERRUPTED = json.dumps({"error": "interrupted: the run stopped before this tool call "
                                    "returned a result; call the tool again if you still need it"})
@@ -67,7 +68,7 @@ class Repaired(NamedTuple):
     def __str__(self) -> str:
         if not self.changes:
             return "repair_messages: nothing to repair"
-        lines = [f"repair_messages: {len(self.changes)} change(s)"]
+        lines = [f"repair_messages: {plural(len(self.changes), 'change')}"]
         return "\n".join(lines + [f"  {change}" for change in self.changes])
 
 

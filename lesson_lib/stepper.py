@@ -37,18 +37,11 @@ from typing import Any
 
 from lesson_lib.display import MONO, ROLE_COLOURS, SANS, show_messages
 from lesson_lib.protocol import ProtocolError, find_problems
+from lesson_lib.text import plural
 
 RECORDED_AT = "2026-05-01T09:30:00+00:00"  # the frozen clock of the recorded conversations
 RED, GREEN, AMBER, INK = "#b91c1c", "#166534", "#92400e", "#111827"
 MISSING_REPLIES = "An assistant message with 'tool_calls' must be followed by tool messages"
-
-
-def plural(n: int,                # how many
-           noun: str,             # the singular: "message", "tool result"
-           many: str | None = None,  # the plural, when it is not noun + "s"
-           ) -> str:
-    """A count with its noun: '1 message', '0 messages', '2 tool results'."""
-    return f"{n} {noun if n == 1 else many or noun + 's'}"
 
 
 # ----------------------------------------------------------------- recording a memory

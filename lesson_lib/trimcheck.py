@@ -39,6 +39,7 @@ from lesson_lib.budget import MessageBudgetMemory, TokenBudgetMemory
 from lesson_lib.exercises import Report
 from lesson_lib.protocol import find_problems
 from lesson_lib.repair import find_duplicate_ids, repair_messages
+from lesson_lib.text import plural
 from lesson_lib.tokens import count_messages
 
 UNITS = ("messages", "tokens")
@@ -191,7 +192,7 @@ def _label(m: Mapping) -> str:
     if m.get("role") == "tool":
         return f"tool, {m.get('tool_call_id')}"
     if m.get("tool_calls"):
-        return f"assistant→{len(m['tool_calls'])} call(s)"
+        return f"assistant→{plural(len(m['tool_calls']), 'call')}"
     return str(m.get("role"))
 
 
@@ -201,7 +202,8 @@ def _lost(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
     systems = [m for m in case.messages if m["role"] == "system"]
     missing = [m for m in systems if m not in result]
     if missing:
-        found.append((f"it lost {len(missing)} of the {len(systems)} system message(s), e.g. "
+        found.append((f"it lost {len(missing)} of the {plural(len(systems), 'system message')}, "
+                      "e.g. "
                       f"{missing[0]['content'][:50]!r}",
                       "never drop a system message, wherever it stands: skip role 'system' "
                       "when you choose what to drop"))

@@ -201,8 +201,8 @@ def test_predictions_stub_is_reported_as_not_answered(capsys):
 def test_predictions_wrong_answers_get_their_own_hints(capsys):
     wrong = {**RIGHT, "b": 5, "c": 2, "e": 5}
     out = expect_fail(nb06.check_predictions, wrong, capsys,
-                      "5 model call(s)? It takes fewer", "parallel calls share one assistant",
-                      "2 model call(s)? It takes more", "a chain",
+                      "5 model calls? It takes fewer", "parallel calls share one assistant",
+                      "2 model calls? It takes more", "a chain",
                       "count what max_turns allows")
     assert out.count("❌ (") == 3, f"expected three ❌ lines, got:\n{out}"
 

@@ -24,7 +24,7 @@ BREAKING = ["My name is Xiaoming.", "What's the weather in Chengdu?",
 def test_one_question_with_many_tool_calls_forgets_under_both_memories(capsys):
     out = expect_pass(nb08.check_forget, {"ShortTermMemory": [FIVE_CITIES],
                                           "TokenBudgetMemory": [FIVE_CITIES]}, capsys)
-    assert out.count("forgotten after 1 message(s)") == 2, out
+    assert out.count("forgotten after 1 message") == 2, out
 
 
 def test_each_memory_may_get_its_own_message(capsys):
@@ -38,7 +38,7 @@ def test_a_single_string_counts_as_one_message(capsys):
 
 
 def test_the_committed_first_attempt_forgets_but_not_in_the_fewest_messages(capsys):
-    out = expect_fail(nb08.check_forget, STUB, capsys, "forgotten after 3 message(s); it can "
+    out = expect_fail(nb08.check_forget, STUB, capsys, "forgotten after 3 messages; it can "
                       "be done with 1", "max_messages counts messages", "token_budget counts tokens")
     assert out.count("✅") == 4, f"both memories do forget with the stub:\n{out}"
 

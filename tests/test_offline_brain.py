@@ -747,6 +747,16 @@ def test_odd_requests_get_a_sensible_reply():
         assert message.get("content") or message.get("tool_calls"), f"empty reply to {body}"
 
 
+def test_a_long_plain_text_result_is_quoted_in_part():
+    page = "Chengdu news. " + "The city opened a new metro line today. " * 100
+    messages = [{"role": "user", "content": "Any news today?"},
+                assistant_calls(("c1", "search_news", {"query": "news"})), tool_result("c1", page)]
+    text = text_of(ask(messages))
+    assert len(text) < 400, f"expected a quote of at most ~300 characters, got {len(text)}: {text}"
+    assert text.startswith("search_news returned: Chengdu news. The city opened"), text
+    assert text.endswith("…."), f"expected the quote to end in '…', got {text[-20:]!r}"
+
+
 def test_plain_text_and_empty_results_are_reported_as_they_came():
     messages = [{"role": "user", "content": "run it"},
                 assistant_calls(("c1", "mystery", {}), ("c2", "other_tool", {})),

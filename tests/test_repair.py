@@ -63,7 +63,7 @@ def test_returns_a_named_pair_that_prints_its_changes():
     assert isinstance(got, Repaired)
     fixed, changes = got
     assert fixed == [user()] and got.messages is fixed and got.changes is changes
-    assert "1 change(s)" in str(got) and "message 0: tool result for call_x" in str(got)
+    assert "1 change\n" in str(got) + "\n" and "message 0: tool result for call_x" in str(got)
     assert str(repair_messages([user()])) == "repair_messages: nothing to repair"
 
 

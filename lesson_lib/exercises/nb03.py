@@ -19,6 +19,7 @@ from typing import Any
 from lesson_lib import clock
 from lesson_lib.exercises import Report, run_check
 from lesson_lib.protocol import ProtocolError, assistant_to_dict, find_problems, validate_request
+from lesson_lib.text import plural
 from lesson_lib.tools import ToolRegistry, execute_tool
 
 # ----------------------------------------------------------------- exercise 1: your own tool
@@ -252,5 +253,5 @@ def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
         return False, what, (f"{lost[0]['role']} {lost[0].get('content')!r:.60} was dropped: move "
                              "it after the tool replies instead of deleting it")
     if added:
-        return False, what, f"the result has {added} message(s) more than it was given"
+        return False, what, f"the result has {plural(added, 'message')} more than it was given"
     return in_order == others, what, "only tool messages move; keep the others where they were"

@@ -24,6 +24,7 @@ from typing import Any
 from lesson_lib import clock
 from lesson_lib.exercises import Report, run_check
 from lesson_lib.protocol import find_problems
+from lesson_lib.text import plural
 
 CHAIN_QUESTION = "Which is warmer right now, Beijing or Shanghai, and what time is it there?"
 NEVER_ENDING = "Keep checking the weather in Chengdu until it is sunny."
@@ -239,7 +240,7 @@ def check_predictions(my_predictions: Any) -> bool:  # {"a": 1, "b": ..., ...}
                               "write how many times the model is called, e.g. 2")
                 continue
             real = model_calls(question, max_turns)
-            report.expect(guess == real, f"{where}: {guess} model call(s)" + (
+            report.expect(guess == real, f"{where}: {plural(guess, 'model call')}" + (
                 "" if guess == real else f"? It takes {'more' if real > guess else 'fewer'}"),
                 PREDICTION_HINTS[key])
     return run_check("predictions", body)

@@ -16,6 +16,7 @@ from typing import Any
 
 from lesson_lib import clock
 from lesson_lib.exercises import Report, run_check
+from lesson_lib.text import plural
 
 NAME = "Xiaoming"
 NAME_MESSAGE = "My name is Xiaoming."
@@ -84,7 +85,7 @@ def _forget_one(report: Report, strategy: str, messages: list[str]) -> None:
                           f"it showed a notice instead: {_short(notices[0].text, 90)}: "
                           f"{_short(notices[0].detail, 160)}")
             return
-    report.expect(True, f"{label}: the app answered your {len(messages)} message(s)")
+    report.expect(True, f"{label}: the app answered your {plural(len(messages), 'message')}")
     state.send(NAME_QUESTION)
     request = _sent_with(state, NAME_QUESTION)
     kept = [m for m in request if NAME in str(m.get("content") or "")]
@@ -93,8 +94,8 @@ def _forget_one(report: Report, strategy: str, messages: list[str]) -> None:
                                                f"{len(request)} messages)" if kept else ""),
                          FORGET_HINTS[strategy]):
         return
-    report.expect(len(messages) <= FEWEST, f"{label}: forgotten after {len(messages)} "
-                  f"message(s)" + ("" if len(messages) <= FEWEST else f"; it can be done with "
+    report.expect(len(messages) <= FEWEST, f"{label}: forgotten after "
+                  f"{plural(len(messages), 'message')}" + ("" if len(messages) <= FEWEST else f"; it can be done with "
                                    f"{FEWEST}"), FORGET_HINTS[strategy])
 
 
@@ -150,8 +151,8 @@ def check_breaking_point(my_stepper: Any) -> bool:  # stepper(my_app), or its St
         if steps is None or not _recorded_under_naive(report, steps):
             return
         said = sum(m.get("role") == "user" for m in steps.recording.messages)
-        if not report.expect(said > 0, f"the recording has a conversation ({steps.total} "
-                             f"message(s), {said} from the user)",
+        if not report.expect(said > 0, f"the recording has a conversation ("
+                             f"{plural(steps.total, 'message')}, {said} from the user)",
                              "chat in my_app (or send from code), then run the stepper cell "
                              "again: a stepper is made from the conversation as it is then"):
             return

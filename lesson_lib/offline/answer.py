@@ -166,9 +166,13 @@ def short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+QUOTE_LIMIT = 300  # characters of a plain-text result an answer quotes; a model summarises
+
+
 def plain(name: str, text: str, arguments: Mapping, lang: str) -> str:
-    """A result that is not JSON, quoted as it came: "Chengdu: cloudy 16°C."."""
-    text = text.strip()
+    """A result that is not JSON, quoted as it came: "Chengdu: cloudy 16°C.". A long one is
+    quoted up to QUOTE_LIMIT characters, then "…": an answer does not repeat a whole page."""
+    text = short(" ".join(text.split()), QUOTE_LIMIT) if len(text) > QUOTE_LIMIT else text.strip()
     where = place_name(place_argument(arguments), lang)
     if not text:
         return f"{name} 没有返回内容。" if lang == "zh" else f"{name} returned nothing."
