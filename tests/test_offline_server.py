@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -240,6 +241,25 @@ def test_one_log_line_per_request(served, fake_brain):
                 r"\d+\.\d ms", r"GET /v1/models 200 \d+\.\d ms"]
     assert len(lines) == 3, lines
     assert all(re.fullmatch(p, line) for p, line in zip(patterns, lines, strict=True)), lines
+
+
+def test_a_client_that_hangs_up_mid_stream_is_logged_and_the_server_goes_on(served,
+                                                                           monkeypatch):
+    long_answer = {"message": {"role": "assistant", "content": "Chengdu is cloudy. " * 20000},
+                   "finish_reason": "stop"}
+    monkeypatch.setattr(brain, "reply", lambda body: json.loads(json.dumps(long_answer)))
+    body = json.dumps({**BODY, "stream": True}).encode()
+    with socket.create_connection(("127.0.0.1", urlsplit(served.url).port), timeout=5) as conn:
+        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\ncontent-length: %d\r\n\r\n%s"
+                     % (len(body), body))
+        assert conn.recv(100).startswith(b"HTTP/1.1 200 OK"), "expected the stream to begin"
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset
+    deadline = time.monotonic() + 10
+    while "hung up" not in served.log.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert served.log.getvalue().splitlines()[-1] == (
+        "POST /v1/chat/completions 200 (the client hung up before the end)"), served.log.getvalue()
+    assert post(served.url, None, "/v1/models")[0] == 200, "the server stopped answering"
 
 
 def test_only_loopback_is_served():

@@ -177,7 +177,11 @@ class OfflineServer:
             return False
         status, answer_headers, payload = handle(method, path, headers, body,
                                                  context_window=self.context_window)
-        await write_answer(writer, status, answer_headers, payload)
+        try:
+            await write_answer(writer, status, answer_headers, payload)
+        except ConnectionError:
+            self.log(f"{method} {path} {status} (the client hung up before the end)")
+            return False
         self.log(f"{method} {path} {status} {(time.perf_counter() - started) * 1000:.1f} ms")
         return keep_alive(version, headers)
 
