@@ -45,7 +45,7 @@ from lesson_lib.agent import SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
 from lesson_lib.display import MONO, SANS, show_messages
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.protocol import ProtocolError, find_problems
-from lesson_lib.stepper import Recording, TapedMemory, check_scale
+from lesson_lib.stepper import Recording, ShownAsWidget, TapedMemory, check_scale
 from lesson_lib.text import plural
 from lesson_lib.tokens import count_request, count_tools
 from lesson_lib.tools import ToolRegistry, default_registry
@@ -582,7 +582,7 @@ def memory_html(state: ChatAppState) -> str:
 
 # ----------------------------------------------------------------- the widget
 
-class ChatAppView:
+class ChatAppView(ShownAsWidget):
     """The chat app's widgets. Each callback calls one ChatAppState method, then refresh()."""
 
     def __init__(self, state: ChatAppState):
@@ -716,15 +716,6 @@ class ChatAppView:
         """This conversation for the stepper: `stepper(app)` replays it."""
         return self.state.to_recording(title)
 
-    def __repr__(self) -> str:
-        return f"<ChatAppView: {self.state.summary()}>"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """Display the view as its widget; its text/plain (what a saved notebook shows where
-        the widget cannot be drawn) is the repr above, not the widget tree's."""
-        bundle = self.root._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = repr(self)
-        return bundle
 
 
 def chat_app(**settings: Any) -> ChatAppView:

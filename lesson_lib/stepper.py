@@ -379,7 +379,21 @@ def request_html(frame: Frame, scale: float = 1.3) -> str:
 
 # ----------------------------------------------------------------- the widget
 
-class StepperView:
+class ShownAsWidget:
+    """A view that shows as its widget (`self.root`); its text/plain, which a saved notebook
+    shows where the widget cannot be drawn, is one short line from `self.state.summary()`,
+    not the widget tree's."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.state.summary()}>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = self.root._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+
+class StepperView(ShownAsWidget):
     """The stepper's widgets; each button calls one StepperState method, then refresh()."""
 
     def __init__(self, state: StepperState):
@@ -417,15 +431,6 @@ class StepperView:
         self.first_button.disabled = self.back_button.disabled = s.at_first
         self.next_button.disabled = self.last_button.disabled = s.at_last
 
-    def __repr__(self) -> str:
-        return f"<StepperView: {self.state.summary()}>"
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """Display the view as its widget; its text/plain (what a saved notebook shows where
-        the widget cannot be drawn) is the repr above, not the widget tree's."""
-        bundle = self.root._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = repr(self)
-        return bundle
 
 
 def stepper(recording: Any,            # a Recording, a message list, or a chat app
