@@ -78,8 +78,13 @@ def _as_dict(message: Any) -> Mapping:
 
 
 def _shorten(text: str, limit: int = MAX_CHARS) -> str:
+    """`text` cut at `limit` characters; a last line "[truncated … characters]" (the
+    marker budget.truncate_text leaves) stays visible, since it says the text was cut."""
     if len(text) <= limit:
         return text
+    body, _, last = text.rpartition("\n")
+    if body and last.startswith("[truncated ") and last.endswith(" characters]"):
+        return f"{_shorten(body, limit)}\n{last}"
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 

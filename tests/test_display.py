@@ -137,6 +137,20 @@ def test_long_content_is_shortened_with_a_count():
     assert "… (150 more characters)" in view._repr_html_() and "… (150 more" in str(view)
 
 
+def test_a_truncation_marker_stays_visible_when_the_content_is_shortened():
+    from lesson_lib.budget import truncate_text  # noqa: PLC0415
+
+    cut = truncate_text("The weather report. " * 400, 150)
+    assert cut.endswith(" characters]") and len(cut) > 300, "expected a long cut with a marker"
+    marker = cut.rpartition("\n")[2]
+    view = show_messages([{"role": "user", "content": "weather?"},
+                          {"role": "assistant", "content": "look it up"},
+                          {"role": "user", "content": cut}])
+    assert marker in str(view) and marker in view._repr_html_(), \
+        f"expected {marker!r} in the picture, got: {str(view)[-200:]!r}"
+    assert "more characters)" in str(view), "expected the text itself to be shortened"
+
+
 def test_orphan_tool_message_is_flagged_with_the_explanation():
     memory = naive_orphan()
     view = show_messages(memory, dropped=memory.last_dropped)
