@@ -1,4 +1,4 @@
-"""Message builders shared by the memory, budget and repair tests (plain dicts, API shape)."""
+"""Message builders and tools shared by the memory, budget, repair, agent and app tests."""
 
 import json
 
@@ -23,6 +23,24 @@ def call(cid, location="Chengdu"):
 
 def asks(*ids, content=None):
     return {"role": "assistant", "content": content, "tool_calls": [call(i) for i in ids]}
+
+
+def failing_weather_tools(error: Exception):
+    """A ToolRegistry whose get_current_weather always raises `error` (a broken service)."""
+    from lesson_lib.tools import ToolRegistry  # noqa: PLC0415
+
+    tools = ToolRegistry()
+
+    @tools.tool
+    def get_current_weather(location: str) -> str:
+        """Use this when the user asks about the weather in a city.
+
+        Args:
+            location: the city, e.g. Chengdu
+        """
+        raise error
+
+    return tools
 
 
 def result(cid, content='{"location": "Chengdu", "temperature": 16, "condition": "cloudy"}'):

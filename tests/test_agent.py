@@ -2,13 +2,14 @@
 
 import openai
 import pytest
+from messages import failing_weather_tools
 
 import lesson_lib.agent as agent_module
 from lesson_lib.agent import Agent, LoopAgent, transcript_json
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.offline import inject_fault, offline_client
 from lesson_lib.protocol import validate_messages
-from lesson_lib.tools import ToolRegistry, default_registry
+from lesson_lib.tools import default_registry
 
 
 def roles(agent):
@@ -116,17 +117,7 @@ def test_max_turns_must_be_positive():
 
 
 def test_a_failing_tool_is_fed_back_and_the_model_answers():
-    tools = ToolRegistry()
-
-    @tools.tool
-    def get_current_weather(location: str) -> str:
-        """Use this when the user asks about the weather in a city.
-
-        Args:
-            location: the city, e.g. Chengdu
-        """
-        raise ConnectionError("weather service unreachable")
-
+    tools = failing_weather_tools(ConnectionError("weather service unreachable"))
     agent = LoopAgent(tools=tools)
     result = agent.run("What's the weather in Chengdu?")
     assert "ConnectionError" in result.events[0].result

@@ -14,6 +14,7 @@ import sys
 import httpx2
 import openai
 import pytest
+from messages import failing_weather_tools
 
 import lesson_lib.app as app_module
 from lesson_lib import llm
@@ -31,7 +32,6 @@ from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, inject_fault, is_offline
 from lesson_lib.protocol import ProtocolError, is_valid
 from lesson_lib.stepper import StepperState
 from lesson_lib.tokens import count_request
-from lesson_lib.tools import ToolRegistry
 
 PITFALL = ["My name is Xiaoming.", "What's the weather in Chengdu?",
            "Which is warmer, Shanghai or Beijing?", "What time is it in New York?"]
@@ -136,17 +136,7 @@ def test_the_input_is_locked_while_a_turn_runs():
 
 
 def test_a_failing_tool_result_is_shown_in_red_and_the_model_answers():
-    tools = ToolRegistry()
-
-    @tools.tool
-    def get_current_weather(location: str) -> str:
-        """Use this when the user asks about the weather in a city.
-
-        Args:
-            location: the city, e.g. Chengdu
-        """
-        raise ValueError(f"bad argument: no station for {location}")
-
+    tools = failing_weather_tools(ValueError("bad argument: no station for Chengdu"))
     state = ChatAppState(registry=tools)
     state.send("What's the weather in Chengdu?")
     tool = state.entries[1]
