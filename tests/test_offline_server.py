@@ -167,13 +167,21 @@ def raw_exchange(url: str, data: bytes) -> bytes:
 def test_a_garbled_request_line_gets_a_400_and_the_connection_closes(served):
     received = raw_exchange(served.url, b"GARBAGE\r\n\r\n")
     assert received.startswith(b"HTTP/1.1 400 Bad Request\r\n"), received
-    assert b"bad request line 'GARBAGE'" in received, received
+    assert b"bad request line 'GARBAGE': expected 'METHOD /path HTTP/1.1'" in received, received
 
 
 def test_a_bad_content_length_gets_a_400(served):
     received = raw_exchange(served.url, b"POST /v1/chat/completions HTTP/1.1\r\n"
                                         b"content-length: lots\r\n\r\n")
-    assert received.startswith(b"HTTP/1.1 400 ") and b"bad content-length" in received, received
+    assert received.startswith(b"HTTP/1.1 400 "), received
+    assert b"bad content-length 'lots': expected a whole number of bytes" in received, received
+
+
+def test_an_oversized_request_head_gets_a_431_that_says_the_limit(served):
+    received = raw_exchange(served.url, b"GET /v1/models HTTP/1.1\r\nx-big: "
+                            + b"a" * 70_000 + b"\r\n\r\n")
+    assert received.startswith(b"HTTP/1.1 431 Request Header Fields Too Large"), received[:80]
+    assert b"over 65,536 bytes: send fewer or shorter headers" in received, received
 
 
 def test_http_1_0_gets_one_answer_then_the_connection_closes(served):

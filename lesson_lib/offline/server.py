@@ -157,10 +157,13 @@ class OfflineServer:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as error:
             if error.partial.strip():
-                await self._refuse(writer, "?", "?", BadRequest(400, "incomplete request"))
+                await self._refuse(writer, "?", "?", BadRequest(
+                    400, "the connection closed in the middle of a request head"))
             return False
         except asyncio.LimitOverrunError:
-            await self._refuse(writer, "?", "?", BadRequest(431, "headers too large"))
+            await self._refuse(writer, "?", "?", BadRequest(
+                431, f"the request line and headers are over {MAX_HEAD:,} bytes: send fewer "
+                     "or shorter headers"))
             return False
         started = time.perf_counter()
         try:
@@ -196,18 +199,20 @@ class OfflineServer:
 
 # ----------------------------------------------------------------- HTTP/1.1, by hand
 
+
 def parse_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
     """(method, path, version, headers with lower-case names) of a request head."""
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        raise BadRequest(400, f"bad request line {lines[0][:80]!r}")
+        raise BadRequest(400, f"bad request line {lines[0][:80]!r}: expected "
+                         "'METHOD /path HTTP/1.1'")
     headers: dict[str, str] = {}
     for line in lines[1:]:
         if line:
             name, colon, value = line.partition(":")
             if not colon or not name or name != name.strip():
-                raise BadRequest(400, f"bad header line {line[:80]!r}")
+                raise BadRequest(400, f"bad header line {line[:80]!r}: expected 'name: value'")
             headers[name.lower()] = value.strip()
     return parts[0], parts[1], parts[2], headers
 
@@ -221,7 +226,8 @@ async def read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> by
             try:
                 size = int(size_line or b"0", 16)
             except ValueError:
-                raise BadRequest(400, f"bad chunk size {size_line[:20]!r}") from None
+                raise BadRequest(400, f"bad chunk size {size_line[:20]!r}: expected a hexadecimal "
+                                 "number of bytes") from None
             if size == 0:
                 break
             parts.append(await reader.readexactly(size))
@@ -231,7 +237,8 @@ async def read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> by
         return b"".join(parts)
     length = headers.get("content-length", "0")
     if not length.isdigit():
-        raise BadRequest(400, f"bad content-length {length[:20]!r}")
+        raise BadRequest(400, f"bad content-length {length[:20]!r}: expected a whole number "
+                         "of bytes")
     return await reader.readexactly(int(length))
 
 
