@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from lesson_lib.offline import BASE_URL, MODEL_ID, offline_client  # noqa: E402
+from lesson_lib.text import plural  # noqa: E402
 
 TOOLS = [
     {"type": "function", "function": {
@@ -181,7 +182,7 @@ def main() -> int:
     for workers in [int(w) for w in args.workers.split(",")]:
         s = served(args.requests, args.clients, args.budget, workers)
         errors += s["errors"]
-        tag = f"(b) {workers} worker{'s' * (workers > 1)}"
+        tag = f"(b) {plural(workers, 'worker')}"
         rows += [
             (f"{tag}, {args.clients} clients", f"{s['done']} requests, {s['seconds']:.1f} s", ""),
             (f"{tag} throughput", f"{s['rps']:.0f} req/s", f">= 300  {verdict(s['rps'] >= 300)}"),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lesson_lib.protocol import ProtocolError, find_problems, validate_request
+from lesson_lib.text import plural
 from lesson_lib.tokens import count_request
 
 ROLE_COLOURS = {"system": "#6b7280", "user": "#2563eb", "assistant": "#15803d",
@@ -175,11 +176,10 @@ def _rows(messages: list, dropped: list, highlight: set[int],
 
 
 def _summary(n: int, dropped: int, problems: int) -> str:
-    text = f"{n} message{'s' * (n != 1)}"
+    text = plural(n, "message")
     text += f", {dropped} dropped by trim" if dropped else ""
     if problems:
-        return f"✗ {text}: the API would refuse this list ({problems} problem" \
-               f"{'s' * (problems != 1)})"
+        return f"✗ {text}: the API would refuse this list ({plural(problems, 'problem')})"
     return f"✓ {text}: the API would accept this list"
 
 

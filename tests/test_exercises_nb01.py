@@ -88,6 +88,7 @@ def test_my_messages_check_fails_the_wrong_order(capsys):
 
     passed, out = run(check_my_messages, question_first, capsys)
     assert not passed, f"the question must come last, got:\n{out}"
+    assert "every message is there, in the wrong order" in out, out
 
 
 def test_my_messages_check_reports_an_invalid_list(capsys):

@@ -89,6 +89,7 @@ def test_chat_turn_that_forgets_the_reply_is_told_to_add_it(capsys):
 def test_chat_turn_returning_the_sdk_message_is_told_to_return_its_text(capsys):
     passed, out = run(check_chat_turn, returns_the_message_object, capsys=capsys)
     assert_fails_with(passed, out, "got ChatCompletionMessage", "return reply.content")
+    assert "ChatCompletionMessage(" not in out, f"expected the reply's text quoted, got:\n{out}"
 
 
 def test_chat_turn_that_raises_is_reported_not_raised(capsys):

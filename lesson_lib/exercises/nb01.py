@@ -16,6 +16,7 @@ from typing import Any
 
 from lesson_lib.exercises import Report, run_check
 from lesson_lib.protocol import assistant_to_dict, find_problems
+from lesson_lib.text import plural
 
 NAME_QUESTION = {"en": "What's my name?", "zh": "我刚才说我叫什么名字？"}
 
@@ -75,11 +76,6 @@ def _conversation(lines: list[str]) -> list[dict]:
     return history
 
 
-def _count(n: int, word: str) -> str:
-    """"1 message", "3 messages"."""
-    return f"{n} {word}{'s' * (n != 1)}"
-
-
 def _roles(messages: list) -> str:
     return "[" + ", ".join(str(m.get("role")) if isinstance(m, dict) else "?"
                            for m in messages) + "]"
@@ -124,14 +120,17 @@ def _messages_case(report: Report, label: str, my_messages: Callable, turns: lis
     expected.append({"role": "user", "content": question})
     sent = [{"role": m.get("role"), "content": m.get("content")}
             for m in messages if m.get("role") != "system"]
-    hint = (f"you sent {_count(len(sent), 'message')} {_roles(sent)}. Send each turn as a user "
+    hint = (f"you sent {plural(len(sent), 'message')} {_roles(sent)}. Send each turn as a user "
             "message and then the assistant's reply ({'role': 'assistant', ...}), oldest first, "
             "and the new question last")
     if sent[:-1] == [m for m in expected[:-1] if m["role"] == "user"]:
         hint = "you left out the assistant's replies: the model should see what it said, too"
-    wanted = f"{_count(len(turns), 'earlier turn')}, then the question" if turns else \
+    elif sent != expected and sorted(map(repr, sent)) == sorted(map(repr, expected)):
+        hint = ("every message is there, in the wrong order: the oldest turn first, each user "
+                "message right before its reply, and the new question last")
+    wanted = f"{plural(len(turns), 'earlier turn')}, then the question" if turns else \
         "only the question"
-    report.expect(sent == expected, f"{label}: {wanted} ({_count(len(expected), 'message')})",
+    report.expect(sent == expected, f"{label}: {wanted} ({plural(len(expected), 'message')})",
                   hint)
     answer = _ask(messages)
     if name is None:

@@ -50,8 +50,9 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
     report.expect(isinstance(replies[-1], str) and replies[-1] == last.get("content"),
                   f"chat_turn returns the reply's text (got {type(replies[-1]).__name__})",
                   "return reply.content, the same text you added to the memory")
-    report.expect("xiaoming" in str(replies[-1]).lower(),
-                  f"the reply to {TURNS[-1]!r} remembers the name: {replies[-1]!r}",
+    text = getattr(replies[-1], "content", replies[-1])  # a message object: quote its text
+    report.expect("xiaoming" in str(text).lower(),
+                  f"the reply to {TURNS[-1]!r} remembers the name: {text!r}",
                   "send the whole memory, chat(memory.to_api_format()), not just the "
                   "newest message: the model only knows what this one call sends")
 

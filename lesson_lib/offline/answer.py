@@ -28,6 +28,7 @@ from lesson_lib.offline.understand import (
     tool_name,
 )
 from lesson_lib.places import lookup
+from lesson_lib.text import plural
 
 _VERBS = {"get", "fetch", "query", "lookup", "look", "check", "find", "search", "retrieve",
           "current", "show", "list", "read", "latest", "up", "do", "run"}
@@ -200,7 +201,7 @@ def comparison(asked: Comparison, ranking: list[tuple[Any, float]], lang: str) -
 
 def after_checks(count: int, lang: str) -> str:
     """The prefix of a "keep checking until ..." answer."""
-    return f"查了{count}次：" if lang == "zh" else f"After {count} check{'s' * (count != 1)}:"
+    return f"查了{count}次：" if lang == "zh" else f"After {plural(count, 'check')}:"
 
 
 # ------------------------------------------------------------------ questions and honest limits

@@ -36,6 +36,7 @@ from typing import TextIO
 
 from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW
 from lesson_lib.offline.api import handle
+from lesson_lib.text import plural
 from lesson_lib.tokens import _encoding
 
 LOOPBACK = "127.0.0.1"
@@ -319,7 +320,7 @@ def serve(port: int = DEFAULT_PORT,                 # 0 picks a free port
     server = OfflineServer(port, context_window, log, host)
     children = [pid for pid in (_fork_worker(server) for _ in range(workers - 1)) if pid]
     print(f"offline teaching model on {server.url}/v1 (context window "
-          f"{server.context_window} tokens, {workers} worker{'s' * (workers > 1)}); "
+          f"{server.context_window} tokens, {plural(workers, 'worker')}); "
           "Ctrl-C stops", file=log, flush=True)
     try:
         server.serve_forever(on_signals=True)
