@@ -350,11 +350,10 @@ def plot_costs(runs: Sequence[ConversationRun],  # the runs to draw, one colour 
         if over is not None:
             per_turn.plot([over.turn], [over.largest.tokens], "x", color=COLOURS[k % 6],
                           markersize=9, markeredgewidth=2)
-    for y, text, colour, style in ((window, "context window", "black", "--"),
-                                   (budget, "token budget", "grey", ":")):
-        if y:
-            per_turn.axhline(y, color=colour, linestyle=style, linewidth=1.2,
-                             label=f"{text} {y:,}")
+    limits = [per_turn.axhline(y, color=colour, linestyle=style, linewidth=1.2,
+                               label=f"{text} {y:,}")
+              for y, text, colour, style in ((window, "context window", "black", "--"),
+                                             (budget, "token budget", "grey", ":")) if y]
     for turn, text in (marks or {}).items():
         for axes in (per_turn, total):
             axes.axvline(turn, color="grey", linewidth=0.8, alpha=0.5)
@@ -364,9 +363,8 @@ def plot_costs(runs: Sequence[ConversationRun],  # the runs to draw, one colour 
     total.set(title="Tokens sent so far (what the conversation costs)", xlabel="turn",
               ylabel="thousands of tokens")
     total.legend(loc="upper left", fontsize=9)
-    if window or budget:
-        per_turn.legend(handles=[h for h in per_turn.get_lines() if h.get_label().startswith(
-            ("context window", "token budget"))], loc="upper left", fontsize=9)
+    if limits:  # the runs are named in the right-hand legend; here only the limits
+        per_turn.legend(handles=limits, loc="upper left", fontsize=9)
     for axes in (per_turn, total):
         axes.grid(alpha=0.3)
     return CostPlot(figure, [r.name for r in runs])

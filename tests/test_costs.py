@@ -169,6 +169,16 @@ def test_cost_table_has_a_row_per_run_and_says_where_a_run_stopped(model):
     assert lines[3].startswith("bad ") and "stopped at turn 1: ValueError: nope" in lines[4]
 
 
+def test_plot_legends_name_the_limits_left_and_the_runs_right(model):
+    run = run_conversation(ShortTermMemory(100), SHORT[:3], name="token budget",
+                           meter=Meter(model))  # a run named like a limit line
+    per_turn, total = plot_costs([run], window=500, budget=400).figure.axes
+    left = [t.get_text() for t in per_turn.get_legend().get_texts()]
+    right = [t.get_text() for t in total.get_legend().get_texts()]
+    assert left == ["context window 500", "token budget 400"], left
+    assert right == ["token budget"], right
+
+
 def test_plot_is_a_deterministic_png_made_without_pyplot(model):
     run = run_conversation(ShortTermMemory(100), SHORT[:3], name="short", meter=Meter(model))
     plot = plot_costs([run], window=500, budget=400, marks={2: "weather"})

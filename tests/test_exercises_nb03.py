@@ -222,6 +222,9 @@ def test_repair_check_reports_doing_nothing(capsys):
     out = report_of(nb03.check_repair, lambda messages: messages, capsys)
     assert "❌ case 1 (上海呢？ between a call and its result): the API accepts" in out, out
     assert "did not have response messages" in out, "the hint should carry the API's text"
+    assert "nothing may be dropped: move each tool message up" in out, \
+        f"the hint should give this exercise's fix (move, never drop), got:\n{out}"
+    assert "or drop the group" not in out, f"the hint must not suggest dropping, got:\n{out}"
 
 
 def test_repair_check_reports_editing_in_place(capsys):

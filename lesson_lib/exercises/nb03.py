@@ -231,11 +231,19 @@ def _repair(report: Report, fn: Callable) -> None:
             return
         problems = find_problems(fixed)
         report.expect(not problems, f"case {k} ({what}): the API accepts the result",
-                      f"{problems[0].message} ({problems[0].explanation})" if problems else "")
+                      _repair_hint(problems[0]) if problems else "")
         report.expect(*_kept(case, fixed, k))
         changed += [k] if given != case else []
     report.expect(not changed, "the lists it was given are unchanged",
                   f"case {', '.join(map(str, changed))} was edited in place: build a new list")
+
+
+def _repair_hint(problem: ProtocolError) -> str:
+    """The API's words, and the fix this exercise allows: move, never drop."""
+    where = f" at message {problem.index}" if problem.index is not None else ""
+    return (f"the API would answer 400{where} ({problem.message}). Here nothing may be dropped: "
+            "move each tool message up, right after the assistant message whose call it "
+            "answers, before any other message")
 
 
 def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
