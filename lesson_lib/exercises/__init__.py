@@ -59,3 +59,11 @@ def run_check(title: str, body: Callable[[Report], None]) -> bool:
                       f"see line {where.lineno} of {where.name}()")
     print(report)
     return report.passed
+
+
+def not_done(title: str, hint: str) -> bool:
+    """Print a one-line report for an exercise not written yet; return False."""
+    report = Report(title)
+    report.expect(False, "not done yet", hint)
+    print(report)
+    return False

@@ -17,7 +17,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lesson_lib.exercises import Report
+from lesson_lib.exercises import Report, not_done
 from lesson_lib.trimcheck import TRIM_CASES, TrimCase, check_trim, judge_trim, trim_case
 
 VALID_CASES: list[TrimCase] = [c for c in TRIM_CASES if not c.broken]  # what 04 can judge
@@ -37,19 +37,12 @@ def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
     return "it returns None for every history: write its body, ending with return and the list"
 
 
-def _not_done(title: str, hint: str) -> bool:
-    report = Report(title)
-    report.expect(False, "not done yet", hint)
-    print(report)
-    return False
-
-
 def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages) -> list
                   cases: Sequence[TrimCase] | None = None) -> bool:
     """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories."""
     cases = VALID_CASES if cases is None else list(cases)
     if (why := _unwritten(my_trim, cases)) is not None:
-        return _not_done("Exercise 1 · my_trim", why)
+        return not_done("Exercise 1 · my_trim", why)
     return check_trim(my_trim, unit="messages", cases=cases)
 
 
@@ -68,7 +61,7 @@ def check_turn_trim(my_turn_trim: Any,  # my_turn_trim(messages, max_messages) -
     title = "Exercise 2 · my_turn_trim"
     cases = VALID_CASES if cases is None else list(cases)
     if (why := _unwritten(my_turn_trim, cases)) is not None:
-        return _not_done(title, why)
+        return not_done(title, why)
     verdicts = judge_trim(my_turn_trim, "messages", cases)
     for v in verdicts:
         if (role := _starts_with_answer(v.result)) is not None:

@@ -33,7 +33,7 @@ from lesson_lib.costs import (
     plot_costs,
     run_conversation,
 )
-from lesson_lib.exercises import Report, run_check
+from lesson_lib.exercises import Report, not_done, run_check
 from lesson_lib.tokens import count_text
 from lesson_lib.trimcheck import check_trim
 
@@ -54,13 +54,6 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _not_done(title: str, hint: str) -> bool:
-    report = Report(title)
-    report.expect(False, "not done yet", hint)
-    print(report)
-    return False
-
-
 # ----------------------------------------------------------------- exercise 1
 
 def check_my_budget_trim(my_budget_trim: Any) -> bool:  # my_budget_trim(messages, budget)
@@ -79,7 +72,7 @@ def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, b
     cost plot of your run next to `runs`."""
     title = f"Exercise 1 · my_budget_trim in the {len(script)}-turn conversation"
     if not callable(my_budget_trim):
-        _not_done(title, "define my_budget_trim(messages, budget) above and pass the function "
+        not_done(title, "define my_budget_trim(messages, budget) above and pass the function "
                          "itself (no parentheses)")
         return None
     tools = lesson_tools().schemas()
@@ -108,7 +101,7 @@ def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages)
     through the 50-turn conversation, on the offline model."""
     title = "Exercise 2 · my_summarizer"
     if not callable(my_summarizer):
-        return _not_done(title, "define my_summarizer(messages) above and pass the function "
+        return not_done(title, "define my_summarizer(messages) above and pass the function "
                                 "itself (no parentheses)")
 
     def body(report: Report) -> None:
