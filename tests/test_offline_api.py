@@ -372,6 +372,14 @@ def test_context_too_long_reports_the_lesson_lib_token_counts(fake_brain, tools)
         "context_length_exceeded", "messages", expected), f"got {error.message!r}"
 
 
+@pytest.mark.parametrize("window", [0, -5, "4096", 2.5, True])
+def test_an_impossible_context_window_is_refused_when_the_client_is_made(window):
+    for make in (offline_client, offline_async_client):
+        with pytest.raises(ValueError, match=r"context_window is a number of tokens, at least "
+                                             r"1, got .*gives the default 16384"):
+            make(context_window=window)
+
+
 def test_context_window_is_inclusive(fake_brain):
     size = count_request(ASK)
     assert create(offline_client(size)).choices[0].finish_reason == "stop"

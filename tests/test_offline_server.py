@@ -357,6 +357,35 @@ def _state(pid: int) -> str:
         return "gone"
 
 
+@pytest.mark.parametrize("arguments, expected", [
+    (["--workers", "0"], "workers is how many processes serve, at least 1, got 0"),
+    (["--port", "70000"], "port must be 0 to 65535 (0: any free port), got 70000"),
+    (["--context-window", "0"], "context_window is a number of tokens, at least 1, got 0"),
+])
+def test_cli_refuses_impossible_settings_with_the_rule(arguments, expected):
+    done = subprocess.run([sys.executable, "-m", "lesson_lib.offline", "serve", *arguments],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_cli_stop_leaves_no_noise_when_every_process_gets_the_signal():
+    """`timeout` (or a terminal's Ctrl-C) signals the whole process group: the worker gets
+    the parent's SIGTERM too, while it is already stopping."""
+    process = subprocess.Popen([sys.executable, "-m", "lesson_lib.offline", "serve", "--port",
+                                "0", "--workers", "2"], stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        assert "2 workers" in process.stderr.readline()
+        time.sleep(0.3)
+        os.killpg(process.pid, signal.SIGTERM)
+        rest = process.communicate(timeout=10)[1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0 and rest.splitlines() == ["stopped"], rest
+
+
 def test_cli_refuses_a_public_host():
     done = subprocess.run([sys.executable, "-m", "lesson_lib.offline", "serve", "--host",
                            "0.0.0.0"], capture_output=True, text=True, timeout=60)

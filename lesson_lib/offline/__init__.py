@@ -35,6 +35,17 @@ MODEL_ID = "offline-rule-based-teacher"
 DEFAULT_CONTEXT_WINDOW = 16_384  # tokens; a lesson shrinks it to show context_length_exceeded
 BASE_URL = "http://offline.invalid/v1"  # reserved TLD (RFC 2606): never resolvable
 OFFLINE_API_KEY = "offline"
+
+
+def context_window_or_default(tokens: int | None) -> int:
+    """The context window to use: `tokens`, or the default for None; anything but a whole
+    number of at least 1 is refused here, not at the first request."""
+    if tokens is None:
+        return DEFAULT_CONTEXT_WINDOW
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        raise ValueError(f"context_window is a number of tokens, at least 1, got {tokens!r} "
+                         f"(None, or leaving it out, gives the default {DEFAULT_CONTEXT_WINDOW})")
+    return tokens
 BAD_KEY_PREFIX = "sk-bad"  # keys starting with this get the real 401, for the lesson on keys
 FAULT_KINDS = ("rate_limit", "server_error", "timeout")
 

@@ -34,7 +34,7 @@ import time
 from http import HTTPStatus
 from typing import TextIO
 
-from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW
+from lesson_lib.offline import context_window_or_default
 from lesson_lib.offline.api import handle
 from lesson_lib.text import plural
 from lesson_lib.tokens import _encoding
@@ -64,7 +64,9 @@ class OfflineServer:
         if host not in (LOOPBACK, "localhost"):
             raise ValueError(f"the offline server listens on {LOOPBACK} only, not {host!r}: "
                              "it is a teaching tool, not a service to expose")
-        self.context_window = context_window or DEFAULT_CONTEXT_WINDOW
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port must be 0 to 65535 (0: any free port), got {port}")
+        self.context_window = context_window_or_default(context_window)
         self.log_file = log
         self.socket = socket.create_server((LOOPBACK, port), backlog=128)
         self.socket.setblocking(False)
@@ -108,12 +110,13 @@ class OfflineServer:
 
     async def _serve(self, on_signals: bool) -> None:
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        if on_signals:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                try:
-                    self._loop.add_signal_handler(sig, self._stop.set)
-                except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C raises instead
-                    pass
+        handled = []
+        for sig in (signal.SIGINT, signal.SIGTERM) if on_signals else ():
+            try:
+                self._loop.add_signal_handler(sig, self._stop.set)
+                handled.append(sig)
+            except (NotImplementedError, RuntimeError):  # Windows: Ctrl-C raises instead
+                pass
         server = await asyncio.start_server(self._connection, sock=self.socket,
                                             limit=MAX_HEAD)
         watch = asyncio.ensure_future(self._watch_parent()) if self.parent_pid else None
@@ -126,6 +129,12 @@ class OfflineServer:
             for writer in list(self._writers):  # kept-alive connections end now
                 writer.transport.abort()
             await asyncio.sleep(0)  # let their handlers see it and finish
+            # A second signal (Ctrl-C twice; the parent's SIGTERM to a worker already
+            # stopping) must not reach the loop while it closes: a worker ignores it.
+            for sig in handled:
+                self._loop.remove_signal_handler(sig)
+                if self.parent_pid:
+                    signal.signal(sig, signal.SIG_IGN)
 
     async def _watch_parent(self) -> None:
         """A forked worker whose parent has gone stops too."""
@@ -317,6 +326,8 @@ def serve(port: int = DEFAULT_PORT,                 # 0 picks a free port
           workers: int = 1) -> int:                # processes sharing the port (POSIX only)
     """Serve in the foreground until Ctrl-C (or SIGTERM); returns 0 after a clean stop.
     With `workers` > 1, forked copies accept on the same socket and use more cores."""
+    if workers < 1:
+        raise ValueError(f"workers is how many processes serve, at least 1, got {workers}")
     server = OfflineServer(port, context_window, log, host)
     children = [pid for pid in (_fork_worker(server) for _ in range(workers - 1)) if pid]
     print(f"offline teaching model on {server.url}/v1 (context window "

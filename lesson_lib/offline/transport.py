@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx2
 
-from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, FAULT_KINDS
+from lesson_lib.offline import FAULT_KINDS, context_window_or_default
 from lesson_lib.offline.api import fault_reply, handle
 
 
@@ -23,7 +23,7 @@ class _OfflineBase:
     """What the sync and async transports share: the window, the faults, the count."""
 
     def __init__(self, context_window: int | None = None):  # tokens; None → the default
-        self.context_window = context_window or DEFAULT_CONTEXT_WINDOW
+        self.context_window = context_window_or_default(context_window)
         self.requests = 0  # requests that reached the transport (faults included)
         self._faults: deque[str] = deque()
         self._lock = threading.Lock()
