@@ -110,8 +110,9 @@ class LoopAgent(Agent):
 
     def __init__(self, system_prompt: str = SYSTEM_PROMPT, *, max_turns: int = 5,
                  **kwargs: Any):
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns is how many model calls one input may take, a whole "
+                             f"number of at least 1, got {max_turns!r}")
         super().__init__(system_prompt, **kwargs)
         self.max_turns = max_turns
 

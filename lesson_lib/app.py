@@ -255,9 +255,12 @@ class ChatAppState:
                  system_prompt: str = SYSTEM_PROMPT,
                  scale: float = 1.0):              # zoom of the chat and the inspector
                                                    # (projector: 1.3+, as the stepper's)
-        if strategy not in STRATEGIES or backend not in available_backends():
-            raise ValueError(f"strategy must be one of {list(STRATEGIES)} (got {strategy!r}) "
-                             f"and backend one of {list(available_backends())} (got {backend!r})")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
+        if backend not in available_backends():
+            raise ValueError(f"backend must be one of {list(available_backends())}, got "
+                             f"{backend!r} (a real provider needs LESSON_BACKEND=openai and "
+                             "OPENAI_API_KEY in the shell that started Jupyter)")
         check_scale(scale)
         self.scale = scale
         self.registry = registry if registry is not None else default_registry

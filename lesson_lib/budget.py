@@ -139,9 +139,9 @@ class TokenBudgetMemory:
                  summarizer: Callable[[list[dict]], str] | None = None):  # e.g. model_summarizer()
         self.overhead = self._overhead(tools)  # what a request costs before any message
         if not isinstance(token_budget, int) or token_budget <= self.overhead:
+            cost = " (what the reply priming and the tools cost)" if self.overhead else ""
             raise ValueError(f"the budget must be a whole number of {self.unit} above "
-                             f"{self.overhead} (what the reply priming and the tools cost), "
-                             f"got {token_budget!r}")
+                             f"{self.overhead}{cost}, got {token_budget!r}")
         if drop not in DROP_MODES:
             raise ValueError(f"drop must be 'unit' or 'turn', got {drop!r}")
         self.budget, self.tools, self.drop = token_budget, tools, drop

@@ -67,6 +67,10 @@ def _as_dicts(messages: Any) -> list:
     """A message list from a list, or from a memory (anything with to_api_format())."""
     if hasattr(messages, "to_api_format"):
         return messages.to_api_format()
+    if isinstance(messages, (str, bytes, Mapping)) or not hasattr(messages, "__iter__"):
+        raise TypeError(f"show a list of message dicts or a memory, got "
+                        f"{type(messages).__name__} {messages!r:.60}: e.g. "
+                        "show_messages(memory) or show_messages([{'role': 'user', ...}])")
     return list(messages)
 
 

@@ -171,12 +171,18 @@ def frames(recording: Recording) -> list[Frame]:
 
 
 def as_recording(source: Any, title: str = "A recorded conversation") -> Recording:
-    """A Recording from a Recording, a message list, or anything with `to_recording()`
-    (the chat app, or its state)."""
+    """A Recording from a Recording, a message list, a memory (what it holds now), or
+    anything with `to_recording()` (the chat app, or its state)."""
     if isinstance(source, Recording):
         return source
     if hasattr(source, "to_recording"):
         return source.to_recording()
+    if hasattr(source, "to_api_format"):  # a memory: what it holds now
+        source = source.to_api_format()
+    if not isinstance(source, (list, tuple)) or not all(isinstance(m, Mapping) for m in source):
+        raise TypeError(f"the stepper replays a Recording, a list of message dicts or a chat "
+                        f"app, got {type(source).__name__} {source!r:.60}: e.g. "
+                        "stepper(memory.to_api_format()) or stepper(app)")
     return Recording(title, [copy.deepcopy(dict(m)) for m in source])
 
 

@@ -135,3 +135,10 @@ def test_memory_trim_keeps_the_agent_valid_over_many_rounds():
 
 def test_agent_uses_the_default_registry():
     assert Agent().registry is default_registry
+
+
+@pytest.mark.parametrize("max_turns", [0, "3", 2.5, True])
+def test_an_impossible_max_turns_is_refused_with_what_it_means(max_turns):
+    with pytest.raises(ValueError, match=r"max_turns is how many model calls one input may "
+                                         r"take, a whole number of at least 1, got"):
+        LoopAgent(max_turns=max_turns)

@@ -82,10 +82,18 @@ def raises(exception):
 
 # ----------------------------------------------------------------- sending
 
-@pytest.mark.parametrize("settings", [{"strategy": "LongTermMemory"}, {"backend": "openai"}])
-def test_the_app_refuses_settings_it_cannot_honour(settings):
-    with pytest.raises(ValueError, match="must be one of"):
+@pytest.mark.parametrize("settings, expected", [
+    ({"strategy": "LongTermMemory"}, "strategy must be one of ['ShortTermMemory', "),
+    ({"backend": "openai"}, "backend must be one of ['offline'], got 'openai' (a real provider "
+                            "needs LESSON_BACKEND=openai and OPENAI_API_KEY"),
+])
+def test_the_app_refuses_settings_it_cannot_honour(settings, expected, monkeypatch):
+    monkeypatch.delenv("LESSON_BACKEND", raising=False)
+    with pytest.raises(ValueError) as refused:
         ChatAppState(**settings)
+    assert expected in str(refused.value), str(refused.value)
+    assert ("backend" in str(refused.value)) == ("backend" in settings), \
+        f"the message should speak only of the setting that is wrong: {refused.value}"
 
 
 def test_enter_sends_the_text_and_shows_the_reply():

@@ -502,3 +502,12 @@ def test_message_budget_memory_stays_valid_and_keeps_the_floor(units, max_messag
         assert got[-len(turn):] == turn, "the current turn must be kept"
         assert len(got) <= max_messages or got == before + turn, (
             f"over max_messages={max_messages}, only the floor may stay; got {got}")
+
+
+def test_an_impossible_budget_names_the_unit_and_only_the_costs_that_exist():
+    with pytest.raises(ValueError) as messages:
+        MessageBudgetMemory(0)
+    assert str(messages.value) == "the budget must be a whole number of messages above 0, got 0"
+    with pytest.raises(ValueError, match=r"tokens above 3 \(what the reply priming and the "
+                                         r"tools cost\), got 'x'"):
+        TokenBudgetMemory("x")

@@ -286,3 +286,10 @@ def test_side_by_side_places_views_in_one_row():
 def test_side_by_side_needs_one_title_per_view():
     with pytest.raises(ValueError, match="one title per view"):
         side_by_side(ROUND, ROUND, titles=["only one"])
+
+
+@pytest.mark.parametrize("value", [None, "What's my name?", {"role": "user", "content": "hi"}])
+def test_something_that_is_not_a_message_list_is_refused_with_an_example(value):
+    with pytest.raises(TypeError, match=r"show a list of message dicts or a memory, got .*"
+                                        r"e\.g\. show_messages\(memory\)"):
+        show_messages(value)

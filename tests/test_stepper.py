@@ -295,3 +295,17 @@ def test_a_chat_from_the_app_replays_in_the_stepper():
 def test_frames_of_a_plain_list_use_prefixes():
     steps = frames(Recording("plain", [SYSTEM, USER, ANSWER]))
     assert [len(f.request) for f in steps] == [1, 2, 3] and not any(f.dropped for f in steps)
+
+
+@pytest.mark.parametrize("source", [None, "What's my name?", 42, [{"role": "user"}, "oops"]])
+def test_something_that_is_not_a_conversation_is_refused_with_what_to_pass(source):
+    with pytest.raises(TypeError, match=r"the stepper replays a Recording, a list of message "
+                                        r"dicts or a chat app, got .*: e\.g\. stepper\("):
+        StepperState(source)
+
+
+def test_a_memory_is_replayed_as_what_it_holds_now():
+    memory = ShortTermMemory()
+    memory.add_system("You are a helpful assistant.")
+    memory.add({"role": "user", "content": "My name is Xiaoming."})
+    assert StepperState(memory).recording.messages == memory.to_api_format()
