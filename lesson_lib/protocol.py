@@ -4,7 +4,7 @@
 that bites agents: an assistant message with `tool_calls` must be followed,
 immediately and only, by one `tool` message per call id). When a rule is broken
 it raises `ProtocolError` carrying the real API's error text, `param` and
-`code` (see PROTOCOL.md), plus a one-line explanation for learners.
+`code` (see docs/protocol.md), plus a one-line explanation for learners.
 
 `find_problems()` is the non-raising form: it lists every problem it finds.
 `validate_request()` checks a whole request body (model, tools, tool_choice,

@@ -3,7 +3,7 @@
 Histories break outside the trim, too: a run stops between a tool call and its result,
 a store reloads rows in the wrong order, other code cuts the list, a retry writes a
 result twice, a provider numbers its calls call_0, call_1 … again in every turn. The API
-then refuses every request built on that history (PROTOCOL.md), and the conversation is
+then refuses every request built on that history (docs/protocol.md), and the conversation is
 stuck until someone repairs it.
 
 The repair pairs calls and results **by position**, as the API does: the tool messages
@@ -24,8 +24,9 @@ back in a later turn). Step by step:
    left with no calls and no text is dropped).
 
 Everything else keeps its order. The input is never changed; a valid history comes back
-equal, with no changes. `find_duplicate_ids()` checks the duplicate-id rule the real API
-enforces and `protocol.find_problems()` does not check yet.
+equal, with no changes. `find_duplicate_ids()` checks both duplicate-id rules the real API
+enforces: two results for one call (which `protocol.find_problems()` checks too) and two
+calls of one assistant message with the same id (which it does not check).
 """
 
 from __future__ import annotations
@@ -233,8 +234,8 @@ def _without_calls(i: int, m: dict, changes: list[Change], kind: str | None,
 
 def find_duplicate_ids(messages: Sequence[Mapping]) -> list[ProtocolError]:
     """Tool results that answer the same call twice, and calls of one assistant message
-    that share an id: the real API refuses both (protocol.find_problems() does not check
-    them yet). Empty list: no duplicates."""
+    that share an id: the real API refuses both (protocol.find_problems() checks only the
+    first). Empty list: no duplicates."""
     problems, seen = [], {}   # seen: call id -> index of its first result, in this group
     for i, m in enumerate(messages):
         if m.get("role") != "tool":

@@ -284,7 +284,7 @@ def test_stream_options_without_stream_is_refused(client, fake_brain):
     assert caught.value.param == "stream_options"
 
 
-# ----------------------------------------------------------------- every PROTOCOL.md error
+# ----------------------------------------------------------------- every docs/protocol.md error
 
 CALL_A = {"id": "call_a", "type": "function",
           "function": {"name": "get_current_weather", "arguments": '{"location":"Chengdu"}'}}
