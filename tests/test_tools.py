@@ -514,3 +514,19 @@ def test_a_broken_hand_written_schema_becomes_an_error_not_an_exception():
     registry.register(lambda x: x, schema)
     data = as_error(registry.execute("broken", '{"x": 1}'))
     assert data["error"].startswith("could not check the arguments for broken"), f"got {data}"
+
+
+@pytest.mark.parametrize("text, says", [
+    ('{"location": "Chengdu",}', "a trailing comma at line 1 column 23"),
+    ("[\n1,\n]", "a trailing comma at line 2 column 2"),
+    ('{"location": "Chengdu"', "it stops at column 23, before the JSON is complete"),
+    ("{location: 1}", "unexpected 'l' at line 1 column 2"),
+    ('{"a": 1}{', "unexpected '{' at line 1 column 9"),
+])
+def test_broken_json_is_described_the_same_on_every_python(text, says):
+    """json's own messages differ by version (3.13: "Illegal trailing comma …"); ours do not."""
+    from lesson_lib.tools import json_problem
+
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(text)
+    assert json_problem(caught.value) == says

@@ -2,7 +2,7 @@
 
 `handle(method, path, headers, body, context_window=...)` answers
 `POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{id}` with the
-real API's statuses and JSON shapes (PROTOCOL.md). The reply itself comes from
+real API's statuses and JSON shapes (docs/protocol.md). The reply itself comes from
 `brain.reply()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the context window, the model name, the key),
 ids, `usage`, `max_tokens` cuts and server-sent events for `stream=True`.
@@ -33,7 +33,7 @@ from lesson_lib.protocol import (
     validate_messages,
     validate_request,
 )
-from lesson_lib.tokens import _encoding, count_messages, count_text, count_tools
+from lesson_lib.tokens import count_messages, count_text, count_tools, encoding_for
 
 Reply = tuple[int, dict[str, str], "bytes | Iterator[bytes]"]
 
@@ -188,7 +188,7 @@ def _tools_verdict(key: str) -> tuple[ProtocolError | None, int]:
         validate_request(probe)
     except ProtocolError as problem:
         return problem, 0
-    return None, count_tools(tools)
+    return None, count_tools(tools, MODEL_ID)
 
 
 def check_options(body: Mapping) -> None:
@@ -206,7 +206,7 @@ def check_options(body: Mapping) -> None:
 
 def check_context(body: Mapping, window: int, tools_tokens: int) -> int:
     """The request's message tokens; the real 400 when messages + tools exceed the window."""
-    messages_tokens = count_messages(body["messages"])
+    messages_tokens = count_messages(body["messages"], MODEL_ID)
     if messages_tokens + tools_tokens > window:
         raise context_length_error(window, messages_tokens, tools_tokens)
     return messages_tokens
@@ -241,7 +241,7 @@ def completion_id(body: Mapping) -> tuple[str, int]:
 
 
 def build_completion(body: Mapping, answer: Mapping, prompt_tokens: int) -> dict:
-    """A `chat.completion` object shaped like PROTOCOL.md's example, with real `usage`."""
+    """A `chat.completion` object shaped like docs/protocol.md's example, with real `usage`."""
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     message, finish, used = limit_reply(dict(answer["message"]), answer["finish_reason"], limit)
     cid, created = completion_id(body)
@@ -256,10 +256,10 @@ def build_completion(body: Mapping, answer: Mapping, prompt_tokens: int) -> dict
 
 def _cut(text: str, budget: int) -> tuple[str, int, bool]:
     """(text cut to `budget` tokens, tokens kept, whether it was cut)."""
-    tokens = _encoding().encode(text, disallowed_special=())
+    tokens = encoding_for(MODEL_ID).encode(text, disallowed_special=())
     if len(tokens) <= budget:
         return text, len(tokens), False
-    return _encoding().decode(tokens[:budget]), budget, True
+    return encoding_for(MODEL_ID).decode(tokens[:budget]), budget, True
 
 
 def limit_reply(message: dict, finish: str, limit: int | None) -> tuple[dict, str, int]:
@@ -271,7 +271,7 @@ def limit_reply(message: dict, finish: str, limit: int | None) -> tuple[dict, st
     calls = []
     for call in message.get("tool_calls") or []:
         fn = call["function"]
-        name_tokens = count_text(fn["name"])
+        name_tokens = count_text(fn["name"], MODEL_ID)
         if cut or used + name_tokens > budget:
             cut = True
             break
@@ -290,8 +290,8 @@ def limit_reply(message: dict, finish: str, limit: int | None) -> tuple[dict, st
 def pieces(text: str) -> list[str]:
     """`text` in token-sized pieces (whole characters), as a real stream delivers it."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    out = [decoder.decode(b) for b in _encoding().decode_tokens_bytes(
-        _encoding().encode(text, disallowed_special=()))]
+    out = [decoder.decode(b) for b in encoding_for(MODEL_ID).decode_tokens_bytes(
+        encoding_for(MODEL_ID).encode(text, disallowed_special=()))]
     return [p for p in out if p]
 
 

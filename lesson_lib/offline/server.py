@@ -34,10 +34,10 @@ import time
 from http import HTTPStatus
 from typing import TextIO
 
-from lesson_lib.offline import context_window_or_default
+from lesson_lib.offline import MODEL_ID, context_window_or_default
 from lesson_lib.offline.api import handle
 from lesson_lib.text import plural
-from lesson_lib.tokens import _encoding
+from lesson_lib.tokens import encoding_for
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -75,7 +75,7 @@ class OfflineServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._writers: set[asyncio.StreamWriter] = set()
-        _encoding()  # load the tokenizer now, not during the first request
+        encoding_for(MODEL_ID)  # load the tokenizer now, not during the first request
 
     @property
     def url(self) -> str:
