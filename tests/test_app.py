@@ -493,7 +493,7 @@ NOT_MEMORY = "Invalid value for 'temperature': must be between 0 and 2."
     (openai.BadRequestError, error_body(400, NOT_MEMORY),
      "The API answered 400 (invalid_request_error)", "sending it again will not help", {}),
     (openai.AuthenticationError, error_body(401, "Incorrect API key provided", "invalid_api_key"),
-     "The API answered 401 (invalid_api_key)", "Check OPENAI_API_KEY in your shell", {}),
+     "The API answered 401 (invalid_api_key)", "Check OPENAI_API_KEY, and that OPENAI_BASE_URL is the provider", {}),
     (openai.PermissionDeniedError, error_body(403, "Project does not have access"),
      "The API answered 403 (invalid_request_error)", "check LESSON_MODEL", {}),
     (openai.NotFoundError, error_body(404, "The model does not exist", "model_not_found"),
