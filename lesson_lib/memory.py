@@ -33,7 +33,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 
-from lesson_lib.protocol import ProtocolError
+from lesson_lib.protocol import ProtocolError, json_type
 from lesson_lib.protocol import message_problem as shape_problem  # one message's shape rules
 from lesson_lib.text import plural
 
@@ -203,7 +203,7 @@ def _calls_list_problem(n: int, message: Mapping) -> ProtocolError | None:
         return None
     return ProtocolError(  # reconstructed, in the shape of the API's invalid_type texts
         f"Invalid type for 'messages[{n}].tool_calls': expected an array of objects, but got "
-        f"{type(calls).__name__} instead.", param=f"messages[{n}].tool_calls",
+        f"{json_type(calls)} instead.", param=f"messages[{n}].tool_calls",
         code="invalid_type", index=n,
         explanation=f"message {n} (assistant): tool_calls must be a list, even for one call: "
                     "wrap it in [...]")

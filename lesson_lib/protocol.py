@@ -7,8 +7,9 @@ it raises `ProtocolError` carrying the real API's error text, `param` and
 `code` (see docs/protocol.md), plus a one-line explanation for learners.
 
 `find_problems()` is the non-raising form: it lists every problem it finds.
-`validate_request()` checks a whole request body (model, tools, tool_choice,
-messages); the offline model answers with it exactly as the real API would.
+`validate_request()` checks a whole request body (its fields, tools, tool_choice,
+response_format, messages); the offline model answers with it exactly as the real
+API would.
 
 Texts marked "verbatim" were copied from real API responses; texts marked
 "reconstructed" are the closest known shape and may differ in wording.
@@ -16,7 +17,8 @@ Texts marked "verbatim" were copied from real API responses; texts marked
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import jsonschema
@@ -25,6 +27,24 @@ from lesson_lib.text import plural
 
 KNOWN_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 TOOL_CHOICE_STRINGS = ("none", "auto", "required")
+TOOL_TYPES = ("function", "custom")
+CONTENT_PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
+RESPONSE_FORMAT_TYPES = ("text", "json_object", "json_schema")
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+TOOL_NAME_MAX = 64
+
+# Every top-level field the API accepts: the parameters of `chat.completions.create` in
+# the `openai` SDK (tests/test_offline_strict.py checks the installed SDK adds none).
+# Any other field gets "Unrecognized request argument supplied".
+REQUEST_FIELDS = frozenset({
+    "model", "messages", "tools", "tool_choice", "parallel_tool_calls", "functions",
+    "function_call", "response_format", "stream", "stream_options", "n", "max_tokens",
+    "max_completion_tokens", "temperature", "top_p", "presence_penalty",
+    "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "stop", "seed", "user",
+    "safety_identifier", "metadata", "store", "service_tier", "modalities", "audio",
+    "prediction", "reasoning_effort", "verbosity", "web_search_options", "moderation",
+    "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention",
+})
 
 
 class ProtocolError(ValueError):
@@ -48,12 +68,73 @@ class ProtocolError(ValueError):
         return f"{self.message}\n  → {self.explanation}" if self.explanation else self.message
 
 
+# ----------------------------------------------------------------- the API's sentences
+
+def json_type(value: Any) -> str:
+    """The JSON name of a value's type, as the API's texts say it ("an object", "null")."""
+    if value is None:
+        return "null"
+    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"),
+                       (str, "a string"), (Mapping, "an object"), (list, "an array")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__  # not JSON at all: only a Python caller can send it
+
+
+def invalid_type(path: str, expected: str, value: Any, **kw: Any) -> ProtocolError:
+    """`path` holds a value of the wrong JSON type (reconstructed, the API's pattern)."""
+    return ProtocolError(f"Invalid type for '{path}': expected {expected}, but got "
+                         f"{json_type(value)} instead.", param=path, code="invalid_type", **kw)
+
+
+def missing(path: str, **kw: Any) -> ProtocolError:
+    """A required field is absent (reconstructed, the API's pattern)."""
+    return ProtocolError(f"Missing required parameter: '{path}'.", param=path,
+                         code="missing_required_parameter", **kw)
+
+
+def invalid_value(value: Any, supported: Iterable[str], path: str, **kw: Any) -> ProtocolError:
+    """A value outside a fixed list (the shape of the real `invalid_value` texts)."""
+    names = [f"'{s}'" for s in supported]
+    listed = names[0] if len(names) == 1 else (
+        f"{names[0]} and {names[1]}" if len(names) == 2
+        else ", ".join(names[:-1]) + f", and {names[-1]}")
+    return ProtocolError(f"Invalid value: '{value}'. Supported values are: {listed}.",
+                         param=path, code="invalid_value", **kw)
+
+
 # ----------------------------------------------------------------- messages
+
+def _part_problem(i: int, k: int, part: Any) -> ProtocolError | None:
+    """The first rule content part `k` of message `i` breaks, or None."""
+    where = f"messages[{i}].content[{k}]"
+    shape = "each content part is a dict like {'type': 'text', 'text': '...'}"
+    if not isinstance(part, Mapping):
+        return invalid_type(where, "an object", part, index=i,  # reconstructed
+                            explanation=f"message {i}, part {k}: {shape}")
+    kind = part.get("type")
+    if kind is None:
+        return missing(f"{where}.type", index=i,  # reconstructed
+                       explanation=f"message {i}, part {k} has no 'type': {shape}")
+    if kind not in CONTENT_PART_TYPES:
+        return invalid_value(kind, CONTENT_PART_TYPES, f"{where}.type", index=i,  # verbatim
+                             explanation=f"message {i}, part {k}: {kind!r} is not a Chat "
+                                         "Completions part type (input_text and the like "
+                                         "belong to the Responses API)")
+    if kind == "text" and not isinstance(part.get("text"), str):
+        explain = f"message {i}, part {k}: a text part carries its string in 'text'"
+        if "text" not in part:
+            return missing(f"{where}.text", index=i, explanation=explain)  # reconstructed
+        return invalid_type(f"{where}.text", "a string", part["text"], index=i,  # reconstructed
+                            explanation=explain)
+    return None
+
 
 def _content_problem(i: int, m: Mapping) -> ProtocolError | None:
     role, content = m.get("role"), m.get("content")
-    if role == "assistant" and content is None and m.get("tool_calls"):
-        return None  # a pure tool-call request may have no text
+    if role == "assistant" and content is None and (m.get("tool_calls") or
+                                                    m.get("function_call")):
+        return None  # a pure tool-call (or old function-call) request may have no text
     if content is None:
         return ProtocolError(  # verbatim
             "Invalid value for 'content': expected a string, got null.",
@@ -61,48 +142,77 @@ def _content_problem(i: int, m: Mapping) -> ProtocolError | None:
             explanation=f"message {i} ({role}) has content None: send a string "
                         "(an assistant message may only omit it when it carries tool_calls)")
     if not isinstance(content, (str, list)):
-        return ProtocolError(  # reconstructed
-            f"Invalid type for 'messages[{i}].content': expected one of a string or array "
-            f"of objects, but got {type(content).__name__} instead.",
-            param=f"messages[{i}].content", code="invalid_type", index=i,
+        return invalid_type(  # reconstructed
+            f"messages[{i}].content", "one of a string or array of objects", content, index=i,
             explanation=f"message {i} ({role}) content must be a string: json.dumps() it first")
+    for k, part in enumerate(content if isinstance(content, list) else []):
+        if problem := _part_problem(i, k, part):
+            return problem
+    return None
+
+
+def _named_problem(i: int, role: str, m: Mapping) -> ProtocolError | None:
+    """A `tool` message must name its call, a `function` message its function."""
+    if role == "tool" and not m.get("tool_call_id"):
+        return ProtocolError(  # verbatim
+            "Missing parameter 'tool_call_id': messages with role 'tool' must have a "
+            "'tool_call_id'.", param=f"messages.[{i}].tool_call_id", index=i,
+            explanation=f"message {i} (tool) must say which call it answers: "
+                        "set tool_call_id to the id of that tool call")
+    if role == "function" and not m.get("name"):
+        return ProtocolError(  # verbatim
+            "Missing parameter 'name': messages with role 'function' must have a 'name'.",
+            param=f"messages.[{i}].name", index=i,
+            explanation=f"message {i} (function, the old form of a tool result) must name "
+                        "the function it answers; better, send a 'tool' message")
     return None
 
 
 def message_problem(i: int, m: Any) -> ProtocolError | None:
     """The first rule message `i` breaks on its own (shape, role, content), or None."""
     if not isinstance(m, Mapping):
-        return ProtocolError(  # reconstructed
-            f"Invalid type for 'messages[{i}]': expected an object, but got "
-            f"{type(m).__name__} instead.", param=f"messages[{i}]", code="invalid_type",
-            index=i, explanation=f"message {i} must be a dict like "
-                                 "{'role': 'user', 'content': '...'}")
+        return invalid_type(  # reconstructed
+            f"messages[{i}]", "an object", m, index=i,
+            explanation=f"message {i} must be a dict like {{'role': 'user', 'content': '...'}}")
     role = m.get("role")
     if role is None:
-        return ProtocolError(  # reconstructed
-            f"Missing required parameter: 'messages[{i}].role'.",
-            param=f"messages[{i}].role", code="missing_required_parameter", index=i,
+        return missing(  # reconstructed
+            f"messages[{i}].role", index=i,
             explanation=f"message {i} has no 'role': add one of system/user/assistant/tool")
     if role not in KNOWN_ROLES:
-        return ProtocolError(  # reconstructed (the shape of the real invalid_value texts)
-            f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', "
-            "'function', 'tool', and 'developer'.",
-            param=f"messages[{i}].role", code="invalid_value", index=i,
+        return invalid_value(  # reconstructed (the shape of the real invalid_value texts)
+            role, KNOWN_ROLES, f"messages[{i}].role", index=i,
             explanation=f"message {i} has unknown role {role!r}")
-    if role == "tool" and not m.get("tool_call_id"):
-        return ProtocolError(  # reconstructed
-            f"Missing required parameter: 'messages[{i}].tool_call_id'.",
-            param=f"messages[{i}].tool_call_id", code="missing_required_parameter", index=i,
-            explanation=f"message {i} (tool) must say which call it answers: "
-                        "set tool_call_id to the id of that tool call")
-    if role == "assistant" and "tool_calls" in m and m["tool_calls"] is not None:
-        return _tool_calls_problem(i, m["tool_calls"])
+    if problem := _named_problem(i, role, m):
+        return problem
+    if role == "assistant" and m.get("tool_calls") is not None:
+        if problem := _tool_calls_problem(i, m["tool_calls"]):
+            return problem
     return _content_problem(i, m)
 
 
-def _json_type(value: Any) -> str:
-    return {dict: "an object", list: "an array", int: "an integer", float: "a number",
-            bool: "a boolean"}.get(type(value), type(value).__name__)
+def _call_problem(i: int, k: int, call: Any) -> ProtocolError | None:
+    """The first rule tool call `k` of assistant message `i` breaks, or None."""
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    args = fn.get("arguments") if isinstance(fn, Mapping) else None
+    if args is not None and not isinstance(args, str):
+        return invalid_type(  # reconstructed
+            f"messages[{i}].tool_calls[{k}].function.arguments", "a string", args, index=i,
+            explanation=f"message {i} tool call {k}: arguments must be a JSON string; "
+                        "json.dumps() the dict")
+    call = call if isinstance(call, Mapping) else {}
+    for field, ok in (("id", isinstance(call.get("id"), str)),
+                      ("type", call.get("type") is not None),
+                      ("function", isinstance(fn, Mapping)),
+                      ("function.name", isinstance(fn, Mapping) and fn.get("name")),
+                      ("function.arguments", isinstance(args, str))):
+        if not ok:
+            return missing(  # reconstructed
+                f"messages[{i}].tool_calls[{k}].{field}", index=i,
+                explanation=f"message {i} tool call {k} needs {field} (type is 'function'; "
+                            "arguments is a JSON string, not a dict): assistant_to_dict() "
+                            "builds the right shape")
+    return None
 
 
 def _tool_calls_problem(i: int, calls: Any) -> ProtocolError | None:
@@ -114,33 +224,13 @@ def _tool_calls_problem(i: int, calls: Any) -> ProtocolError | None:
             explanation=f"message {i} (assistant) has tool_calls=[]: leave the key out "
                         "when there are no calls")
     if not isinstance(calls, list):
-        return ProtocolError(  # reconstructed
-            f"Invalid type for 'messages[{i}].tool_calls': expected an array, but got "
-            f"{_json_type(calls)} instead.", param=f"messages[{i}].tool_calls",
-            code="invalid_type", index=i,
+        return invalid_type(  # reconstructed
+            f"messages[{i}].tool_calls", "an array of objects", calls, index=i,
             explanation=f"message {i} (assistant): tool_calls must be a list of calls, "
                         "even for a single call")
     for k, call in enumerate(calls):
-        fn = call.get("function") if isinstance(call, Mapping) else None
-        args = fn.get("arguments") if isinstance(fn, Mapping) else None
-        if args is not None and not isinstance(args, str):
-            return ProtocolError(  # reconstructed
-                f"Invalid type for 'messages[{i}].tool_calls[{k}].function.arguments': expected "
-                f"a string, but got {_json_type(args)} instead.",
-                param=f"messages[{i}].tool_calls[{k}].function.arguments", code="invalid_type",
-                index=i, explanation=f"message {i} tool call {k}: arguments must be a JSON "
-                                     "string; json.dumps() the dict")
-        for field, ok in (("id", isinstance(call, Mapping) and isinstance(call.get("id"), str)),
-                          ("function", isinstance(fn, Mapping)),
-                          ("function.name", isinstance(fn, Mapping) and fn.get("name")),
-                          ("function.arguments", isinstance(args, str))):
-            if not ok:
-                return ProtocolError(  # reconstructed
-                    f"Missing required parameter: 'messages[{i}].tool_calls[{k}].{field}'.",
-                    param=f"messages[{i}].tool_calls[{k}].{field}",
-                    code="missing_required_parameter", index=i,
-                    explanation=f"message {i} tool call {k} needs {field} (arguments is a JSON "
-                                "string, not a dict): assistant_to_dict() builds the right shape")
+        if problem := _call_problem(i, k, call):
+            return problem
     return None
 
 
@@ -209,10 +299,8 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
 def find_problems(messages: Any) -> list[ProtocolError]:
     """Every rule `messages` breaks, in order; an empty list means the API accepts it."""
     if not isinstance(messages, list):
-        return [ProtocolError(  # reconstructed
-            f"Invalid type for 'messages': expected an array, but got "
-            f"{type(messages).__name__} instead.", param="messages", code="invalid_type",
-            explanation="messages must be a list of dicts")]
+        return [invalid_type("messages", "an array of objects", messages,  # reconstructed
+                             explanation="messages must be a list of dicts")]
     if not messages:
         return [ProtocolError(  # reconstructed, by analogy with the verbatim `tools: []` text
             "Invalid 'messages': empty array. Expected an array with minimum length 1, "
@@ -237,38 +325,133 @@ def is_valid(messages: Any) -> bool:
 
 # ----------------------------------------------------------------- requests
 
+def _schema_detail(schema: Any) -> str | None:
+    """Why the API refuses a JSON schema ("In context=(…), …"), or None if it accepts it."""
+    if not isinstance(schema, Mapping):
+        return "In context=(), schema must be a JSON object."  # reconstructed
+    if schema.get("type") == "object" and "properties" not in schema:
+        return "In context=(), object schema missing properties."  # verbatim example
+    try:
+        jsonschema.Draft202012Validator.check_schema(dict(schema))
+    except jsonschema.SchemaError as e:  # reconstructed: the detail is jsonschema's wording
+        return f"In context={tuple(e.path)!r}, {e.message}."
+    return None
+
+
+def _subschemas(schema: Mapping) -> Iterator[tuple[tuple, Any]]:
+    """(path, schema) of each schema nested one level inside `schema`."""
+    for group in ("properties", "$defs", "definitions"):
+        for key, sub in (schema.get(group) or {}).items():
+            yield (group, key), sub
+    if isinstance(schema.get("items"), Mapping):
+        yield ("items",), schema["items"]
+    for n, sub in enumerate(schema.get("anyOf") or []):
+        yield ("anyOf", n), sub
+
+
+def _strict_detail(schema: Any, context: tuple = ()) -> str | None:
+    """Why strict mode refuses a (valid) schema: every object must be closed
+    (`additionalProperties: false`) and must require each of its properties."""
+    if not isinstance(schema, Mapping):
+        return None
+    if schema.get("type") == "object" or "properties" in schema:
+        where = f"In context={context!r}, "
+        if schema.get("additionalProperties") is not False:  # verbatim
+            return where + "'additionalProperties' is required to be supplied and to be false."
+        keys = list(schema.get("properties") or {})
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        rule = ("'required' is required to be supplied and to be an array including every "
+                "key in properties.")
+        if lacking := [k for k in keys if k not in required]:  # verbatim
+            return where + f"{rule} Missing '{lacking[0]}'."
+        if extra := [k for k in required if k not in keys]:  # verbatim
+            return where + f"{rule} Extra required key '{extra[0]}' supplied."
+    for path, sub in _subschemas(schema):
+        if detail := _strict_detail(sub, context + path):
+            return detail
+    return None
+
+
+def _schema_problem(schema: Any, strict: bool, what: str, **kw: Any) -> ProtocolError | None:
+    """The API's refusal of a function's (or a response format's) schema, or None."""
+    detail = _schema_detail(schema) or (_strict_detail(schema) if strict else None)
+    if not detail:
+        return None
+    return ProtocolError(  # the detail is marked where it is written
+        f"Invalid schema for {what}: {detail}",
+        explanation=f"the API refuses the schema of {what}: an object schema needs "
+                    "'properties' (use {} for none); with strict=True every object also needs "
+                    "additionalProperties=False and every property in 'required'", **kw)
+
+
+def _tool_name_problem(k: int, name: Any) -> ProtocolError | None:
+    path = f"tools[{k}].function.name"
+    if name is None:
+        return missing(path, explanation=f"tool {k} has no name")  # reconstructed
+    if not isinstance(name, str):
+        return invalid_type(path, "a string", name,  # reconstructed
+                            explanation=f"tool {k}: the name is a string")
+    if not TOOL_NAME.fullmatch(name):
+        return ProtocolError(  # verbatim (brekkylab/ailoy#109)
+            f"Invalid '{path}': string does not match pattern. Expected a string that "
+            "matches the pattern '^[a-zA-Z0-9_-]+$'.", param=path, code="invalid_value",
+            explanation=f"tool name {name!r}: letters, digits, _ and - only (no spaces, "
+                        "dots or slashes)")
+    if len(name) > TOOL_NAME_MAX:
+        return ProtocolError(  # reconstructed (the shape of the verbatim description text)
+            f"Invalid '{path}': string too long. Expected a string with maximum length "
+            f"{TOOL_NAME_MAX}, but got a string with length {len(name)} instead.",
+            param=path, code="string_above_max_length",
+            explanation=f"tool name {name[:20]!r}…: at most {TOOL_NAME_MAX} characters")
+    return None
+
+
 def _tool_problem(k: int, tool: Any) -> ProtocolError | None:
-    fn = tool.get("function") if isinstance(tool, Mapping) else None
-    if not isinstance(fn, Mapping) or not fn.get("name") or tool.get("type") != "function":
-        return ProtocolError(  # reconstructed
-            f"Missing required parameter: 'tools[{k}].function'.",
-            param=f"tools[{k}].function", code="missing_required_parameter",
-            explanation=f"tool {k} must look like {{'type': 'function', 'function': "
-                        "{'name': ..., 'description': ..., 'parameters': {...}}}")
-    params, name = fn.get("parameters"), fn["name"]
+    shape = ("{'type': 'function', 'function': {'name': ..., 'description': ..., "
+             "'parameters': {...}}}")
+    if not isinstance(tool, Mapping):
+        return invalid_type(f"tools[{k}]", "an object", tool,  # reconstructed
+                            explanation=f"tool {k} must be a dict like {shape}")
+    if tool.get("type") is None:
+        return missing(f"tools[{k}].type",  # reconstructed
+                       explanation=f"tool {k} has no 'type': it looks like {shape}")
+    if tool["type"] not in TOOL_TYPES:
+        return invalid_value(tool["type"], TOOL_TYPES, f"tools[{k}].type",  # reconstructed
+                             explanation=f"tool {k} looks like {shape}")
+    fn = tool.get("function")
+    if not isinstance(fn, Mapping):
+        return missing(  # reconstructed
+            f"tools[{k}].function", explanation=f"tool {k} must look like {shape}")
+    if problem := _tool_name_problem(k, fn.get("name")):
+        return problem
+    params = fn.get("parameters")
     if params is None:
         return None  # a function with no parameters is allowed
-    bad = None
-    if not isinstance(params, Mapping):
-        bad = "In context=(), schema must be a JSON object."
-    elif params.get("type") == "object" and "properties" not in params:
-        bad = "In context=(), object schema missing properties."  # verbatim example
-    else:
-        try:
-            jsonschema.Draft202012Validator.check_schema(dict(params))
-        except jsonschema.SchemaError as e:  # wording of the detail is jsonschema's
-            where = ", ".join(repr(p) for p in e.path)
-            bad = f"In context=({where}), {e.message}."
-    if bad:
-        return ProtocolError(
-            f"Invalid schema for function '{name}': {bad}",
-            param=f"tools[{k}].function.parameters", code="invalid_function_parameters",
-            explanation=f"tool {name!r} has a parameters schema the API rejects: an object "
-                        "schema needs 'properties' (use {} for none)")
+    return _schema_problem(params, fn.get("strict") is True, f"function '{fn['name']}'",
+                           param=f"tools[{k}].function.parameters",
+                           code="invalid_function_parameters")
+
+
+def _tools_problem(tools: Any) -> ProtocolError | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return invalid_type("tools", "an array of objects", tools,  # reconstructed
+                            explanation="tools is a list of tool dicts, even for one tool")
+    if not tools:
+        return ProtocolError(  # verbatim
+            "Invalid 'tools': empty array. Expected an array with minimum length 1, but "
+            "got an empty array instead.", param="tools", code="empty_array",
+            explanation="send tools=None (leave the key out) when there are no tools")
+    for k, tool in enumerate(tools):
+        if problem := _tool_problem(k, tool):
+            return problem
     return None
 
 
 def _tool_choice_problem(choice: Any, tools: list | None) -> ProtocolError | None:
+    if choice is None:
+        return None
     if tools is None:
         return ProtocolError(  # verbatim
             "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' "
@@ -277,9 +460,8 @@ def _tool_choice_problem(choice: Any, tools: list | None) -> ProtocolError | Non
     if isinstance(choice, str):
         if choice in TOOL_CHOICE_STRINGS:
             return None
-        return ProtocolError(  # verbatim
-            f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', and 'required'.",
-            param="tool_choice", code="invalid_value",
+        return invalid_value(  # verbatim
+            choice, TOOL_CHOICE_STRINGS, "tool_choice",
             explanation="tool_choice is 'auto', 'none', 'required' or "
                         "{'type': 'function', 'function': {'name': ...}}")
     name = (choice.get("function") or {}).get("name") if isinstance(choice, Mapping) else None
@@ -291,30 +473,92 @@ def _tool_choice_problem(choice: Any, tools: list | None) -> ProtocolError | Non
     return None
 
 
-def validate_request(body: Mapping) -> None:
-    """Raise ProtocolError for the first thing in a request body the API would refuse
-    (except the context window and the key, which depend on the model and the account)."""
+def _response_format_problem(fmt: Any) -> ProtocolError | None:
+    if fmt is None:
+        return None
+    if not isinstance(fmt, Mapping):
+        return invalid_type("response_format", "an object", fmt,  # reconstructed
+                            explanation="response_format is a dict: {'type': 'json_object'}")
+    if fmt.get("type") is None:
+        return missing("response_format.type",  # reconstructed
+                       explanation="response_format needs a 'type': text, json_object or "
+                                   "json_schema")
+    if fmt["type"] not in RESPONSE_FORMAT_TYPES:
+        return invalid_value(fmt["type"], RESPONSE_FORMAT_TYPES,  # reconstructed
+                             "response_format.type",
+                             explanation="response_format's type is text, json_object or "
+                                         "json_schema")
+    if fmt["type"] != "json_schema":
+        return None
+    spec = fmt.get("json_schema")
+    if not isinstance(spec, Mapping) or not spec.get("name"):
+        where = "response_format.json_schema" + (".name" if isinstance(spec, Mapping) else "")
+        return missing(where,  # reconstructed
+                       explanation="a json_schema format looks like {'type': 'json_schema', "
+                                   "'json_schema': {'name': ..., 'schema': {...}}}")
+    if spec.get("schema") is None:
+        return None
+    return _schema_problem(  # message verbatim; code as in captured logs
+        spec["schema"], spec.get("strict") is True, f"response_format '{spec['name']}'",
+        param="response_format", code="invalid_json_schema")
+
+
+def _says_json(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    parts = content if isinstance(content, list) else [{"text": content}]
+    return any(isinstance(p, Mapping) and "json" in str(p.get("text") or "").lower()
+               for p in parts)
+
+
+def check_fields(body: Mapping) -> None:
+    """Raise for a missing `model` or `messages`, or a field the API does not know."""
     if not body.get("model"):
         raise ProtocolError("you must provide a model parameter",  # verbatim
                             explanation="pass model=... to chat.completions.create()")
+    if unknown := sorted(set(body) - REQUEST_FIELDS):
+        raise ProtocolError(  # verbatim, one field and several (mushan0x0/AI0x0.com#360)
+            f"Unrecognized request argument{'s' if len(unknown) > 1 else ''} supplied: "
+            f"{', '.join(unknown)}",
+            explanation=f"Chat Completions has no {', '.join(map(repr, unknown))} parameter: "
+                        "check the spelling (another provider's or the Responses API's options "
+                        "do not belong here)")
     if "messages" not in body:
-        raise ProtocolError("Missing required parameter: 'messages'.",  # reconstructed
-                            param="messages", code="missing_required_parameter",
-                            explanation="pass messages=[...]")
-    tools = body.get("tools")
-    if tools is not None:
-        if isinstance(tools, list) and not tools:
-            raise ProtocolError(  # verbatim
-                "Invalid 'tools': empty array. Expected an array with minimum length 1, but "
-                "got an empty array instead.", param="tools", code="empty_array",
-                explanation="send tools=None (leave the key out) when there are no tools")
-        for k, tool in enumerate(tools):
-            if problem := _tool_problem(k, tool):
-                raise problem
-    if body.get("tool_choice") is not None:
-        if problem := _tool_choice_problem(body["tool_choice"], tools):
-            raise problem
+        raise missing("messages", explanation="pass messages=[...]")  # reconstructed
+
+
+def check_tools(tools: Any, tool_choice: Any) -> None:
+    """Raise for the first problem of `tools`, then of `tool_choice`."""
+    if problem := _tools_problem(tools) or _tool_choice_problem(tool_choice, tools):
+        raise problem
+
+
+def check_response_format(response_format: Any) -> None:
+    """Raise for a response_format the API refuses (its shape, its JSON schema)."""
+    if problem := _response_format_problem(response_format):
+        raise problem
+
+
+def check_json_mode(body: Mapping) -> None:
+    """JSON mode (`response_format` `json_object`) needs the word "json" in a message."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, Mapping) and fmt.get("type") == "json_object" and not any(
+            _says_json(m) for m in body["messages"]):
+        raise ProtocolError(  # verbatim
+            "'messages' must contain the word 'json' in some form, to use 'response_format' "
+            "of type 'json_object'.", param="messages",
+            explanation="JSON mode needs a message that asks for JSON: say 'answer in JSON' "
+                        "in the system or user message")
+
+
+def validate_request(body: Mapping) -> None:
+    """Raise ProtocolError for the first thing in a request body the API would refuse
+    (except the options, the context window and the key, which the offline model checks
+    in offline/api.py)."""
+    check_fields(body)
+    check_tools(body.get("tools"), body.get("tool_choice"))
+    check_response_format(body.get("response_format"))
     validate_messages(body["messages"])
+    check_json_mode(body)
 
 
 def context_length_error(window: int, messages_tokens: int,

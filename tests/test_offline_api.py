@@ -37,6 +37,7 @@ WEATHER = {"type": "function", "function": {
 TIME = {"type": "function", "function": {
     "name": "get_current_time", "description": "Get the current time in a time zone",
     "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}}}}
+KEY = {"authorization": "Bearer offline"}  # what the SDK sends; handle() refuses no key
 ASK = [{"role": "system", "content": "You are a helpful assistant."},
        {"role": "user", "content": "What's the weather in Chengdu and Beijing?"}]
 
@@ -336,7 +337,54 @@ ERROR_CASES = {  # name: (create() arguments, exception, code, param, message)
                      "Invalid value for 'content': expected a string, got null."),
     "unknown model": (dict(model="gpt-x"), openai.NotFoundError, "model_not_found", None,
                       "The model `gpt-x` does not exist or you do not have access to it."),
+    "tool message without tool_call_id": (
+        dict(messages=ASKED_AB + [{"role": "tool", "content": "16"}], tools=[WEATHER]),
+        openai.BadRequestError, None, "messages.[2].tool_call_id",
+        "Missing parameter 'tool_call_id': messages with role 'tool' must have a "
+        "'tool_call_id'."),
+    "content is an object": (
+        dict(messages=[{"role": "user", "content": {"text": "hi"}}]), openai.BadRequestError,
+        "invalid_type", "messages[0].content",
+        "Invalid type for 'messages[0].content': expected one of a string or array of objects, "
+        "but got an object instead."),
+    "content is a number": (
+        dict(messages=[{"role": "user", "content": 42}]), openai.BadRequestError,
+        "invalid_type", "messages[0].content",
+        "Invalid type for 'messages[0].content': expected one of a string or array of objects, "
+        "but got an integer instead."),
+    "messages is an object": (
+        dict(messages={"role": "user", "content": "hi"}), openai.BadRequestError,
+        "invalid_type", "messages",
+        "Invalid type for 'messages': expected an array of objects, but got an object instead."),
+    "a message is a string": (
+        dict(messages=[{"role": "user", "content": "hi"}, "and Beijing?"]),
+        openai.BadRequestError, "invalid_type", "messages[1]",
+        "Invalid type for 'messages[1]': expected an object, but got a string instead."),
+    "tools is an object": (
+        dict(tools=WEATHER), openai.BadRequestError, "invalid_type", "tools",
+        "Invalid type for 'tools': expected an array of objects, but got an object instead."),
+    "tool without type": (
+        dict(tools=[{"function": WEATHER["function"]}]), openai.BadRequestError,
+        "missing_required_parameter", "tools[0].type",
+        "Missing required parameter: 'tools[0].type'."),
+    "tool without function": (
+        dict(tools=[WEATHER, {"type": "function"}]), openai.BadRequestError,
+        "missing_required_parameter", "tools[1].function",
+        "Missing required parameter: 'tools[1].function'."),
+    "tool function without name": (
+        dict(tools=[{"type": "function", "function": {"description": "weather"}}]),
+        openai.BadRequestError, "missing_required_parameter", "tools[0].function.name",
+        "Missing required parameter: 'tools[0].function.name'."),
+    "max_tokens is a string": (
+        dict(max_tokens="ten"), openai.BadRequestError, "invalid_type", "max_tokens",
+        "Invalid type for 'max_tokens': expected an integer, but got a string instead."),
+    "n is a decimal": (
+        dict(n=1.5), openai.BadRequestError, "invalid_type", "n",
+        "Invalid type for 'n': expected an integer, but got a number instead."),
 }
+
+STATUS = {openai.BadRequestError: 400, openai.AuthenticationError: 401,
+          openai.NotFoundError: 404}
 
 
 @pytest.mark.parametrize("case", list(ERROR_CASES))
@@ -347,6 +395,7 @@ def test_protocol_error_raises_the_sdk_exception_with_the_real_fields(client, fa
     error = caught.value
     got = (error.code, error.param, error.body["message"], error.type)
     assert got == (code, param, message, "invalid_request_error"), f"{case}: got {got}"
+    assert error.status_code == STATUS[exc_type], f"{case}: got {error.status_code}"
     assert error.message == str(error) == f"Error code: {error.status_code} - {message}"
     assert transport_of(client).requests == 1, "the error must not be retried"
     assert fake_brain.bodies == [], "a refused request must never reach the brain"
@@ -464,11 +513,13 @@ def test_every_error_answer_says_do_not_retry():
     statuses = []
     for path, body in (("/v1/chat/completions", b"{not json"), ("/v1/nothing", b""),
                        ("/v1/chat/completions", json.dumps({"model": "gpt-x"}).encode())):
-        status, headers, _ = api.handle("POST", path, {}, body)
+        status, headers, _ = api.handle("POST", path, KEY, body)
         statuses.append(status)
         assert headers["x-should-retry"] == "false", f"{path}: {headers}"
     for kind in ("rate_limit", "server_error"):
         assert api.fault_reply(kind, b"")[1]["x-should-retry"] == "false"
+    status, headers, _ = api.handle("POST", "/v1/chat/completions", {}, b"{}")  # no key
+    assert (status, headers["x-should-retry"]) == (401, "false")
     assert statuses == [400, 404, 404]
 
 
@@ -487,14 +538,14 @@ def test_unknown_fault_kind_is_refused(client):
 # ----------------------------------------------------------------- raw handle()
 
 def test_bad_json_gets_a_400_with_the_parse_error_text():
-    status, headers, body = api.handle("POST", "/v1/chat/completions", {}, b"{oops")
+    status, headers, body = api.handle("POST", "/v1/chat/completions", KEY, b"{oops")
     error = json.loads(body)["error"]
     assert status == 400 and error["message"].startswith("We could not parse the JSON body")
     assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", None, None)
 
 
 def test_unknown_url_gets_a_404():
-    status, _, body = api.handle("GET", "/v1/chat/completions", {}, b"")
+    status, _, body = api.handle("GET", "/v1/chat/completions", KEY, b"")
     assert status == 404, status
     assert json.loads(body)["error"]["message"] == "Invalid URL (GET /v1/chat/completions)"
 
@@ -504,7 +555,7 @@ def test_a_bug_in_the_brain_answers_500_not_a_crash(monkeypatch, capsys):
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(brain, "reply", broken)
-    status, headers, body = api.handle("POST", "/v1/chat/completions", {}, json.dumps(
+    status, headers, body = api.handle("POST", "/v1/chat/completions", KEY, json.dumps(
         {"model": MODEL_ID, "messages": ASK}).encode())
     assert status == 500 and json.loads(body)["error"]["type"] == "server_error"
     assert "a bug" in capsys.readouterr().err, "the traceback should reach stderr"

@@ -24,6 +24,7 @@ from lesson_lib.tokens import count_messages
 
 ASK = [{"role": "user", "content": "What's the weather in Chengdu?"}]
 BODY = {"model": MODEL_ID, "messages": ASK}
+KEY = "Bearer offline"  # any key works; a request without one gets the real 401
 ANSWER = {"message": {"role": "assistant", "content": "Chengdu is cloudy, 16°C. 成都多云。"},
           "finish_reason": "stop"}
 
@@ -43,13 +44,15 @@ def served():
 
 def post(url: str, body, path: str = "/v1/chat/completions", headers: dict | None = None,
          conn: http.client.HTTPConnection | None = None):
-    """(status, headers, raw body bytes) of one request; `body` may be bytes or JSON data."""
+    """(status, headers, raw body bytes) of one request; `body` may be bytes or JSON data.
+    The request carries `Authorization: Bearer offline` unless `headers` sets it to None."""
     own = conn is None
     conn = conn or http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port,
                                               timeout=10)
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    sent = {"content-type": "application/json", "authorization": KEY, **(headers or {})}
     conn.request("POST" if body is not None else "GET", path, body=data if body is not None
-                 else None, headers={"content-type": "application/json", **(headers or {})})
+                 else None, headers={k: v for k, v in sent.items() if v is not None})
     response = conn.getresponse()
     raw = response.read()
     if own:
@@ -101,10 +104,21 @@ def test_bad_json_gets_a_400(served):
     assert json.loads(raw)["error"]["message"].startswith("We could not parse the JSON body")
 
 
-def test_any_key_or_none_is_accepted_over_http(served, fake_brain):
-    for headers in ({}, {"authorization": "Bearer sk-proj-real-looking"},
+def test_any_key_is_accepted_over_http(served, fake_brain):
+    for headers in ({"authorization": "Bearer sk-proj-real-looking"},
                     {"authorization": "Bearer ollama"}):
         assert post(served.url, BODY, headers=headers)[0] == 200, headers
+
+
+@pytest.mark.parametrize("authorization", [None, "", "Bearer ", "Bearer"])
+def test_no_key_gets_the_real_401_over_http(served, fake_brain, authorization):
+    status, headers, raw = post(served.url, BODY, headers={"authorization": authorization})
+    error = json.loads(raw)["error"]
+    assert status == 401 and headers["x-should-retry"] == "false", raw
+    assert error["message"].startswith("You didn't provide an API key. You need to provide your "
+                                       "API key in an Authorization header using Bearer auth"), raw
+    assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", None, None)
+    assert post(served.url, None, "/v1/models", headers={"authorization": authorization})[0] == 401
 
 
 def test_a_bad_lesson_key_gets_401_over_http(served):
@@ -116,7 +130,8 @@ def test_chunked_request_body_is_read(served, fake_brain):
     conn = http.client.HTTPConnection("127.0.0.1", urlsplit(served.url).port, timeout=10)
     parts = iter([json.dumps(BODY)[:10].encode(), json.dumps(BODY)[10:].encode()])
     conn.request("POST", "/v1/chat/completions", body=parts, encode_chunked=True,
-                 headers={"content-type": "application/json", "transfer-encoding": "chunked"})
+                 headers={"content-type": "application/json", "transfer-encoding": "chunked",
+                          "authorization": KEY})
     response = conn.getresponse()
     assert response.status == 200, response.read()
     conn.close()
@@ -185,7 +200,8 @@ def test_an_oversized_request_head_gets_a_431_that_says_the_limit(served):
 
 
 def test_http_1_0_gets_one_answer_then_the_connection_closes(served):
-    received = raw_exchange(served.url, b"GET /v1/models HTTP/1.0\r\n\r\n")
+    received = raw_exchange(served.url, b"GET /v1/models HTTP/1.0\r\n"
+                            b"authorization: Bearer offline\r\n\r\n")
     assert received.startswith(b"HTTP/1.1 200 OK\r\n"), received
     assert json.loads(received.split(b"\r\n\r\n", 1)[1])["data"][0]["id"] == MODEL_ID
 
@@ -194,6 +210,7 @@ def test_expect_100_continue_is_honoured(served, fake_brain):
     body = json.dumps(BODY).encode()
     received = raw_exchange(served.url, b"POST /v1/chat/completions HTTP/1.1\r\n"
                             b"expect: 100-continue\r\nconnection: close\r\n"
+                            b"authorization: Bearer offline\r\n"
                             b"content-length: %d\r\n\r\n%s" % (len(body), body))
     assert received.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"), received
 
@@ -258,8 +275,8 @@ def test_a_client_that_hangs_up_mid_stream_is_logged_and_the_server_goes_on(serv
     monkeypatch.setattr(brain, "reply", lambda body: json.loads(json.dumps(long_answer)))
     body = json.dumps({**BODY, "stream": True}).encode()
     with socket.create_connection(("127.0.0.1", urlsplit(served.url).port), timeout=5) as conn:
-        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\ncontent-length: %d\r\n\r\n%s"
-                     % (len(body), body))
+        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nauthorization: Bearer offline"
+                     b"\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
         assert conn.recv(100).startswith(b"HTTP/1.1 200 OK"), "expected the stream to begin"
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset
     deadline = time.monotonic() + 10

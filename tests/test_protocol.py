@@ -109,7 +109,7 @@ def test_null_content_is_fine_only_with_tool_calls():
 
 def test_unknown_role_tool_without_id_and_empty_tool_calls_are_named():
     assert raised([{"role": "robot", "content": "x"}]).code == "invalid_value"
-    assert raised([USER, {"role": "tool", "content": "x"}]).param == "messages[1].tool_call_id"
+    assert raised([USER, {"role": "tool", "content": "x"}]).param == "messages.[1].tool_call_id"
     e = raised([USER, {"role": "assistant", "content": "", "tool_calls": []}])
     assert e.code == "empty_array" and e.param == "messages[1].tool_calls"
 

@@ -4,7 +4,8 @@
 `POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{id}` with the
 real API's statuses and JSON shapes (docs/protocol.md). The reply itself comes from
 `brain.reply()`; this module adds what the real service adds around it: request
-checks (`protocol.validate_request`, the context window, the model name, the key),
+checks (`protocol.validate_request`, the options, the context window, the model name,
+the key),
 ids, `usage`, `max_tokens` cuts and server-sent events for `stream=True`.
 
 The answer depends only on the request, so the same request twice gives
@@ -29,9 +30,13 @@ from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID,
 from lesson_lib.offline.ids import make_id
 from lesson_lib.protocol import (
     ProtocolError,
+    check_fields,
+    check_json_mode,
+    check_response_format,
+    check_tools,
     context_length_error,
+    invalid_type,
     validate_messages,
-    validate_request,
 )
 from lesson_lib.tokens import count_messages, count_text, count_tools, encoding_for
 
@@ -42,6 +47,10 @@ CREATED_SPAN = 365 * 24 * 3600    # so `created` looks like a plausible date in 
 MODEL_CREATED = 1_767_225_600
 OWNED_BY = "lesson-lib"
 MAX_N = 128                       # the real API's limit on `n`
+INTEGER_OPTIONS = (("n", 1, MAX_N), ("max_tokens", 1, None), ("max_completion_tokens", 1, None))
+DECIMAL_OPTIONS = (("temperature", 0, 2), ("top_p", 0, 1), ("presence_penalty", -2, 2),
+                   ("frequency_penalty", -2, 2))  # (name, lowest, highest), as the API's docs
+BOOLEAN_OPTIONS = ("stream", "parallel_tool_calls", "logprobs", "store")
 STREAM_ONLY = ("stream", "stream_options")  # how a reply is delivered, not what it says
 
 JSON_HEADERS = {"content-type": "application/json"}
@@ -108,9 +117,18 @@ def mask_key(key: str) -> str:
 
 
 def check_key(headers: Mapping[str, str]) -> None:
-    """Any key is accepted (third-party clients send their own), except the lesson's
-    deliberately bad ones: keys starting with BAD_KEY_PREFIX get the real 401."""
+    """Any key is accepted (third-party clients send their own), except none at all and
+    the lesson's deliberately bad ones (starting with BAD_KEY_PREFIX): both get the real 401."""
     key = _header(headers, "authorization").removeprefix("Bearer ").strip()
+    if key in ("", "Bearer"):  # no header, or "Bearer" and nothing after it
+        raise ProtocolError(  # verbatim opening (verified); the rest as widely quoted
+            "You didn't provide an API key. You need to provide your API key in an "
+            "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or "
+            "as the password field (with blank username) if you're accessing the API from "
+            "your browser and are prompted for a username. You can obtain an API key from "
+            "https://platform.openai.com/account/api-keys.", status=401,
+            explanation="send a header 'Authorization: Bearer KEY' (offline, any key but "
+                        f"'{BAD_KEY_PREFIX}…' works)")
     if key.startswith(BAD_KEY_PREFIX):
         raise ProtocolError(  # verbatim shape
             f"Incorrect API key provided: {mask_key(key)}. You can find your API key at "
@@ -146,58 +164,66 @@ def parse_body(raw: bytes) -> dict:
     return body
 
 
-def _integer_problem(name: str, value: Any, low: int, high: int | None) -> ProtocolError | None:
-    """The API's texts for an integer option out of range (reconstructed)."""
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        return ProtocolError(f"Invalid type for '{name}': expected an integer, but got "
-                             f"{type(value).__name__} instead.", param=name, code="invalid_type")
-    if value < low:
-        return ProtocolError(f"Invalid '{name}': integer below minimum value. Expected a value "
-                             f">= {low}, but got {value} instead.", param=name,
-                             code="integer_below_min_value")
-    if high is not None and value > high:
-        return ProtocolError(f"Invalid '{name}': integer above maximum value. Expected a value "
-                             f"<= {high}, but got {value} instead.", param=name,
-                             code="integer_above_max_value")
-    return None
-
-
 def check_request(body: Mapping) -> int:
     """`protocol.validate_request(body)`, returning the tools' token count. The verdict on
-    tools and tool_choice, and that count, are cached: lessons send the same tools on
-    every call, and checking their JSON schemas is the slowest rule. Messages are
-    checked every time."""
-    if not body.get("model") or "messages" not in body:
-        validate_request(body)  # raises: no model, or no messages
-    problem, tools_tokens = _tools_verdict(
-        json.dumps([body.get("tools"), body.get("tool_choice")], separators=(",", ":")))
+    tools, tool_choice and response_format, and that count, are cached: lessons send the
+    same tools on every call, and checking their JSON schemas is the slowest rule.
+    Messages are checked every time."""
+    check_fields(body)
+    problem, tools_tokens = _schemas_verdict(json.dumps(
+        [body.get("tools"), body.get("tool_choice"), body.get("response_format")],
+        separators=(",", ":")))
     if problem:
         raise problem
     validate_messages(body["messages"])
+    check_json_mode(body)
     return tools_tokens
 
 
 @lru_cache(maxsize=256)
-def _tools_verdict(key: str) -> tuple[ProtocolError | None, int]:
-    tools, tool_choice = json.loads(key)
-    probe = {"model": MODEL_ID, "messages": [{"role": "user", "content": ""}], "tools": tools,
-             "tool_choice": tool_choice}  # a valid message: only tools/tool_choice can fail
+def _schemas_verdict(key: str) -> tuple[ProtocolError | None, int]:
+    tools, tool_choice, response_format = json.loads(key)
     try:
-        validate_request(probe)
+        check_tools(tools, tool_choice)
+        check_response_format(response_format)
     except ProtocolError as problem:
         return problem, 0
     return None, count_tools(tools, MODEL_ID)
 
 
+def _number_problem(name: str, value: Any, low: float, high: float | None,
+                    kind: str) -> ProtocolError | None:
+    """The API's texts for a number option (`kind` "integer" or "decimal") of the wrong
+    type or out of range (reconstructed)."""
+    if value is None:
+        return None
+    wanted = int if kind == "integer" else (int, float)
+    if isinstance(value, bool) or not isinstance(value, wanted):  # reconstructed
+        return invalid_type(name, "an integer" if kind == "integer" else "a number", value)
+    if value < low:
+        return ProtocolError(  # reconstructed
+            f"Invalid '{name}': {kind} below minimum value. Expected a value >= {low}, but "
+            f"got {value} instead.", param=name, code=f"{kind}_below_min_value")
+    if high is not None and value > high:
+        return ProtocolError(  # reconstructed
+            f"Invalid '{name}': {kind} above maximum value. Expected a value <= {high}, but "
+            f"got {value} instead.", param=name, code=f"{kind}_above_max_value")
+    return None
+
+
 def check_options(body: Mapping) -> None:
-    """The delivery options the offline model honours: n, max_tokens, stream(_options).
-    Sampling options (temperature, seed, top_p, user, metadata, ...) are accepted and,
-    as the model is deterministic, have no effect."""
-    for name, high in (("n", MAX_N), ("max_tokens", None), ("max_completion_tokens", None)):
-        if problem := _integer_problem(name, body.get(name), 1, high):
+    """The options' types and ranges, then stream_options only with stream. The model
+    honours n, max_tokens and stream(_options); sampling options (temperature, seed,
+    top_p, user, metadata, ...) are checked and, as the model is deterministic, change
+    nothing."""
+    numbers = [(*option, "integer") for option in INTEGER_OPTIONS] + [
+        (*option, "decimal") for option in DECIMAL_OPTIONS]
+    for name, low, high, kind in numbers:
+        if problem := _number_problem(name, body.get(name), low, high, kind):
             raise problem
+    for name in BOOLEAN_OPTIONS:
+        if body.get(name) is not None and not isinstance(body[name], bool):
+            raise invalid_type(name, "a boolean", body[name])  # reconstructed
     if body.get("stream_options") is not None and not body.get("stream"):
         raise ProtocolError(  # reconstructed
             "The 'stream_options' parameter is only allowed when 'stream' is enabled.",

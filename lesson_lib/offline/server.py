@@ -1,7 +1,7 @@
 """The offline model over real HTTP, on 127.0.0.1 only, with the standard library.
 
     python -m lesson_lib.offline serve --port 8765
-    curl http://127.0.0.1:8765/v1/models
+    curl -H "Authorization: Bearer anything" http://127.0.0.1:8765/v1/models
 
 Any OpenAI-compatible client can then use `base_url="http://127.0.0.1:8765/v1"`,
 `model=MODEL_ID` and any API key. Every request is answered by `api.handle()`, the
