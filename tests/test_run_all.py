@@ -1,0 +1,348 @@
+"""Every notebook runs top to bottom, as Run All does, in worlds a learner may be in.
+
+nbval checks the outputs on the frozen clock with the offline model. Here each notebook
+is executed again (tests/run_all.py) on a learner's real clock in UTC+14 and UTC-11, at a
+daylight-saving change, at the last second of a year, and against a served model that is
+not the offline one (tests/other_model.py), reached as a real provider is. A run fails on
+an error in a cell not tagged `raises-exception`, on a tagged cell that did not raise, on
+an output that shows the API key, and on a file it creates or changes in the repository;
+the failure lists every problem as `notebook: cell N (first line): ErrorName: message`.
+
+The first tests show that the stand-in and the runner can fail (tiny notebooks in tmp_path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date, datetime, timedelta, timezone
+
+import nbformat
+import openai
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from other_model import (
+    DECLINE,
+    OTHER_API_KEY,
+    OTHER_MODEL_ID,
+    declines,
+    reword,
+    serve_other_model,
+)
+from run_all import NOTEBOOKS, WORLDS, kernel_env, run_notebook
+
+from lesson_lib.offline import MODEL_ID, offline_client
+
+WEATHER = {"type": "function", "function": {
+    "name": "get_current_weather", "description": "Get the current weather in a city",
+    "parameters": {"type": "object", "properties": {
+        "location": {"type": "string", "description": "the city, e.g. Chengdu"}},
+        "required": ["location"]}}}
+TIME = {"type": "function", "function": {
+    "name": "get_current_time", "description": "Get the current time in a time zone",
+    "parameters": {"type": "object", "properties": {
+        "timezone": {"type": "string", "description": "an IANA time zone, e.g. Asia/Shanghai"}},
+        "required": ["timezone"]}}}
+TOOLS = [WEATHER, TIME]
+CITIES = ["Chengdu", "Shanghai", "Beijing", "Tokyo", "London", "Paris", "Berlin", "Sydney",
+          "New York", "Guangzhou", "Shenzhen", "Hangzhou"]
+# Tool-worthy questions for which the offline model makes two (parallel) calls.
+PAIRS = [f"What's the weather in {a} and {b}?" for a, b in zip(CITIES, CITIES[1:], strict=False)]
+
+
+def user(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+# ----------------------------------------------------------------- the other model
+
+@pytest.fixture(scope="session")
+def other_model():
+    server = serve_other_model()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def other(other_model):
+    return openai.OpenAI(base_url=other_model.base_url, api_key=OTHER_API_KEY, max_retries=0)
+
+
+@pytest.fixture
+def offline():
+    return offline_client()
+
+
+def ask(client, model: str, messages: list[dict], **kw):
+    return client.chat.completions.create(model=model, messages=messages, temperature=0, **kw)
+
+
+def test_the_other_model_is_listed_under_its_own_id(other):
+    assert [m.id for m in other.models.list()] == [OTHER_MODEL_ID]
+    with pytest.raises(openai.NotFoundError, match="does not exist"):
+        ask(other, MODEL_ID, user("Hello!"))  # the offline model's id is not served here
+
+
+def test_text_is_reworded_but_keeps_the_name(other, offline):
+    talk = user("My name is Xiaoming") + [
+        {"role": "assistant", "content": "Nice to meet you!"}] + user("What's my name?")
+    theirs, ours = ask(other, OTHER_MODEL_ID, talk), ask(offline, MODEL_ID, talk)
+    said, offline_said = theirs.choices[0].message.content, ours.choices[0].message.content
+    assert "Xiaoming" in said and "Xiaoming" in offline_said
+    assert offline_said not in said and said.split()[0] != offline_said.split()[0]
+    assert theirs.model == OTHER_MODEL_ID
+    assert theirs.usage == ours.usage  # the offline model's count, kept
+    assert ask(other, OTHER_MODEL_ID, talk).choices[0].message.content == said  # deterministic
+
+
+def test_rewording_keeps_facts_and_a_closing_question():
+    text = ("Shanghai is warmer: 22°C, against 18°C in Beijing. "
+            "It is 2026-05-01 17:30:00 CST+0800 in Asia/Shanghai.")
+    said = reword(text)
+    for fact in ("Shanghai", "22°C", "18°C", "Beijing", "2026-05-01 17:30:00 CST+0800"):
+        assert fact in said
+    assert "Shanghai is warmer" not in said and not said.startswith("It is")
+    asked = reword("Nice to meet you, Bob! Which city would you like the weather for?")
+    assert "Bob" in asked and "weather" in asked and asked.endswith("?")
+    assert "小明" in reword("你刚才说你叫小明。", "zh")
+    summary = reword("Summary so far: the user's name is Xiaoming. The user asked: “Hi?”.")
+    assert "the user's name is Xiaoming" in summary  # a summary stays readable as a note
+
+
+def test_never_more_than_one_tool_call(other, offline):
+    single = 0
+    for question in PAIRS:
+        assert len(ask(offline, MODEL_ID, user(question), tools=TOOLS)
+                   .choices[0].message.tool_calls) == 2
+        message = ask(other, OTHER_MODEL_ID, user(question), tools=TOOLS,
+                      parallel_tool_calls=True).choices[0].message
+        assert len(message.tool_calls or []) <= 1
+        single += len(message.tool_calls or []) == 1
+    assert single >= len(PAIRS) // 2
+
+
+def test_some_tool_worthy_questions_are_answered_without_a_tool(other):
+    declined = [q for q in PAIRS if declines({"messages": user(q), "tools": TOOLS})]
+    assert 0 < len(declined) < len(PAIRS)
+    for choice in (None, "auto"):
+        kw = {"tool_choice": choice} if choice else {}
+        reply = ask(other, OTHER_MODEL_ID, user(declined[0]), tools=TOOLS, **kw).choices[0]
+        assert reply.message.tool_calls is None and reply.message.content == DECLINE["en"]
+        assert reply.finish_reason == "stop"
+
+
+def test_a_forced_tool_choice_always_calls(other):
+    named = {"type": "function", "function": {"name": "get_current_time"}}
+    for question in PAIRS + ["Hello!", "What's my name?"]:
+        required = ask(other, OTHER_MODEL_ID, user(question), tools=TOOLS,
+                       tool_choice="required").choices[0]
+        assert len(required.message.tool_calls) == 1 and required.finish_reason == "tool_calls"
+        forced = ask(other, OTHER_MODEL_ID, user(question), tools=TOOLS,
+                     tool_choice=named).choices[0].message
+        assert [c.function.name for c in forced.tool_calls] == ["get_current_time"]
+
+
+def test_a_streamed_answer_is_the_same_answer(other):
+    for messages, kw in [(user("My name is Xiaoming. Hello!"), {}),
+                         (user(PAIRS[0]), {"tools": TOOLS, "tool_choice": "required"})]:
+        whole = ask(other, OTHER_MODEL_ID, messages, **kw)
+        text, calls, usage = "", {}, None
+        for chunk in ask(other, OTHER_MODEL_ID, messages, stream=True,
+                         stream_options={"include_usage": True}, **kw):
+            assert chunk.model == OTHER_MODEL_ID
+            usage = chunk.usage or usage
+            for choice in chunk.choices:
+                text += choice.delta.content or ""
+                for call in choice.delta.tool_calls or []:
+                    calls.setdefault(call.index, "")
+                    calls[call.index] += call.function.arguments or ""
+        message = whole.choices[0].message
+        assert text == (message.content or "")
+        assert list(calls.values()) == [c.function.arguments for c in message.tool_calls or []]
+        assert usage == whole.usage
+
+
+def test_an_invalid_history_still_gets_the_400(other, offline):
+    orphan = [{"role": "tool", "tool_call_id": "call_x", "content": "16°C"}] + user("Hot?")
+    with pytest.raises(openai.BadRequestError) as theirs:
+        ask(other, OTHER_MODEL_ID, orphan)
+    with pytest.raises(openai.BadRequestError) as ours:
+        ask(offline, MODEL_ID, orphan)
+    assert theirs.value.body == ours.value.body and theirs.value.status_code == 400
+    refused = openai.OpenAI(base_url=other.base_url, api_key="sk-bad-key-123456", max_retries=0)
+    with pytest.raises(openai.AuthenticationError, match="Incorrect API key"):
+        ask(refused, OTHER_MODEL_ID, user("Hello!"))
+
+
+# ----------------------------------------------------------------- the runner can fail
+
+def notebook(tmp_path, name: str, cells: list) -> object:
+    nb = new_notebook(cells=[new_markdown_cell("# a test notebook")] + cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    path = tmp_path / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def raises(source: str):
+    return new_code_cell(source, metadata={"tags": ["raises-exception"]})
+
+
+SECRET = "sk-test-secret-1234"
+CLOCK_BOUND = ('from lesson_lib.clock import now\n'
+               'assert now().isoformat().startswith("2026-05-01")')
+
+
+@pytest.fixture
+def bad_notebook(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return notebook(tmp_path, "bad", [
+        new_code_cell("print('hello')"),
+        new_code_cell(CLOCK_BOUND),
+        raises("x = 1  # meant to raise, but does not"),
+        new_code_cell("# not meant to raise\nraise ValueError('boom')"),
+        raises("1 / 0"),
+        new_code_cell("import os\nprint(os.environ['OPENAI_API_KEY'])"),
+        new_code_cell("open('memory.json', 'w').write('{}')"),
+        new_code_cell("int('seven')"),
+        new_code_cell("import subprocess\nsubprocess.run(['touch', 'by_a_child.txt'], check=True)"),
+    ])
+
+
+def test_runner_reports_every_problem_in_the_real_clock_world(bad_notebook, tmp_path):
+    if abs(datetime.now(timezone.utc).date() - date(2026, 5, 1)) <= timedelta(days=1):
+        pytest.skip("today is the frozen day: the clock-bound cell passes on the real clock")
+    env = {**kernel_env(WORLDS["real-clock-kiritimati"]), "OPENAI_API_KEY": SECRET}
+    run = run_notebook(bad_notebook, env, secret=SECRET, repo=tmp_path)
+    assert run.problems == [
+        "bad: cell 1 (from lesson_lib.clock import now): AssertionError: (no message) "
+        "[line 2: assert now().isoformat().startswith(\"2026-05-01\")]",
+        "bad: cell 2 (x = 1  # meant to raise, but does not): did not raise (the cell is "
+        "tagged raises-exception)",
+        "bad: cell 3 (raise ValueError('boom')): ValueError: boom [line 2: raise "
+        "ValueError('boom')]",
+        "bad: cell 5 (import os): an output shows the API key",
+        "bad: cell 7 (int('seven')): ValueError: invalid literal for int() with base 10: "
+        "'seven' [line 1: int('seven')]",
+        "bad: cell 6 (open('memory.json', 'w').write('{}')): wrote memory.json (a file in the "
+        "repository)",
+        "bad: by_a_child.txt appeared while it ran (git status)",
+    ]
+
+
+def test_the_clock_bound_cell_passes_on_the_frozen_clock(bad_notebook):
+    env = {**kernel_env(WORLDS["dst-new-york"]), "OPENAI_API_KEY": SECRET,
+           "LESSON_FROZEN_TIME": "2026-05-01T09:30:00+00:00"}
+    problems = run_notebook(bad_notebook, env, repo=None).problems
+    assert [p.split(" (")[0] for p in problems] == ["bad: cell 2", "bad: cell 3", "bad: cell 7"]
+
+
+def test_a_clean_notebook_has_no_problems(tmp_path):
+    path = notebook(tmp_path, "clean", [new_code_cell("x = 2 + 2"), raises("x / 0"),
+                                        new_code_cell("assert x == 4")])
+    assert run_notebook(path, kernel_env(WORLDS["real-clock-pago-pago"]), repo=None
+                        ).problems == []
+
+
+def test_the_world_reaches_the_kernel(tmp_path, other_model):
+    path = notebook(tmp_path, "env", [new_code_cell(
+        "import json, os, sys, time\n"
+        "names = ['TZ', 'LESSON_FROZEN_TIME', 'LESSON_BACKEND', 'OPENAI_BASE_URL',"
+        " 'LESSON_MODEL', 'PYTHONPATH']\n"
+        "print(json.dumps({**{n: os.environ.get(n) for n in names}, 'cwd': os.getcwd(),"
+        " 'zone': time.strftime('%Z'), 'python': sys.executable}))")])
+    seen = {}
+    for name in ("new-year-shanghai", "real-clock-pago-pago", "other-model"):
+        world = WORLDS[name]
+        env = kernel_env(world, other_model.environ() if world.other_model else None)
+        run = run_notebook(path, env, repo=None)
+        assert run.problems == []
+        seen[name] = json.loads(run.nb.cells[1].outputs[0]["text"])
+        assert seen[name]["cwd"] == str(tmp_path)  # Run All's working directory
+        assert seen[name]["PYTHONPATH"] == env.get("PYTHONPATH")  # CI's guard stays on it
+        assert seen[name]["python"] == sys.executable  # the project's environment
+    assert seen["new-year-shanghai"]["TZ"] == "Asia/Shanghai"
+    assert seen["new-year-shanghai"]["zone"] == "CST"
+    assert seen["new-year-shanghai"]["LESSON_FROZEN_TIME"] == "2026-12-31T23:59:59+00:00"
+    assert seen["real-clock-pago-pago"]["LESSON_FROZEN_TIME"] is None
+    assert seen["real-clock-pago-pago"]["zone"] == "SST"
+    assert seen["real-clock-pago-pago"]["LESSON_BACKEND"] is None
+    assert seen["other-model"]["LESSON_BACKEND"] == "openai"
+    assert seen["other-model"]["OPENAI_BASE_URL"] == other_model.base_url
+    assert seen["other-model"]["LESSON_MODEL"] == OTHER_MODEL_ID
+
+
+# ----------------------------------------------------------------- the notebooks
+#
+# 45 runs of 5 to 50 s each. With --dist loadfile every test of this file goes to one
+# worker, so the runs are started ahead, JOBS at a time, in kernels of their own (the
+# longest first), and each test waits for its own. The tests still pass or fail one by one.
+
+# Kernels at once; the suite runs on 2 cores next to the other xdist worker.
+JOBS = max(1, int(os.environ.get("LESSON_RUN_ALL_JOBS", "2")))
+SAME_WORKER = ("no", "loadfile", "loadscope")  # dist modes that keep this file on one worker
+
+
+def api_key(path, world) -> str:
+    return f"other-model-key-{path.stem}"  # one per run: its requests are counted apart
+
+
+class Runs:
+    """Notebook runs started ahead in a thread pool (kernels are processes of their own)."""
+
+    def __init__(self, wanted: list, server, jobs: int):
+        self.server, self.futures = server, {}
+        self.pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="run-all")
+        longest_first = sorted(wanted, key=lambda pw: -expected_seconds(*pw))
+        for path, world in longest_first:
+            self.futures[path, world.name] = self.pool.submit(self.run, path, world)
+
+    def run(self, path, world):
+        provider = self.server.environ(api_key(path, world)) if world.other_model else None
+        return run_notebook(path, kernel_env(world, provider),
+                            secret=provider["OPENAI_API_KEY"] if provider else None)
+
+    def get(self, path, world):
+        if (path, world.name) not in self.futures:  # not foreseen (another dist mode)
+            self.futures[path, world.name] = self.pool.submit(self.run, path, world)
+        return self.futures[path, world.name].result()
+
+    def close(self):
+        for future in self.futures.values():
+            future.cancel()
+        self.pool.shutdown(wait=True)
+
+
+def expected_seconds(path, world) -> float:
+    """A rough cost, to start the longest runs first (07 runs 365 requests)."""
+    return 40.0 if path.stem.startswith("07_") else 10.0
+
+
+@pytest.fixture(scope="module")
+def runs(request):
+    wanted = [(item.callspec.params["path"], item.callspec.params["world"])
+              for item in request.session.items
+              if getattr(item, "originalname", "") == "test_notebook_runs_top_to_bottom"
+              and item.module is request.module]
+    ahead = request.config.getoption("dist", "no") in SAME_WORKER
+    server = request.getfixturevalue("other_model") if any(
+        w.other_model for _, w in wanted) else None
+    started = Runs(wanted if ahead else [], server, JOBS if ahead else 1)
+    yield started
+    started.close()
+
+
+@pytest.mark.parametrize("world", WORLDS.values(), ids=lambda w: w.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_top_to_bottom(path, world, runs):
+    run = runs.get(path, world)
+    print(f"{path.stem} in {world.name}: {run.seconds:.1f} s")
+    problems = list(run.problems)
+    if world.other_model and not runs.server.requests[api_key(path, world)]:
+        problems.append(f"{path.stem}: never asked the other model (is LESSON_BACKEND read?)")
+    assert not problems, (f"{path.name} in world {world.name} ({world.why}), "
+                          f"{len(problems)} problem(s):\n" + "\n".join(problems))
