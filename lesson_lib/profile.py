@@ -1,0 +1,147 @@
+"""The user profile: what the agent knows about a user, across all of their sessions.
+
+A session's log is one conversation; the profile outlives them all (mid-term memory in the
+seed's words: user preferences and project context). It is a small set of facts, one value
+per key (name, language, units, diet, the project they work on), kept in the session
+store's database (the `profile_facts` table, one row per value ever set).
+
+- `set(key, value, source=..., session_id=...)`: a newer value replaces an older one that
+  conflicts with it; the old one stays in `history(key)`, with when it was set, from which
+  session, and who said it. Setting the value a key already has changes nothing.
+- `get(key)`, `as_dict()`: the current values.
+- `as_prompt()`: the profile as a short text for the system prompt, e.g.
+  "What you know about this user: name: Xiaoming; diet: vegetarian; units: fahrenheit".
+- `forget(key)`: the key and its whole history are deleted (the user asked to forget it).
+
+Recognising "I'm vegetarian" in a message, and the tool the model calls to remember it,
+are the agent's business: they call `set()`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from lesson_lib.sessions import SessionStore, _check_text, _now, _sa, tables
+
+PROMPT_HEAD = "What you know about this user: "
+SCALARS = (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class ProfileEntry:
+    """One value a profile key had, and where it came from."""
+    value: Any
+    set_at: str               # ISO 8601, UTC
+    session_id: str | None    # the session it came from, if any
+    source: str               # who said it: e.g. the user's words, or "settings page"
+
+    def __str__(self) -> str:
+        where = f" in session {self.session_id}" if self.session_id else ""
+        said = f" ({self.source})" if self.source else ""
+        return f"{_show(self.value)}, set {self.set_at[:19].replace('T', ' ')} UTC{where}{said}"
+
+
+class UserProfile:
+    """One user's facts, in the store's database; each read asks the database."""
+
+    def __init__(self, store: SessionStore, user_id: str):
+        _check_text("user_id", user_id)
+        self.store, self.user_id = store, user_id
+
+    def set(self, key: str,               # e.g. "diet", "units", "project"
+            value: Any,                   # a string, number, bool, or a list of them
+            *, source: str = "",          # who said it, e.g. 'the user: "I am vegetarian"'
+            session_id: str | None = None,  # the session it was said in, if any
+            ) -> Any:
+        """Set `key` to `value`; returns the value the key had before (None: it had none).
+        A replaced value stays in history(key). The value it already has changes nothing."""
+        key, text = _check_key(key), _check_value(key, value)
+        p = tables().profile
+        with self.store._writing() as conn:
+            old = self._current(conn, key)
+            if old is not None and old.value == value:
+                return old.value  # no conflict: nothing to replace
+            conn.execute(p.insert().values(user_id=self.user_id, key=key, value=text,
+                                           source=str(source), session_id=session_id,
+                                           set_at=_now()))
+        return None if old is None else old.value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The current value of `key`, or `default`."""
+        with self.store._reading() as conn:
+            entry = self._current(conn, _check_key(key))
+        return default if entry is None else entry.value
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every current value, keys in the order they were first set."""
+        current: dict[str, Any] = {}
+        for key, entry in self._entries():
+            current[key] = entry.value  # a later row replaces an earlier one
+        return current
+
+    def history(self, key: str) -> list[ProfileEntry]:
+        """Every value `key` has had, oldest first; the last one is current."""
+        key = _check_key(key)
+        return [entry for k, entry in self._entries() if k == key]
+
+    def forget(self, key: str) -> int:
+        """Delete `key` and its whole history. Returns how many values were deleted."""
+        p = tables().profile
+        with self.store._writing() as conn:
+            return conn.execute(p.delete().where(p.c.user_id == self.user_id,
+                                                 p.c.key == _check_key(key))).rowcount
+
+    def as_prompt(self) -> str:
+        """The profile as one line for a system prompt ("" when nothing is known)."""
+        facts = self.as_dict()
+        if not facts:
+            return ""
+        return PROMPT_HEAD + "; ".join(f"{k}: {_show(v)}" for k, v in facts.items())
+
+    def _entries(self) -> list[tuple[str, ProfileEntry]]:
+        """(key, entry) for every value ever set, oldest first."""
+        sa, p = _sa(), tables().profile
+        with self.store._reading() as conn:
+            rows = conn.execute(sa.select(p.c.key, p.c.value, p.c.set_at, p.c.session_id,
+                                          p.c.source).where(p.c.user_id == self.user_id)
+                                .order_by(p.c.id)).all()
+        return [(key, ProfileEntry(json.loads(value), at, sid, source))
+                for key, value, at, sid, source in rows]
+
+    def _current(self, conn: Any, key: str) -> ProfileEntry | None:
+        sa, p = _sa(), tables().profile
+        row = conn.execute(sa.select(p.c.value, p.c.set_at, p.c.session_id, p.c.source)
+                           .where(p.c.user_id == self.user_id, p.c.key == key)
+                           .order_by(p.c.id.desc()).limit(1)).first()
+        return None if row is None else ProfileEntry(json.loads(row[0]), *row[1:])
+
+    def __repr__(self) -> str:
+        return f"UserProfile({self.user_id!r}: {self.as_dict()!r})"
+
+
+def _check_key(key: Any) -> str:
+    if not isinstance(key, str) or not key.strip() or len(key) > 64 or "\n" in key:
+        raise ValueError(f"a profile key is a short name such as 'diet' or 'units' (1 to 64 "
+                         f"characters, one line), got {key!r}")
+    return key.strip()
+
+
+def _check_value(key: str, value: Any) -> str:
+    """The value as JSON, if it is one the prompt can show: a scalar or a list of them."""
+    plain = isinstance(value, SCALARS) or (
+        isinstance(value, list) and all(isinstance(v, SCALARS) for v in value))
+    if value is None or not plain or (isinstance(value, str) and not value.strip()):
+        raise ValueError(f"the value for {key!r} must be a non-empty string, a number, a bool, "
+                         f"or a list of them, got {value!r} (to remove a key: forget({key!r}))")
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError as e:
+        raise ValueError(f"the value for {key!r} cannot be stored as JSON: {e}") from e
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)

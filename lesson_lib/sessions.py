@@ -1,0 +1,1097 @@
+"""Mid-term memory: conversations kept in a database, so they outlive the process.
+
+Short-term memory (memory.py, budget.py) is the `messages` list inside the process: when
+the process ends, it is gone. Mid-term memory is a database: each conversation (a
+**session**) is kept there, belongs to a user, and can be listed, resumed, renamed and
+deleted; the user's preferences live there too (profile.py).
+
+**What is stored is not what is sent.** The store keeps the *whole log* of a session,
+every message ever added. What is sent to the model is a *window* on that log, decided by
+the memory classes the series already has: ShortTermMemory (the newest messages) or
+TokenBudgetMemory (what fits a token budget). `StoredMemory` joins the two and has the
+memory API (add, add_many, add_system, to_api_format, clear_non_system, message_count,
+pending_calls), so `Agent(memory=store.resume(session_id))` works unchanged: every add is
+written to the log first, then to the window; resuming fills a fresh window from the log.
+
+The rules the store keeps, so that a log is valid however a process dies:
+
+1. **A unit is written atomically.** One `add_many` (or `add_items`) is one unit and one
+   transaction: an assistant(tool_calls) is written together with all of its tool replies,
+   never one without the other. A unit that would leave a call open is refused (UnitError:
+   the rule, the place, the fix) and nothing is written.
+2. **Order is a sequence number, never a timestamp.** The store gives each message its
+   `seq`: 0, 1, 2 … per session, with no gaps, contiguous within a unit. Two writers to one
+   session take turns (SQLite: BEGIN IMMEDIATE; PostgreSQL: the session's row is locked
+   with SELECT … FOR UPDATE) before the next seq is read.
+3. **A message is stored as the JSON of the plain dict you gave**, and comes back equal.
+4. **Reload is safe.** A log that comes back broken (written by other code, or by a
+   process killed mid-turn that did not use units) is repaired with repair_messages() on
+   load: interrupted="answer" (the default) answers a call left open with an explicit
+   "interrupted" result, since the action may have happened; "drop" removes the call. The
+   repaired log is written back, the broken one and the list of changes are kept in the
+   `repairs` table (`store.repairs(session_id)`), and the changes are returned.
+
+The OpenAI Agents SDK calls a conversation store a `Session`; its methods are async there
+and sync here, with the same names, so you recognise them:
+
+    Agents SDK (agents.memory.Session)     here (Session)
+    await session.get_items(limit=None)    session.get_items(limit=None): the log (repaired
+                                           if needed); with a limit, the newest messages
+                                           from a unit boundary on (never half a tool round)
+    await session.add_items(items)         session.add_items(items): one unit, one transaction
+    await session.pop_item()               session.pop_item(): the newest message; refused
+                                           for a tool reply (it would orphan its call):
+                                           session.pop_unit() removes the whole last unit
+    await session.clear_session()          session.clear_session(): every message goes
+    SQLiteSession(session_id, "x.db")      SessionStore("sqlite:///x.db").session(session_id)
+
+The SDK's items are Responses API items; here they are Chat Completions message dicts.
+
+Resuming does not replay the log: it reads it from the newest message back, whole units at
+a time, only as far as the window reaches (choose_window), and gets the window a replay
+would. Deleting a session removes its rows for good (on SQLite, secure_delete zeroes them).
+
+Tables: `lesson_store` (the marker that says "this database is a session store"),
+`sessions` (id, user_id, title, created_at, updated_at, touched = a counter that orders
+them), `messages` (session_id, seq, unit = the seq where its unit starts, role, message =
+the JSON), `repairs` (session_id, repaired_at, interrupted, changes, before),
+`profile_facts` (profile.py).
+
+The database is chosen by a URL: `sqlite:///path/to/file.db` (the default: one file,
+nothing to start; WAL mode, a busy timeout, secure_delete) or
+`postgresql+psycopg://user@127.0.0.1:5432/db` (psycopg 3). Both go through SQLAlchemy
+Core, one code path; SQLAlchemy is imported when the first store opens (it takes about
+0.4 s), so `import lesson_lib.sessions` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from lesson_lib.budget import TokenBudgetMemory
+from lesson_lib.clock import now
+from lesson_lib.memory import ShortTermMemory
+from lesson_lib.protocol import ProtocolError, find_problems, message_problem
+from lesson_lib.repair import Change, Repaired, find_duplicate_ids, repair_messages
+from lesson_lib.text import plural
+
+DEFAULT_URL = "sqlite:///sessions.db"
+SCHEMA = "lesson_lib.sessions/1"   # what the lesson_store table says: "this is a session store"
+INTERRUPTED = ("answer", "drop")   # what a repair does with a call that never got its result
+
+
+# ----------------------------------------------------------------- errors
+
+class StoreError(Exception):
+    """The store refuses or cannot do something. The text names the problem, where, and the
+    fix; nothing already stored was lost or changed."""
+
+
+class NotAStoreError(StoreError):
+    """The database is not a session store: not a database at all, or another program's."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database cannot be opened or written: a read-only path, a missing folder, a lock
+    held too long, a server that does not answer."""
+
+
+class SessionNotFoundError(StoreError, LookupError):
+    """No session has that id: it was never created in this store, or it was deleted."""
+
+
+class CorruptSessionError(StoreError):
+    """A stored row is not a message (not JSON, or not a message's shape). It is left as
+    it is: fix or delete that row."""
+
+
+class UnitError(ProtocolError, StoreError):
+    """A unit (what one add_many / add_items writes) breaks a rule; nothing was written."""
+
+
+# ----------------------------------------------------------------- the unit rule
+
+UNIT_FIX = ("a unit must close every tool call it opens: write the assistant message and all "
+            "its tool replies together, in one add_many([assistant, *replies]) (or add_items)")
+
+
+def check_unit(messages: Iterable[Any]) -> list[tuple[dict, str]]:
+    """Each message of a unit with its JSON, or UnitError (nothing is written) naming the
+    rule broken, the message, and the fix.
+
+    A unit must be valid on its own: each message has the API's shape and survives JSON
+    unchanged, and every assistant(tool_calls) in it is followed, inside the unit, by one
+    tool reply per call id. Since every unit is closed, every log of units is valid too."""
+    unit = list(messages)
+    checked = []
+    for k, message in enumerate(unit):
+        problem = message_problem(k, message)
+        if problem is not None:
+            if not isinstance(message, Mapping) and hasattr(message, "role"):
+                problem.explanation += ": store the SDK's reply as assistant_to_dict(reply)"
+            raise _unit_error(problem, "")
+        checked.append((dict(message), _json_exactly(k, message)))
+    problems = find_problems([m for m, _ in checked]) + find_duplicate_ids(unit)
+    if problems:
+        raise _unit_error(min(problems, key=lambda p: p.index or 0), UNIT_FIX)
+    return checked
+
+
+def _json_exactly(k: int, message: Mapping) -> str:
+    """The message as JSON text, if it comes back from JSON equal to what was given."""
+    try:
+        text = json.dumps(message, ensure_ascii=False, allow_nan=False)
+        if json.loads(text) == message:
+            return text
+    except (TypeError, ValueError):
+        pass
+    raise UnitError(
+        f"message {k} of the unit cannot be stored as JSON exactly as given",
+        index=k, explanation=f"message {k} holds something JSON changes or cannot hold (a "
+        "tuple, a set, a non-string key, NaN, an object): store plain dicts, lists, strings "
+        "and numbers (an SDK reply: assistant_to_dict(reply)) — nothing was written")
+
+
+def _unit_error(problem: ProtocolError, fix: str) -> UnitError:
+    """The API's error about a unit, said as the store's: the rule, the place, the fix."""
+    explanation = f"in the unit being written, {problem.explanation}"
+    explanation += f"; {fix}" if fix else ""
+    return UnitError(problem.message, param=problem.param, code=problem.code,
+                     index=problem.index, explanation=explanation + " — nothing was written")
+
+
+# ----------------------------------------------------------------- the database
+
+def _sa() -> Any:
+    """SQLAlchemy, imported on first use: it takes about 0.4 s, and most lessons never open
+    a store."""
+    import sqlalchemy  # noqa: PLC0415
+
+    return sqlalchemy
+
+
+_TABLES: SimpleNamespace | None = None
+
+
+def tables() -> SimpleNamespace:
+    """The store's tables (SQLAlchemy Core), built on first use."""
+    global _TABLES
+    if _TABLES is None:
+        sa = _sa()
+        md, col, text = sa.MetaData(), sa.Column, sa.Text
+        name, stamp = sa.String(200), sa.String(40)  # ids; ISO 8601 times in UTC
+        _TABLES = SimpleNamespace(metadata=md, store=sa.Table(
+            "lesson_store", md,
+            col("key", sa.String(64), primary_key=True), col("value", text, nullable=False),
+        ), sessions=sa.Table(
+            "sessions", md,
+            col("id", name, primary_key=True), col("user_id", name, nullable=False),
+            col("title", text, nullable=False), col("created_at", stamp, nullable=False),
+            col("updated_at", stamp, nullable=False),  # when a message was last added
+            col("touched", sa.Integer, nullable=False),  # the user's newest session: the largest
+            sa.Index("sessions_by_user", "user_id", "touched"),
+        ), messages=sa.Table(
+            "messages", md,
+            col("session_id", name, sa.ForeignKey("sessions.id", ondelete="CASCADE"),
+                primary_key=True),
+            col("seq", sa.Integer, primary_key=True, autoincrement=False),  # 0, 1, 2 … no gaps
+            col("unit", sa.Integer, nullable=False),      # seq where its unit starts
+            col("role", sa.String(16), nullable=False),   # the message's role, to query by
+            col("message", text, nullable=False),         # the message dict as JSON
+        ), repairs=sa.Table(
+            "repairs", md,
+            col("id", sa.Integer, primary_key=True),
+            col("session_id", name, sa.ForeignKey("sessions.id", ondelete="CASCADE"),
+                nullable=False, index=True),
+            col("repaired_at", stamp, nullable=False), col("interrupted", sa.String(8)),
+            col("changes", text, nullable=False),  # JSON: [{kind, index, detail}, …]
+            col("before", text, nullable=False),   # JSON: the log as it was, nothing lost
+        ), profile=sa.Table(
+            "profile_facts", md,
+            col("id", sa.Integer, primary_key=True),  # newer facts have larger ids
+            col("user_id", name, nullable=False), col("key", sa.String(64), nullable=False),
+            col("value", text, nullable=False),       # JSON
+            col("source", text, nullable=False),      # who said it, e.g. the user's words
+            col("session_id", name),                  # the session it came from, if any
+            col("set_at", stamp, nullable=False),
+            sa.Index("profile_by_user", "user_id", "key", "id"),
+        ))
+    return _TABLES
+
+
+_STATEMENTS: SimpleNamespace | None = None
+
+
+def statements() -> SimpleNamespace:
+    """The statements every append and resume runs, built once. SQLAlchemy builds a
+    statement object in Python each time one is written out; for these, that was most of
+    an append's time. `:session_id` and the other names are filled in when they run."""
+    global _STATEMENTS
+    if _STATEMENTS is None:
+        sa, t = _sa(), tables()
+        s, m, other = t.sessions, t.messages, t.sessions.alias("other")
+        session_id = sa.bindparam("session_id")
+        _STATEMENTS = SimpleNamespace(
+            # the session's row, locked until the transaction ends (FOR UPDATE: PostgreSQL)
+            lock=sa.select(s.c.user_id).where(s.c.id == session_id).with_for_update(),
+            last_seq=sa.select(sa.func.max(m.c.seq)).where(m.c.session_id == session_id),
+            insert=m.insert(),
+            # the user's most recently used session gets the largest `touched`
+            touch=s.update().where(s.c.id == session_id).values(
+                updated_at=sa.bindparam("now"),
+                touched=sa.select(sa.func.coalesce(sa.func.max(other.c.touched), 0) + 1)
+                .where(other.c.user_id == sa.bindparam("owner")).scalar_subquery()),
+            # a page of the log, newest first, before seq `before`
+            page=sa.select(m.c.seq, m.c.message)
+            .where(m.c.session_id == session_id, m.c.seq < sa.bindparam("before"))
+            .order_by(m.c.seq.desc()).limit(sa.bindparam("size")),
+            systems=sa.select(m.c.seq, m.c.message)
+            .where(m.c.session_id == session_id, m.c.role == "system").order_by(m.c.seq),
+        )
+    return _STATEMENTS
+
+
+def _now() -> str:
+    """Now, as ISO 8601 UTC text (lesson_lib.clock: the notebooks freeze it)."""
+    return now("UTC").isoformat(timespec="microseconds")
+
+
+def _engine(url: Any, synchronous: str, busy_timeout: float) -> Any:
+    """An engine for `url`; on SQLite, every connection gets the store's settings."""
+    sa = _sa()
+    engine = sa.create_engine(url)
+    if engine.dialect.name != "sqlite":
+        return engine
+
+    @sa.event.listens_for(engine, "connect")
+    def _settings(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # we say BEGIN ourselves (see _begin)
+        for pragma in (f"busy_timeout = {int(busy_timeout * 1000)}",  # wait for a writer
+                       f"synchronous = {synchronous}",
+                       "foreign_keys = ON",
+                       "secure_delete = ON"):  # deleted text is overwritten with zeros
+            dbapi_connection.execute(f"PRAGMA {pragma}")
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        # a writer says BEGIN IMMEDIATE: it takes the write lock before it reads anything
+        connection.exec_driver_sql(connection.get_execution_options().get("begin", "BEGIN"))
+
+    return engine
+
+
+# ----------------------------------------------------------------- what is listed
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One session, as listed."""
+    session_id: str
+    user_id: str
+    title: str
+    created_at: str      # ISO 8601, UTC
+    updated_at: str      # when a message was last added
+    message_count: int   # messages in its log
+
+    def __str__(self) -> str:
+        title = f"{self.title!r}" if self.title else "(untitled)"
+        return (f"{self.session_id}: {title}, {plural(self.message_count, 'message')}, "
+                f"last used {self.updated_at[:19].replace('T', ' ')} UTC")
+
+
+@dataclass(frozen=True)
+class RepairRecord:
+    """A repair the store made when it loaded a broken log (a row of `repairs`)."""
+    repaired_at: str
+    interrupted: str           # "answer" or "drop"
+    changes: list[Change]      # what repair_messages() changed
+    before: list[dict]         # the log as it was stored before the repair
+
+    def __str__(self) -> str:
+        lines = [f"repaired at {self.repaired_at[:19].replace('T', ' ')} UTC "
+                 f"(interrupted={self.interrupted!r}): {plural(len(self.changes), 'change')}"]
+        return "\n".join(lines + [f"  {change}" for change in self.changes])
+
+
+# ----------------------------------------------------------------- the store
+
+class SessionStore:
+    """Every session's whole log, in a database that outlives the process.
+
+    Stored: every message, in order (seq), in units; sessions and their users; repairs;
+    the users' profiles. Sent: nothing by itself; a StoredMemory's window decides that."""
+
+    def __init__(self, url: str = DEFAULT_URL, *,  # sqlite:///path.db or postgresql+psycopg://…
+                 synchronous: str = "NORMAL",      # SQLite: NORMAL survives a killed process;
+                                                   # FULL also a power cut (an fsync a commit)
+                 busy_timeout: float = 10.0):      # seconds a writer waits for another's lock
+        sa = _sa()
+        try:
+            self._url = sa.engine.make_url(url)
+        except (sa.exc.ArgumentError, TypeError) as e:
+            raise StoreError(f"{url!r} is not a database URL: write sqlite:///path/to/file.db "
+                             "or postgresql+psycopg://user@127.0.0.1:5432/dbname") from e
+        self.where = self._url.render_as_string(hide_password=True)
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"synchronous must be NORMAL or FULL, got {synchronous!r}")
+        self._check_folder()
+        try:
+            self._engine = _engine(self._url, synchronous.upper(), busy_timeout)
+        except (sa.exc.ArgumentError, ImportError) as e:  # an unknown database or driver
+            raise StoreError(f"cannot open {self.where} ({e}): use sqlite:///path/to/file.db, "
+                             "or postgresql+psycopg://… with psycopg installed") from e
+        self.dialect = self._engine.dialect.name  # "sqlite" or "postgresql"
+        try:
+            self._open()
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    # ------------------------------------------------------------- opening
+
+    def _check_folder(self) -> None:
+        """A SQLite file's folder must exist: the store never creates folders."""
+        path = self._url.database if self._url.get_backend_name() == "sqlite" else None
+        if not path or path == ":memory:" or path.startswith("file:"):
+            return
+        folder = Path(path).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise StoreUnavailableError(f"cannot open {self.where}: the folder {folder} does not "
+                                        "exist; create it first, or choose another path")
+        if Path(path).is_dir():
+            raise StoreUnavailableError(f"cannot open {self.where}: {path} is a folder, not a "
+                                        "file; name a file, e.g. sqlite:///sessions.db")
+
+    def _open(self) -> None:
+        """Check the database is a session store (or empty), then create what is missing.
+        Another program's database is refused before anything is written to it."""
+        with self._reading() as conn:
+            names = set(_sa().inspect(conn).get_table_names())
+            marker = self._marker(conn) if "lesson_store" in names else None
+        if names and marker is None:
+            listed = ", ".join(sorted(names)[:8]) + (" …" if len(names) > 8 else "")
+            raise NotAStoreError(f"{self.where} is not a session store: it has other tables "
+                                 f"({listed}) and no lesson_store table. Nothing was changed "
+                                 "in it. Give the store a database of its own, e.g. "
+                                 "sqlite:///sessions.db")
+        if marker not in (None, SCHEMA):
+            raise NotAStoreError(f"{self.where} is a session store of another version "
+                                 f"({marker!r}; this code reads {SCHEMA!r}). Nothing was "
+                                 "changed: open it with the version that wrote it")
+        if self.dialect == "sqlite":
+            self._wal()
+        if marker is None:
+            self._create()
+
+    def _wal(self) -> None:
+        """SQLite's write-ahead log: readers never wait for the writer, a commit is one
+        append to the -wal file. It is a setting of the file, so once is enough."""
+        raw = self._engine.raw_connection()
+        try:
+            with self._errors():
+                raw.driver_connection.execute("PRAGMA journal_mode = WAL")
+        finally:
+            raw.close()
+
+    def _create(self) -> None:
+        t = tables()
+        with self._writing() as conn:
+            if self.dialect == "postgresql":  # two first openers take turns
+                conn.execute(_sa().text("SELECT pg_advisory_xact_lock(7368520)"))
+            t.metadata.create_all(conn)  # only the tables that are missing
+            if self._marker(conn) is None:
+                conn.execute(t.store.insert().values(key="schema", value=SCHEMA))
+
+    def _marker(self, conn: Any) -> str | None:
+        t = tables()
+        return conn.execute(_sa().select(t.store.c.value)
+                            .where(t.store.c.key == "schema")).scalar()
+
+    def close(self) -> None:
+        """Close the store's connections (it can be opened again with a new SessionStore)."""
+        self._engine.dispose()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SessionStore({self.where!r})"
+
+    # ------------------------------------------------------------- transactions
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """The database's own errors, said as the store's (the problem, the fix)."""
+        sa = _sa()
+        try:
+            yield
+        except sa.exc.DBAPIError as e:
+            raise _translate(e, self.where) from e
+
+    @contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """One read transaction: all it reads is one snapshot of the database."""
+        with self._errors(), self._engine.connect() as conn:
+            if self.dialect == "postgresql":  # READ COMMITTED would re-read per statement
+                conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """One write transaction: all of it is committed, or none of it. On SQLite it starts
+        with BEGIN IMMEDIATE, the database's write lock (a second writer waits, up to
+        busy_timeout); on PostgreSQL writers lock the session's row instead (_lock)."""
+        with self._errors(), self._engine.connect() as conn:
+            conn.execution_options(begin="BEGIN IMMEDIATE")
+            with conn.begin():
+                yield conn
+
+    def _lock(self, conn: Any, session_id: str) -> str:
+        """Lock the session's row until the transaction ends, and return its user_id: a
+        second writer to the same session waits here (PostgreSQL: SELECT … FOR UPDATE;
+        SQLite's BEGIN IMMEDIATE already holds the whole database's write lock)."""
+        user_id = conn.execute(statements().lock, {"session_id": session_id}).scalar()
+        if user_id is None:
+            raise self._not_found(session_id)
+        return user_id
+
+    def _not_found(self, session_id: str) -> SessionNotFoundError:
+        return SessionNotFoundError(
+            f"no session {session_id!r} in {self.where}: it was never created there, or it "
+            "was deleted. List them with store.list_sessions(user_id), or start one with "
+            "store.create_session(user_id)")
+
+    # ------------------------------------------------------------- sessions
+
+    def create_session(self, user_id: str, *, title: str = "",
+                       session_id: str | None = None) -> Session:  # None: a new random id
+        """A new, empty session of `user_id`."""
+        _check_text("user_id", user_id)
+        session_id = uuid.uuid4().hex[:12] if session_id is None else session_id
+        _check_text("session_id", session_id)
+        s, stamp = tables().sessions, _now()
+        with self._writing() as conn:
+            if conn.execute(_sa().select(s.c.id).where(s.c.id == session_id)).first():
+                raise StoreError(f"a session with id {session_id!r} already exists in "
+                                 f"{self.where}: resume it with store.session({session_id!r}), "
+                                 "or choose another id")
+            conn.execute(s.insert().values(id=session_id, user_id=user_id, title=str(title),
+                                           created_at=stamp, updated_at=stamp, touched=0))
+            self._touch(conn, session_id, user_id)
+        return Session(self, session_id, user_id)
+
+    def session(self, session_id: str, *,
+                interrupted: str = "answer") -> Session:  # how its loads repair an open call
+        """The stored session `session_id` (SessionNotFoundError if there is none)."""
+        with self._reading() as conn:
+            return Session(self, session_id, self._info(conn, session_id).user_id, interrupted)
+
+    def info(self, session_id: str) -> SessionInfo:
+        """A session's title, owner, times and size."""
+        with self._reading() as conn:
+            return self._info(conn, session_id)
+
+    def _info(self, conn: Any, session_id: str) -> SessionInfo:
+        found = self._infos(conn, tables().sessions.c.id == session_id)
+        if not found:
+            raise self._not_found(session_id)
+        return found[0]
+
+    def list_sessions(self, user_id: str) -> list[SessionInfo]:
+        """The user's sessions, the most recently used first."""
+        with self._reading() as conn:
+            return self._infos(conn, tables().sessions.c.user_id == user_id)
+
+    def _infos(self, conn: Any, where: Any) -> list[SessionInfo]:
+        sa, t = _sa(), tables()
+        s, m = t.sessions, t.messages
+        size = (sa.select(sa.func.count()).where(m.c.session_id == s.c.id)
+                .correlate(s).scalar_subquery())
+        rows = conn.execute(sa.select(s.c.id, s.c.user_id, s.c.title, s.c.created_at,
+                                      s.c.updated_at, size).where(where)
+                            .order_by(s.c.touched.desc(), s.c.id))
+        return [SessionInfo(*row) for row in rows]
+
+    def rename_session(self, session_id: str, title: str) -> None:
+        """Give a session a new title."""
+        s = tables().sessions
+        with self._writing() as conn:
+            self._lock(conn, session_id)
+            conn.execute(s.update().where(s.c.id == session_id).values(title=str(title)))
+
+    def delete_session(self, session_id: str) -> int:
+        """Delete a session: its messages, its repairs, its row. The rows are really gone: on
+        SQLite, secure_delete overwrites them with zeros and the WAL is emptied into the
+        file (PostgreSQL keeps dead rows until its VACUUM). Returns how many messages went."""
+        t = tables()
+        with self._writing() as conn:
+            self._lock(conn, session_id)
+            gone = self._delete_messages(conn, session_id)
+            conn.execute(t.repairs.delete().where(t.repairs.c.session_id == session_id))
+            conn.execute(t.sessions.delete().where(t.sessions.c.id == session_id))
+        self._checkpoint()
+        return gone
+
+    def _checkpoint(self) -> None:
+        """SQLite: copy the WAL into the database file and truncate it, so no old copy of a
+        deleted page is left in the -wal file (a reader still open can delay this)."""
+        if self.dialect == "sqlite":
+            with self._errors(), self._engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def _delete_messages(self, conn: Any, session_id: str, *conditions: Any) -> int:
+        m = tables().messages
+        return conn.execute(m.delete().where(m.c.session_id == session_id, *conditions)).rowcount
+
+    # ------------------------------------------------------------- writing a unit
+
+    def append(self, session_id: str, messages: Iterable[dict], *,
+               then: Callable[[list[dict]], None] | None = None,  # run before the commit
+               ) -> range:
+        """Write `messages` as one unit: all in one transaction, or none. Returns their seqs.
+
+        `then(unit)` runs inside the transaction, after the rows are written: if it raises,
+        nothing is committed (StoredMemory adds the unit to its window there)."""
+        checked = check_unit(messages)  # UnitError: nothing is written
+        if not checked:
+            return range(0)
+        q = statements()
+        with self._writing() as conn:
+            user_id = self._lock(conn, session_id)  # a second writer waits here…
+            first = self._next_seq(conn, session_id)  # …so it reads the seq after ours
+            conn.execute(q.insert, [
+                {"session_id": session_id, "seq": first + k, "unit": first,
+                 "role": message["role"], "message": text}
+                for k, (message, text) in enumerate(checked)])
+            self._touch(conn, session_id, user_id)
+            if then is not None:
+                then([message for message, _ in checked])
+        return range(first, first + len(checked))
+
+    def _next_seq(self, conn: Any, session_id: str) -> int:
+        """The next message's seq: one past the last. Read it only after _lock, in a
+        statement of its own (a statement that waited for the lock may see the database as
+        it was before the wait), so two writers never take the same seq, and no gaps."""
+        last = conn.execute(statements().last_seq, {"session_id": session_id}).scalar()
+        return 0 if last is None else last + 1
+
+    def _touch(self, conn: Any, session_id: str, user_id: str) -> None:
+        """Make it the user's most recently used session. A counter, not the clock: clocks
+        stand still (the notebooks freeze theirs) and go back; updated_at is for people."""
+        conn.execute(statements().touch,
+                     {"session_id": session_id, "owner": user_id, "now": _now()})
+
+    # ------------------------------------------------------------- reading
+
+    def load(self, session_id: str, *, interrupted: str = "answer") -> Repaired:
+        """The session's whole log, valid for the API: `messages, changes = store.load(id)`.
+
+        A broken log is repaired (repair_messages, with `interrupted`), written back, and the
+        repair recorded in `repairs`, the broken log with it; `changes` says what changed."""
+        _check_interrupted(interrupted)
+        with self._reading() as conn:
+            self._info(conn, session_id)
+            log = self._log(conn, session_id)
+        if not _problems(log):
+            return Repaired(log, [])
+        return self._repair(session_id, interrupted)
+
+    def _log(self, conn: Any, session_id: str, *conditions: Any) -> list[dict]:
+        m = tables().messages
+        rows = conn.execute(_sa().select(m.c.seq, m.c.message)
+                            .where(m.c.session_id == session_id, *conditions).order_by(m.c.seq))
+        return [_parse(session_id, seq, text) for seq, text in rows]
+
+    def _repair(self, session_id: str, interrupted: str) -> Repaired:
+        """Repair a broken log under the session's lock, write it back renumbered, and keep
+        the broken one and the list of changes in `repairs`: a later reader sees it."""
+        t = tables()
+        with self._writing() as conn:
+            self._lock(conn, session_id)
+            before = self._log(conn, session_id)  # again: another writer may have repaired it
+            if not _problems(before):
+                return Repaired(before, [])
+            repaired = _repaired(session_id, before, interrupted)
+            self._delete_messages(conn, session_id)
+            conn.execute(t.messages.insert(), _rows(session_id, repaired.messages))
+            conn.execute(t.repairs.insert().values(
+                session_id=session_id, repaired_at=_now(), interrupted=interrupted,
+                changes=json.dumps([c.__dict__ for c in repaired.changes], ensure_ascii=False),
+                before=json.dumps(before, ensure_ascii=False)))
+        return repaired
+
+    def repairs(self, session_id: str) -> list[RepairRecord]:
+        """The repairs made to a session's log, oldest first."""
+        sa, r = _sa(), tables().repairs
+        with self._reading() as conn:
+            self._info(conn, session_id)
+            rows = conn.execute(sa.select(r.c.repaired_at, r.c.interrupted, r.c.changes,
+                                          r.c.before).where(r.c.session_id == session_id)
+                                .order_by(r.c.id))
+            return [RepairRecord(at, mode, [Change(**c) for c in json.loads(changes)],
+                                 json.loads(before)) for at, mode, changes, before in rows]
+
+    def count(self, session_id: str) -> int:
+        """How many messages a session's log holds."""
+        sa, m = _sa(), tables().messages
+        with self._reading() as conn:
+            self._info(conn, session_id)
+            return conn.execute(sa.select(sa.func.count())
+                                .where(m.c.session_id == session_id)).scalar()
+
+    def fill_window(self, session_id: str, window: Any, *,
+                    interrupted: str = "answer") -> list[Change]:
+        """Fill an empty `window` from the log, reading it from the newest message back only
+        as far as the window can hold (choose_window). Returns the repairs made, if any."""
+        _check_interrupted(interrupted)
+        with self._reading() as conn:
+            self._info(conn, session_id)
+            systems = self._system_rows(conn, session_id)
+            chosen = choose_window(window, systems, self._newest_first(conn, session_id))
+        if not _problems(chosen):
+            window.add_many(chosen)
+            return []
+        repaired = self.load(session_id, interrupted=interrupted)  # broken: repair it all
+        window.add_many(choose_window(window, _systems_of(repaired.messages),
+                                      _newest_of(repaired.messages)))
+        return repaired.changes
+
+    def _system_rows(self, conn: Any, session_id: str) -> list[tuple[int, dict]]:
+        """(seq, message) of every system message: a window keeps them all."""
+        rows = conn.execute(statements().systems, {"session_id": session_id})
+        return [(seq, _parse(session_id, seq, text)) for seq, text in rows]
+
+    def _newest_first(self, conn: Any, session_id: str) -> Iterator[tuple[int, dict]]:
+        """The log from its newest message back, a page at a time (64, 128, … rows), so a
+        resume reads only as far back as its window reaches."""
+        before, size = 2**31 - 1, 64  # past any seq (an INTEGER column)
+        while True:
+            rows = conn.execute(statements().page, {"session_id": session_id,
+                                                    "before": before, "size": size}).all()
+            for seq, text in rows:
+                yield seq, _parse(session_id, seq, text)
+            if len(rows) < size:
+                return
+            before, size = rows[-1][0], min(size * 2, 1024)
+
+    # ------------------------------------------------------------- taking messages back
+
+    def pop(self, session_id: str, *, whole_unit: bool) -> list[dict]:
+        """Remove the newest message (whole_unit=False) or the rest of the newest unit, and
+        return what was removed. A lone tool reply is refused: removing it would leave its
+        call without a result, which the API refuses."""
+        sa, m = _sa(), tables().messages
+        with self._writing() as conn:
+            self._lock(conn, session_id)
+            last = conn.execute(sa.select(m.c.seq, m.c.unit, m.c.role)
+                                .where(m.c.session_id == session_id)
+                                .order_by(m.c.seq.desc()).limit(1)).first()
+            if last is None:
+                return []
+            start = min(last.unit, last.seq) if whole_unit else last.seq
+            if not whole_unit and last.role == "tool":
+                raise UnitError(
+                    "pop_item() would remove a tool reply and leave its call without a result",
+                    index=last.seq, explanation=f"message {last.seq} of session "
+                    f"{session_id!r} is a tool reply: removing it alone would orphan the "
+                    "call it answers; session.pop_unit() removes the whole last unit "
+                    f"(messages {min(last.unit, last.seq)}–{last.seq}) — nothing was removed")
+            popped = self._log(conn, session_id, m.c.seq >= start)
+            self._delete_messages(conn, session_id, m.c.seq >= start)
+        return popped
+
+    def clear(self, session_id: str, *, keep_system: bool) -> int:
+        """Delete every message of a session (keep_system=True: all but the system ones,
+        renumbered 0, 1, 2 … so the log keeps no gaps). Returns how many went."""
+        sa, m = _sa(), tables().messages
+        with self._writing() as conn:
+            self._lock(conn, session_id)
+            if not keep_system:
+                return self._delete_messages(conn, session_id)
+            gone = self._delete_messages(conn, session_id, m.c.role != "system")
+            kept = conn.execute(sa.select(m.c.seq).where(m.c.session_id == session_id)
+                                .order_by(m.c.seq)).scalars().all()
+            for new, old in enumerate(kept):  # ascending: a new seq is never still taken
+                conn.execute(m.update().where(m.c.session_id == session_id, m.c.seq == old)
+                             .values(seq=new, unit=new))
+        return gone
+
+    # ------------------------------------------------------------- memories and profiles
+
+    def resume(self, session_id: str, window: Any = None, *,  # None: ShortTermMemory()
+               interrupted: str = "answer") -> StoredMemory:
+        """A StoredMemory on a stored session, its window filled from the log."""
+        return StoredMemory(self.session(session_id, interrupted=interrupted), window)
+
+    def profile(self, user_id: str) -> Any:
+        """The user's profile: preferences and project context that outlive any session."""
+        from lesson_lib.profile import UserProfile  # noqa: PLC0415 (profile imports us)
+
+        return UserProfile(self, user_id)
+
+
+# ----------------------------------------------------------------- one session
+
+class Session:
+    """One conversation in a store, with the OpenAI Agents SDK's Session methods (sync).
+
+    Everything it returns is read from the store when asked: another process may have
+    written since."""
+
+    def __init__(self, store: SessionStore, session_id: str, user_id: str,
+                 interrupted: str = "answer"):  # how loads repair a call left open
+        _check_interrupted(interrupted)
+        self.store, self.session_id, self.user_id = store, session_id, user_id
+        self.interrupted = interrupted
+
+    def get_items(self, limit: int | None = None) -> list[dict]:
+        """The log (repaired if it was broken). With `limit`, the newest messages, at most
+        `limit`, starting at a unit boundary: never a tool reply without its call."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 0):
+            raise ValueError(f"limit is a number of messages (0 or more) or None, got {limit!r}")
+        log = self.store.load(self.session_id, interrupted=self.interrupted).messages
+        if limit is None:
+            return log
+        tail = log[max(0, len(log) - limit):] if limit else []
+        while tail and tail[0]["role"] == "tool":
+            tail.pop(0)
+        return tail
+
+    def add_items(self, items: Iterable[dict]) -> None:
+        """Append `items` as one unit, in one transaction (UnitError: nothing written)."""
+        self.store.append(self.session_id, items)
+
+    def pop_item(self) -> dict | None:
+        """Remove and return the newest message (None if the log is empty). A tool reply is
+        refused (UnitError): use pop_unit(), which removes its whole unit."""
+        popped = self.store.pop(self.session_id, whole_unit=False)
+        return popped[0] if popped else None
+
+    def pop_unit(self) -> list[dict]:
+        """Remove and return what is left of the newest unit (a tool round comes whole)."""
+        return self.store.pop(self.session_id, whole_unit=True)
+
+    def clear_session(self) -> None:
+        """Delete every message of this session (the session itself stays)."""
+        self.store.clear(self.session_id, keep_system=False)
+
+    def rename(self, title: str) -> None:
+        self.store.rename_session(self.session_id, title)
+
+    def delete(self) -> int:
+        """Delete this session and its log for good (store.delete_session)."""
+        return self.store.delete_session(self.session_id)
+
+    def info(self) -> SessionInfo:
+        return self.store.info(self.session_id)
+
+    def repairs(self) -> list[RepairRecord]:
+        return self.store.repairs(self.session_id)
+
+    def memory(self, window: Any = None) -> StoredMemory:  # None: ShortTermMemory()
+        """The memory API on this session: the log is stored, the window is sent."""
+        return StoredMemory(self, window)
+
+    def __repr__(self) -> str:
+        return f"Session({self.session_id!r}, user {self.user_id!r}, in {self.store.where!r})"
+
+
+# ----------------------------------------------------------------- stored vs sent
+
+class StoredMemory:
+    """The memory API over a stored session: the whole log is **stored**, the window (a
+    ShortTermMemory, a TokenBudgetMemory …) decides what is **sent**.
+
+    Every add is one unit: written to the log in one transaction, and added to the window
+    inside that transaction, so a unit the window refuses (OverBudgetError) is not stored
+    either (and a window that summarises asks the model while the session's writers wait).
+    Creating a StoredMemory on a session that has messages resumes it: the window is filled
+    from the log (choose_window). Anything else the window has (token_count, last_dropped,
+    summary …) is reached through the StoredMemory too."""
+
+    def __init__(self, session: Session, window: Any = None):  # an empty memory to send from
+        self.session = session
+        self.window = window if window is not None else ShortTermMemory()
+        if self.window.message_count():
+            raise ValueError("the window must be empty: a StoredMemory fills it from the log "
+                             f"(it holds {plural(self.window.message_count(), 'message')})")
+        self._stale = False
+        self.repairs = session.store.fill_window(session.session_id, self.window,
+                                                 interrupted=session.interrupted)
+
+    def add(self, message: dict) -> None:
+        """Store one message (a unit of one), then add it to the window."""
+        self.add_many([message])
+
+    def add_many(self, messages: Iterable[dict]) -> None:  # e.g. assistant(tool_calls) + tools
+        """Store `messages` as one unit, and add them to the window, in one transaction.
+        Refused, with nothing stored and the window unchanged: a unit that breaks a rule
+        (UnitError), one the window refuses (ProtocolError, OverBudgetError)."""
+        self._check_in_step()
+        added = []
+
+        def to_window(unit: list[dict]) -> None:
+            self.window.add_many(unit)
+            added.append(unit)
+
+        try:
+            self.session.store.append(self.session.session_id, messages, then=to_window)
+        except BaseException as e:
+            if not added:
+                raise
+            self._stale = True  # the commit failed after the window took the unit
+            raise StoreError("the unit was not stored (its commit failed), but the window "
+                             "already holds it: resume the session to send what is stored, "
+                             f"e.g. store.resume({self.session.session_id!r}, window=...)") from e
+
+    def add_system(self, text: str) -> None:
+        """Store a system message (the agent's standing instructions)."""
+        self.add({"role": "system", "content": text})
+
+    def to_api_format(self) -> list[dict]:
+        """What is sent: the window's messages, as a copy."""
+        self._check_in_step()
+        return self.window.to_api_format()
+
+    def clear_non_system(self) -> None:
+        """Forget the conversation, keep the system messages: in the log and in the window."""
+        self._check_in_step()
+        self.session.store.clear(self.session.session_id, keep_system=True)
+        self.window.clear_non_system()
+
+    def message_count(self) -> int:
+        """How many messages are sent now (the window's); stored_count() says what is kept."""
+        return self.window.message_count()
+
+    def pending_calls(self) -> list[str]:
+        return self.window.pending_calls()
+
+    def stored_count(self) -> int:
+        """How many messages the session's log holds."""
+        return self.session.store.count(self.session.session_id)
+
+    def log(self) -> list[dict]:
+        """Everything stored: the session's whole log."""
+        return self.session.get_items()
+
+    def _check_in_step(self) -> None:
+        if self._stale:
+            raise StoreError("this StoredMemory's window holds a unit its log does not (a "
+                             "commit failed): resume the session with a new window, e.g. "
+                             f"store.resume({self.session.session_id!r}, window=...)")
+
+    def __getattr__(self, name: str) -> Any:  # anything else is the window's
+        if name in ("window", "session", "_stale") or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.window, name)
+
+    def __len__(self) -> int:
+        return self.window.message_count()
+
+    def __repr__(self) -> str:
+        return (f"StoredMemory(session {self.session.session_id!r}: "
+                f"{plural(self.stored_count(), 'message')} stored, {self.message_count()} sent; "
+                f"window: {self.window!r})")
+
+
+# ----------------------------------------------------------------- resuming a window
+
+@dataclass
+class _Room:
+    """How a window trims, as much as resuming needs to know."""
+    whole: int | None            # the budget: what every message sent may cost
+    room: int | None             # what the kept messages may cost (None: keep everything)
+    cost: Callable[[dict], int]  # what one message costs (tokens, or 1 per message)
+    by_turn: bool                # whole turns go (a chunk starts at a user message)
+    keep_turn: bool              # the whole current turn is always kept (else the newest unit)
+    pin_system: bool             # system messages are always kept, wherever they stand
+
+
+def _room(window: Any, systems: list[dict]) -> _Room:
+    """The room a window has for messages that are not always kept."""
+    if type(window) is ShortTermMemory:  # counts messages; system messages are never dropped
+        whole = window.max_messages
+        return _Room(whole, whole - len(systems), lambda m: 1, False, False, True)
+    if isinstance(window, TokenBudgetMemory) and window.summarizer is None:
+        whole = window.budget - window.overhead
+        pinned = sum(map(window.cost, systems)) if window.keep_system else 0
+        return _Room(whole, whole - pinned, window.cost, window.drop == "turn", True,
+                     window.keep_system)
+    # a summarizer, or a window we do not know: it gets the whole log, in one add_many
+    return _Room(None, None, lambda m: 0, False, True, False)
+
+
+def choose_window(window: Any,                    # an empty ShortTermMemory, TokenBudgetMemory …
+                  systems: list[tuple[int, dict]],  # (seq, message) of every system message
+                  newest_first: Iterable[tuple[int, dict]],  # (seq, message), newest first
+                  ) -> list[dict]:
+    """The messages to give an empty window so that it holds what it would hold had the log
+    been added to it one unit at a time (a message, or a tool round with its replies),
+    reading the log from the newest message back only as far as the window reaches.
+
+    Whole chunks (a unit; with drop="turn", a turn) are kept from the newest back while they
+    fit; the newest chunk (TokenBudgetMemory: the whole current turn) always. The system
+    messages from before them come first: a window never drops those. Where this differs
+    from a replay: a replay that cut a tool result to fit kept the cut copy, here nothing is
+    cut (the window's own trim decides); and a window this does not know (a summarizer,
+    another class) gets the whole log in one add_many, trimmed (or summarised) as one add."""
+    room = _room(window, [m for _, m in systems])
+    kept = _keep_from_tail(newest_first, room)
+    first = kept[0][0] if kept else None
+    pinned = [m for seq, m in systems if first is None or seq < first] if room.pin_system else []
+    return pinned + [m for _, m in kept]
+
+
+def _keep_from_tail(newest_first: Iterable[tuple[int, dict]], room: _Room) -> list:
+    """(seq, message) pairs kept, oldest first: whole chunks from the newest back, while
+    they fit in room.room (the protected newest chunks always)."""
+    kept: deque = deque()
+    chunk: deque = deque()
+    used, protected = 0, True
+    for seq, message in newest_first:
+        chunk.appendleft((seq, message))
+        role = message.get("role")
+        if role == "tool" or (room.by_turn and role != "user"):
+            continue  # not the start of a chunk yet: read on
+        cost = _cost(chunk, room)
+        if room.room is not None and not protected and used + cost > room.room:
+            return list(kept)
+        kept.extendleft(reversed(chunk))
+        used, chunk = used + cost, deque()
+        protected = protected and room.keep_turn and role != "user"
+    if chunk:  # drop="turn": what came before the first user message
+        lead = list(chunk) if room.room is None else _lead(list(chunk), room)
+        if room.room is None or protected or used + _cost(lead, room) <= room.room:
+            kept.extendleft(reversed(lead))
+    return list(kept)
+
+
+def _lead(chunk: list, room: _Room) -> list:
+    """What the window (drop="turn") kept of the messages before the first user message.
+    No turn protected them then: each time they went over, it dropped all but the newest
+    unit. Replayed here, a unit at a time (usually a system prompt or two: cheap)."""
+    units: list[list] = []
+    for pair in chunk:  # a unit: one message, or a tool round with its replies
+        if pair[1].get("role") == "tool" and units:
+            units[-1].append(pair)
+        else:
+            units.append([pair])
+    start = held = pinned = 0
+    for i, unit in enumerate(units):
+        if room.pin_system and unit[0][1].get("role") == "system":
+            pinned += room.cost(unit[0][1])  # never dropped: it takes room for good
+        held += _cost(unit, room)
+        if pinned + held > room.whole:
+            start, held = i, _cost(unit, room)
+    return [pair for unit in units[start:] for pair in unit]
+
+
+def _cost(pairs: Iterable, room: _Room) -> int:
+    """What (seq, message) pairs cost in the window's room (pinned system messages: 0)."""
+    return sum(room.cost(m) for _, m in pairs
+               if not (room.pin_system and m.get("role") == "system"))
+
+
+def build_window(window: Any, log: list[dict]) -> Any:
+    """Fill an empty `window` from a whole log in memory (what fill_window does from the
+    database), and return it."""
+    window.add_many(choose_window(window, _systems_of(log), _newest_of(log)))
+    return window
+
+
+def _systems_of(log: list[dict]) -> list[tuple[int, dict]]:
+    return [(seq, m) for seq, m in enumerate(log) if m.get("role") == "system"]
+
+
+def _newest_of(log: list[dict]) -> Iterator[tuple[int, dict]]:
+    return ((seq, log[seq]) for seq in range(len(log) - 1, -1, -1))
+
+
+# ----------------------------------------------------------------- helpers
+
+def _problems(log: list) -> list[ProtocolError]:
+    """Every rule the log breaks (an empty log breaks none: it is only not sendable yet)."""
+    return (find_problems(log) + find_duplicate_ids(log)) if log else []
+
+
+def _repaired(session_id: str, log: list[dict], interrupted: str) -> Repaired:
+    try:
+        return repair_messages(log, interrupted=interrupted)
+    except ProtocolError as e:  # a row that is not a message: no reordering fixes it
+        raise CorruptSessionError(
+            f"message {e.index} of session {session_id!r} is not a valid message "
+            f"({e.message}), so the log cannot be repaired: fix or delete that row "
+            f"(messages.seq = {e.index}); nothing was changed") from e
+
+
+def _rows(session_id: str, log: list[dict]) -> list[dict]:
+    """A whole log as rows: seq 0, 1, 2 …; a tool round is one unit, any other message its own."""
+    rows, unit = [], 0
+    for seq, message in enumerate(log):
+        if message["role"] != "tool":
+            unit = seq
+        rows.append({"session_id": session_id, "seq": seq, "unit": unit,
+                     "role": message["role"], "message": json.dumps(message, ensure_ascii=False)})
+    return rows
+
+
+def _parse(session_id: str, seq: int, text: str) -> dict:
+    """A stored row's message, or CorruptSessionError naming the row."""
+    try:
+        message = json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise CorruptSessionError(f"message {seq} of session {session_id!r} is not JSON "
+                                  f"({e}): fix or delete that row; nothing was changed") from e
+    if not isinstance(message, dict):
+        raise CorruptSessionError(f"message {seq} of session {session_id!r} is JSON but not "
+                                  f"an object ({type(message).__name__}): fix or delete that "
+                                  "row; nothing was changed")
+    return message
+
+
+def _check_text(what: str, value: Any) -> None:
+    if not isinstance(value, str) or not value.strip() or len(value) > 200:
+        raise ValueError(f"{what} must be a non-empty string of at most 200 characters, "
+                         f"got {value!r}")
+
+
+def _check_interrupted(interrupted: str) -> None:
+    if interrupted not in INTERRUPTED:
+        raise ValueError(f"interrupted must be 'answer' (answer an open call with an "
+                         f"'interrupted' result) or 'drop' (remove it), got {interrupted!r}")
+
+
+def _translate(error: Any, where: str) -> StoreError:
+    """A database error as a StoreError that says what to do."""
+    text = str(getattr(error, "orig", error)).strip()
+    low = text.lower()
+    if "not a database" in low or "malformed" in low:
+        return NotAStoreError(f"{where} is not a SQLite database, or it is damaged ({text}). "
+                              "Nothing was changed: point the store at a new file, or at a "
+                              "store this module made")
+    if "readonly" in low or "read-only" in low or "unable to open" in low:
+        return StoreUnavailableError(f"cannot write {where} ({text}): the file or its folder is "
+                                     "read-only for this process (SQLite also writes -wal and "
+                                     "-shm files beside it); choose a writable path, or fix "
+                                     "the permissions")
+    if "unique" in low or "duplicate key" in low:
+        return StoreError(f"{where}: that id is already taken ({text}); choose another id")
+    if "locked" in low or "lock timeout" in low:
+        return StoreUnavailableError(f"{where} is busy ({text}): another writer held the lock "
+                                     "longer than busy_timeout; retry, or raise busy_timeout")
+    if "connection" in low or "connect" in low:
+        return StoreUnavailableError(f"cannot reach {where} ({text}): is the server running "
+                                     "and the URL right? (tests: source .ci/postgres.sh start)")
+    return StoreError(f"{where}: the database refused ({text})")
