@@ -20,11 +20,12 @@ NOTEBOOK_ENV = {
     "MPLBACKEND": "module://matplotlib_inline.backend_inline",
 }
 REAL_PROVIDER_VARS = ("LESSON_BACKEND", "OPENAI_API_KEY", "OPENAI_BASE_URL", "LESSON_MODEL")
+OUTSIDE_SERVICES = ("LESSON_POSTGRES_URL",)  # notebook 09's optional PostgreSQL server
 
 
 def apply_notebook_env(environ: dict | None = None) -> None:
     """Set the fixed environment (in os.environ by default) and force the offline model."""
     environ = os.environ if environ is None else environ
     environ.update(NOTEBOOK_ENV)
-    for name in REAL_PROVIDER_VARS:
+    for name in (*REAL_PROVIDER_VARS, *OUTSIDE_SERVICES):
         environ.pop(name, None)
