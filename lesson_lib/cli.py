@@ -1,32 +1,64 @@
 """The terminal chat: `python -m lesson_lib` (or `lesson-chat`) talks to the memory agent.
 
-Commands: /clear forgets everything but the system prompt, /memory prints the
-message list the next call would send, /help lists the commands, /exit quits
-(so does end of input, Ctrl-D, and Ctrl-C at the prompt). The offline model
-answers unless the environment chooses a real provider (see lesson_lib.llm).
+Without --session nothing is kept: the conversation lives in the process, in a
+ShortTermMemory, and ends with it (as in Part I). With --session NAME it is kept in a
+session store (mid-term memory, lesson_lib.sessions): the whole log is stored, a window of
+it is sent, and running the chat again with the same NAME resumes it. NAME is the
+session's title, one per user (or the id a notebook's session got). A new session starts
+with your profile (lesson_lib.profile: what the agent knows about you) in its system
+prompt; a resumed session keeps the system prompt it started with.
+
+Commands: /clear forgets everything but the system prompt (with --session: in the store
+too), /memory prints the message list the next call would send (with --session: and how
+many messages are stored), /sessions lists your stored sessions, /forget deletes this one
+for good (it asks for /forget yes first), /help lists the commands, /exit quits (so does
+end of input, Ctrl-D, and Ctrl-C at the prompt). The offline model answers unless the
+environment chooses a real provider (see lesson_lib.llm).
 
 When something goes wrong you get one line saying what happened and what to do,
 never a traceback: a provider that cannot be reached, a 401, a 429 or any other
 API error, or Ctrl-C while the model is answering. The chat then goes on, and
-the memory is still a valid message list (it is checked after every failure).
+the memory is still a valid message list (it is checked after every failure; a stored
+session's log only ever gets whole units). A store that cannot be opened stops the chat
+with one line (exit code 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import shlex
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from lesson_lib.agent import Agent, LoopAgent, ToolEvent
+from lesson_lib.agent import SYSTEM_PROMPT, Agent, LoopAgent, ToolEvent
 from lesson_lib.llm import BackendError, describe_backend
 from lesson_lib.memory import ShortTermMemory
+from lesson_lib.profile import PROMPT_HEAD
 from lesson_lib.protocol import find_problems
+from lesson_lib.sessions import (
+    STORE_URL_ENV,
+    Session,
+    SessionInfo,
+    SessionStore,
+    StoredMemory,
+    StoreError,
+    StoreUnavailableError,
+    default_store_path,
+    default_store_url,
+)
 from lesson_lib.text import plural
 
 CLEARED = "记忆已清除，开始新对话。 (Memory cleared: starting a new conversation.)"
 HELP = "Commands: /clear  forget the conversation · /memory  show the messages · /exit  quit"
+HELP_STORED = ("Commands: /clear  forget the conversation, in the store too · /memory  show "
+               "what is sent, and how much is stored · /sessions  list your sessions · "
+               "/forget  delete this session for good · /exit  quit")
+NOTHING_STORED = ("Nothing is stored in this chat (it was started without --session): "
+                  "/clear forgets the conversation; --session NAME keeps one across restarts.")
 RESTART = "(The chat reads these settings at start: fix them in your shell, then run it again.)"
 
 
@@ -52,11 +84,22 @@ def handle_command(agent: Agent, line: str, out: Callable[[str], None] = print) 
     return True
 
 
-def make_agent(loop: bool, max_turns: int, max_messages: int) -> Agent:
-    memory = ShortTermMemory(max_messages=max_messages)
-    if loop:
-        return LoopAgent(memory=memory, max_turns=max_turns, on_tool=_print_tool)
-    return Agent(memory=memory, on_tool=_print_tool)
+def make_agent(args: argparse.Namespace, memory: ShortTermMemory | StoredMemory,
+               system_prompt: str = SYSTEM_PROMPT) -> Agent:
+    """The agent the command line asks for (--loop, --max-turns), on `memory`. It writes
+    `system_prompt` only into a memory that has none: a resumed session keeps its own."""
+    if args.loop:
+        return LoopAgent(system_prompt, memory=memory, max_turns=args.max_turns,
+                         on_tool=_print_tool)
+    return Agent(system_prompt, memory=memory, on_tool=_print_tool)
+
+
+@dataclass
+class Chat:
+    """The running chat: its agent, and, with --session, the store that keeps its session."""
+    args: argparse.Namespace           # the command line
+    agent: Agent
+    store: SessionStore | None = None  # None: nothing is stored (no --session)
 
 
 # ----------------------------------------------------------------- when a turn fails
@@ -65,7 +108,10 @@ def memory_check(agent: Agent) -> str:
     """'[memory: 3 messages, valid]': checked, not assumed. The agent writes a tool round
     whole or not at all, so a failed turn should never break the list; if it ever does,
     say so (that is a bug) and how to carry on."""
-    messages = agent.memory.to_api_format()
+    try:
+        messages = agent.memory.to_api_format()
+    except StoreError:  # a stored session's window took a unit whose commit then failed
+        return "[memory: reloaded from the store, which kept only whole units]"
     problems = find_problems(messages)
     if problems:
         return f"[memory NOT valid: {problems[0].explanation}; /clear starts over]"
@@ -91,14 +137,20 @@ def _needs_restart(error: Exception) -> bool:
             and not isinstance(error, openai.APITimeoutError))  # a timeout: just send again
 
 
+def one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
 def error_line(error: Exception, agent: Agent) -> str:
     """One line for a turn that failed: what happened and what to do."""
     import openai
 
     from lesson_lib.notices import describe_error, redact  # the chat app's notices, reused
 
+    if isinstance(error, StoreError):  # its text already names the problem and the fix
+        return redact(f"(!) The session store: {one_line(error)} {memory_check(agent)}")
     title, detail = describe_error(error, agent.memory.to_api_format())
-    line = f"(!) {title}: {' '.join(detail.split())}"  # the detail's lines, joined into one
+    line = f"(!) {title}: {one_line(detail)}"  # the detail's lines, joined into one
     if not isinstance(error, openai.APIError):
         line += _where(error)  # not the API's doing: maybe a bug, so say where it happened
     if _needs_restart(error):
@@ -123,6 +175,137 @@ def reply_line(agent: Agent, text: str) -> str:
         return error_line(error, agent)
 
 
+# ----------------------------------------------------------------- stored sessions
+
+def login_name() -> str:
+    """The default --user: who is logged in (the store is theirs too), else 'learner'."""
+    try:
+        return getpass.getuser() or "learner"
+    except (OSError, KeyError, ImportError):  # no LOGNAME/USER and no password entry
+        return "learner"
+
+
+def open_store(args: argparse.Namespace) -> SessionStore:
+    """The store --store names; without it $LESSON_STORE_URL, else the SQLite file in your
+    data folder (created if missing). StoreError, with the problem and the fix, if it
+    cannot be used."""
+    try:
+        url = args.store or default_store_url()
+    except OSError as error:  # the data folder cannot be created
+        raise StoreUnavailableError(f"cannot create the folder for {default_store_path()} "
+                                    f"({error})") from error
+    return SessionStore(url)
+
+
+def find_session(store: SessionStore, user: str, name: str) -> SessionInfo | None:
+    """The user's session called `name`: the newest with that title, else the one with that
+    id (a session a notebook made has an id and often no title)."""
+    mine = store.list_sessions(user)  # the most recently used first
+    by_title = [info for info in mine if info.title == name]
+    by_id = [info for info in mine if info.session_id == name]
+    return (by_title or by_id or [None])[0]
+
+
+def use_session(chat: Chat, session: Session) -> StoredMemory:
+    """Give the chat an agent whose memory is `session`: the whole log is stored, a window
+    of --max-messages is sent (resuming fills it from the log's newest end). A new session
+    starts with the user's profile in its system prompt; a resumed one keeps its own."""
+    memory = session.memory(ShortTermMemory(max_messages=chat.args.max_messages))
+    note = chat.store.profile(chat.args.user).as_prompt()  # "" when nothing is known
+    chat.agent = make_agent(chat.args, memory, f"{SYSTEM_PROMPT}\n{note}".strip())
+    return memory
+
+
+def profile_changed(memory: StoredMemory, note: str) -> bool:
+    """Does the profile now say something the session's system prompt does not (or has it
+    forgotten what the prompt still says)?"""
+    prompt = " ".join(str(m["content"]) for m in memory.to_api_format()
+                      if m["role"] == "system")
+    return note not in prompt if note else PROMPT_HEAD in prompt
+
+
+def start_session(chat: Chat) -> None:
+    """Resume the session --session names, or create it, and say which."""
+    args = chat.args
+    note = chat.store.profile(args.user).as_prompt()
+    found = find_session(chat.store, args.user, args.session)
+    if found is None:
+        use_session(chat, chat.store.create_session(args.user, title=args.session))
+        print(f"New session {args.session!r}.")
+        if note:
+            print(f"Your profile is read into its system prompt: {note}")
+    else:
+        memory = use_session(chat, chat.store.session(found.session_id))
+        print(f"Resumed session {args.session!r} ({memory.stored_count()} messages stored, "
+              f"{memory.message_count()} in the window).")
+        if memory.repairs:  # a log other code left broken: repaired on load, the old kept
+            changes = plural(len(memory.repairs), "change")
+            print(f"(Its log was broken and was repaired on load: {changes}; "
+                  "store.repairs() keeps the log as it was.)")
+        if profile_changed(memory, note):
+            print("(Your profile has changed since this session started; its system prompt "
+                  "keeps the profile as it was then. A new session reads it afresh.)")
+    print(f"Kept for user {args.user!r} in {chat.store.where}: run the chat again with "
+          f"--session {shlex.quote(args.session)} to come back to it.")
+
+
+def reload_if_stale(chat: Chat) -> None:
+    """After a turn: if the window holds a unit the store did not commit (a commit that
+    failed, or Ctrl-C at that instant), rebuild it from the store, which holds the truth."""
+    if chat.store is None:
+        return
+    try:
+        chat.agent.memory.to_api_format()
+    except StoreError:  # StoredMemory refuses to be read once its window and log disagree
+        use_session(chat, chat.agent.memory.session)
+
+
+def when(info: SessionInfo) -> str:
+    """'2026-05-01 09:30 UTC': when a message was last added to the session."""
+    return info.updated_at[:16].replace("T", " ") + " UTC"
+
+
+def show_sessions(chat: Chat) -> None:
+    """/sessions: the user's stored sessions, the most recently used first."""
+    if chat.store is None:
+        print(NOTHING_STORED)
+        return
+    current = chat.agent.memory.session.session_id
+    print(f"Sessions of {chat.args.user!r}, most recently used first (* is this one):")
+    for info in chat.store.list_sessions(chat.args.user):
+        mark = "*" if info.session_id == current else " "
+        print(f"{mark} {info.title or info.session_id!r}: "
+              f"{plural(info.message_count, 'message')}, last used {when(info)} "
+              f"[id {info.session_id}]")
+
+
+def forget(chat: Chat, confirmed: bool) -> None:
+    """/forget says what it would delete; /forget yes deletes the session for good (its rows
+    go) and goes on in a new, empty session of the same name."""
+    if chat.store is None:
+        print(NOTHING_STORED)
+        return
+    name, memory = chat.args.session, chat.agent.memory
+    if not confirmed:
+        print(f"/forget deletes session {name!r} for good: its "
+              f"{plural(memory.stored_count(), 'stored message')} go from {chat.store.where} "
+              "(your profile stays). Type /forget yes to do it.")
+        return
+    gone = chat.store.delete_session(memory.session.session_id)
+    use_session(chat, chat.store.create_session(chat.args.user, title=name))
+    print(f"Deleted session {name!r} for good ({plural(gone, 'message')}). "
+          f"Going on in a new, empty session {name!r}.")
+
+
+def stored_note(chat: Chat, command: str) -> str:
+    """What /clear and /memory add in a stored session."""
+    memory = chat.agent.memory
+    if command == "/clear":
+        return f"(In the store too: session {chat.args.session!r} keeps only its system prompt.)"
+    return (f"({plural(memory.stored_count(), 'message')} stored in session "
+            f"{chat.args.session!r}: the whole log. Above is the window: what is sent.)")
+
+
 # ----------------------------------------------------------------- the conversation
 
 def _lines():
@@ -138,16 +321,38 @@ def _lines():
         yield line
 
 
-def converse(agent: Agent) -> None:
+def run_command(chat: Chat, line: str) -> bool:
+    """Run a /command; return False when the chat should end. /sessions and /forget are the
+    store's; the others are handle_command's (notebook 02), plus what a stored session adds."""
+    command = line.strip().lower()
+    if command == "/sessions":
+        show_sessions(chat)
+    elif command.split()[0] == "/forget":
+        forget(chat, confirmed=command == "/forget yes")
+    elif command in ("/clear", "/memory", "/exit", "/quit"):
+        if not handle_command(chat.agent, line):
+            return False
+        if chat.store is not None:
+            print(stored_note(chat, command))
+    else:
+        print(HELP if chat.store is None else HELP_STORED)
+    return True
+
+
+def converse(chat: Chat) -> None:
     """Read a line, answer it, again, until /exit or end of input."""
     for line in _lines():
         if not line.strip():
             continue
         if line.strip().startswith("/"):
-            if not handle_command(agent, line):
-                return
+            try:
+                if not run_command(chat, line):
+                    return
+            except StoreError as error:  # e.g. the database is locked by another writer
+                print(f"(!) The session store: {one_line(error)}")
             continue
-        print(reply_line(agent, line))
+        print(reply_line(chat.agent, line))
+        reload_if_stale(chat)
 
 
 def program_name() -> str | None:
@@ -159,28 +364,83 @@ def program_name() -> str | None:
     return None
 
 
+def _at_least_1(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _name(text: str) -> str:
+    if not text.strip() or len(text) > 200:
+        raise argparse.ArgumentTypeError(f"must be 1 to 200 characters, got {text!r}")
+    return text
+
+
+def where_by_default() -> str:
+    """The end of --help: where --session keeps sessions when --store is not given."""
+    return (f"Without --store, --session keeps sessions in ${STORE_URL_ENV} if it is set, "
+            "else in a file\nof your own, in $XDG_DATA_HOME/agent-memory (by default "
+            "~/.local/share/agent-memory;\nthe folder is created), here:\n"
+            f"  sqlite:///{default_store_path()}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=program_name(), description=__doc__,
+                                     epilog=where_by_default(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--loop", action="store_true", help="use the multi-step agent loop")
-    parser.add_argument("--max-turns", type=int, default=5, help="cap for --loop (default 5)")
-    parser.add_argument("--max-messages", type=int, default=40, help="memory size (default 40)")
+    parser.add_argument("--max-turns", type=_at_least_1, default=5,
+                        help="cap for --loop (default 5)")
+    parser.add_argument("--max-messages", type=_at_least_1, default=40,
+                        help="memory size: the window sent (default 40)")
+    stored = parser.add_argument_group(
+        "stored sessions", "Without --session nothing is stored: the conversation ends with "
+        "the chat.")
+    stored.add_argument("--session", metavar="NAME", type=_name,
+                        help="resume your session called NAME, or start it: it is kept in the "
+                             "store and survives a restart")
+    stored.add_argument("--user", metavar="NAME", type=_name,
+                        help=f"whose sessions and profile (default: your login name, "
+                             f"{login_name()!r})")
+    stored.add_argument("--store", metavar="URL",
+                        help="the database: sqlite:///path/to/file.db or "
+                             "postgresql+psycopg://user@host:5432/db (default: below)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Exit code 0 after /exit, end of input or Ctrl-C at the prompt; 2 when the
-    environment asks for a backend that cannot be used (no key, an unknown name)."""
+    environment asks for a backend that cannot be used (no key, an unknown name), or the
+    session store cannot be opened (a corrupt file, a read-only folder, no server)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.session is None and (args.user or args.store):
+        parser.error("--user and --store say where --session keeps a conversation: add "
+                     "--session NAME (without it nothing is stored)")
+    args.user = args.user or login_name()
+    chat = Chat(args, make_agent(args, ShortTermMemory(max_messages=args.max_messages)))
     try:
         backend = describe_backend()  # makes the client: checks LESSON_BACKEND and the key
-        print(f"Chatting with the {backend}. {HELP}")
-        converse(make_agent(args.loop, args.max_turns, args.max_messages))
+        chat.store = open_store(args) if args.session else None
+        print(f"Chatting with the {backend}. {HELP if chat.store is None else HELP_STORED}")
+        if chat.store is None:
+            print("Nothing is stored: this conversation ends with the chat "
+                  "(--session NAME keeps one).")
+        else:
+            start_session(chat)
+        converse(chat)
     except BackendError as error:  # its text already says what is wrong and what to do
         print(f"{parser.prog}: {error}", file=sys.stderr)
         return 2
+    except StoreError as error:  # so does the store's
+        print(f"{parser.prog}: the session store cannot be used: {one_line(error)} — or "
+              f"choose another store: --store URL, or {STORE_URL_ENV}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # Ctrl-C at the prompt: a way to leave, like /exit
         print("\n(Ctrl-C) Leaving the chat.")
+    finally:
+        if chat.store is not None:
+            chat.store.close()
     print("Bye.")
     return 0

@@ -1095,3 +1095,37 @@ def _translate(error: Any, where: str) -> StoreError:
         return StoreUnavailableError(f"cannot reach {where} ({text}): is the server running "
                                      "and the URL right? (tests: source .ci/postgres.sh start)")
     return StoreError(f"{where}: the database refused ({text})")
+
+
+# ----------------------------------------------------------------- where the terminal chat keeps it
+
+STORE_URL_ENV = "LESSON_STORE_URL"  # a database URL that replaces the default store
+
+
+def default_store_path() -> Path:
+    """The SQLite file the terminal chat (`lesson-chat --session NAME`) keeps sessions in
+    unless told otherwise: in a data folder of the user's own, never in the repository.
+    $XDG_DATA_HOME/agent-memory/sessions.db, by default ~/.local/share/agent-memory/
+    (on Windows %LOCALAPPDATA%\\agent-memory). Nothing is created here."""
+    import os  # noqa: PLC0415 (only this helper needs them)
+    import sys  # noqa: PLC0415
+
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not Path(base).is_absolute():  # unset, empty or relative: the XDG rules say ignore it
+        windows = os.environ.get("LOCALAPPDATA", "") if sys.platform == "win32" else ""
+        base = windows or str(Path.home() / ".local" / "share")
+    return Path(base) / "agent-memory" / "sessions.db"
+
+
+def default_store_url() -> str:
+    """$LESSON_STORE_URL if it is set; else the SQLite file default_store_path(), whose
+    folder is created if missing (readable by this user only: conversations are private).
+    Open it with SessionStore(default_store_url()) to read the terminal chat's sessions."""
+    import os  # noqa: PLC0415
+
+    url = os.environ.get(STORE_URL_ENV, "").strip()
+    if url:
+        return url
+    path = default_store_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return f"sqlite:///{path}"

@@ -3,12 +3,17 @@
 Every failure a newcomer can meet (Ctrl-C, end of input, a missing key, a provider that cannot
 be reached, a 401, a 429) must give one readable line, no traceback, a memory that is still a
 valid message list, and a chat that goes on where it can. Real providers are stood in for by
-servers on 127.0.0.1 started here (or the offline model served over HTTP)."""
+servers on 127.0.0.1 started here (or the offline model served over HTTP).
+
+With --session the conversation is kept in a session store: each test gets its own (a SQLite
+file under tmp_path, by --store, LESSON_STORE_URL or XDG_DATA_HOME), and reads it back with
+the standard library's sqlite3 to see what really is stored."""
 
 import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -19,14 +24,32 @@ from pathlib import Path
 import pytest
 
 from lesson_lib.agent import Agent, LoopAgent
-from lesson_lib.cli import reply_line
+from lesson_lib.cli import (
+    Chat,
+    build_parser,
+    login_name,
+    make_agent,
+    reload_if_stale,
+    reply_line,
+    start_session,
+)
+from lesson_lib.memory import ShortTermMemory
 from lesson_lib.offline import MODEL_ID, inject_fault, offline_client
 from lesson_lib.offline.server import serve_in_thread
 from lesson_lib.protocol import find_problems
+from lesson_lib.sessions import SessionStore, StoreUnavailableError
 
 FAKE_KEY = "sk-test-0123456789abcdef-never-shown"
 WAIT = 60  # seconds before a wait fails: only a broken chat takes that long (startup under
            # a loaded machine can take several seconds; every wait ends as soon as it can)
+
+
+@pytest.fixture(autouse=True)
+def data_home(tmp_path, monkeypatch) -> Path:
+    """No test touches the real ~/.local/share: the default store goes under tmp_path."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("LESSON_STORE_URL", raising=False)
+    return tmp_path / "data"
 
 
 def run_chat(lines: str, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -52,9 +75,9 @@ def notices(out: str) -> list[str]:
 
 # ----------------------------------------------------------------- the conversation
 
-def test_remember_show_clear_and_exit():
+def test_remember_show_clear_and_exit(data_home):
     done = run_chat("My name is Xiaoming\nWhat's the weather in Chengdu?\n/memory\n/clear\n"
-                    "What's my name?\n/exit\nnever read\n")
+                    "What's my name?\n/forget\n/exit\nnever read\n")
     out = done.stdout
     assert done.returncode == 0, done.stderr
     assert "offline teaching model" in out
@@ -64,6 +87,9 @@ def test_remember_show_clear_and_exit():
     assert "记忆已清除，开始新对话。" in out and "Memory cleared" in out
     assert "agent> You haven't told me your name." in out
     assert "never read" not in out
+    assert "Nothing is stored: this conversation ends with the chat" in out
+    assert "Nothing is stored in this chat (it was started without --session)" in out  # /forget
+    assert not data_home.exists(), "without --session no store is opened"
 
 
 def test_end_of_input_exits_cleanly():
@@ -235,9 +261,9 @@ class LiveChat:
     """The chat in a subprocess, talked to through pipes: type lines, wait for output with a
     deadline (never a blind sleep), send signals. Output is read by a thread as it comes."""
 
-    def __init__(self, env: dict | None = None):
+    def __init__(self, *args: str, env: dict | None = None):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lesson_lib"], stdin=subprocess.PIPE,
+            [sys.executable, "-m", "lesson_lib", *args], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
             preexec_fn=_sigint_as_in_a_terminal if _sigint_ignored() else None)
         self.out, self.seen, self._lock = b"", 0, threading.Lock()
@@ -382,3 +408,193 @@ def test_an_unexpected_error_is_one_line_that_names_it_and_where():
     assert line.startswith("(!) Something went wrong: ValueError: a bug in a tool callback "
                            "(raised in test_cli.py, line ")
     assert "\n" not in line
+
+
+# ----------------------------------------------------------------- stored sessions (--session)
+
+def in_store(path: Path, *args: str) -> list[str]:
+    """The command line for a session kept in the SQLite file at `path`."""
+    return [*args, "--store", f"sqlite:///{path}"]
+
+
+def stored_rows(path: Path, sql: str, *params) -> list[tuple]:
+    """Rows of the store's file, read with the standard library: what really is stored."""
+    with sqlite3.connect(path) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def stored_log(path: Path, title: str) -> list[dict]:
+    """The log of the session called `title`, in order, straight from the messages table."""
+    return [json.loads(text) for (text,) in stored_rows(
+        path, "SELECT m.message FROM messages m JOIN sessions s ON s.id = m.session_id "
+              "WHERE s.title = ? ORDER BY m.seq", title)]
+
+
+def test_a_session_survives_a_restart_and_its_window_is_what_is_sent(tmp_path):
+    db = tmp_path / "sessions.db"
+    first = run_chat("My name is Xiaoming\n", *in_store(db, "--session", "trip"))
+    assert first.returncode == 0, first.stderr
+    assert "New session 'trip'." in first.stdout
+    assert f"Kept for user '{login_name()}' in sqlite:///{db}: run the chat again with " \
+           "--session trip to come back to it." in first.stdout
+    again = run_chat("What's my name?\n/memory\n", *in_store(db, "--session", "trip"))
+    assert again.returncode == 0, again.stderr
+    assert "Resumed session 'trip' (3 messages stored, 3 in the window)." in again.stdout
+    assert "agent> You told me your name is Xiaoming." in again.stdout
+    assert "(5 messages stored in session 'trip': the whole log." in again.stdout
+    # a window of 2 messages: the name is still stored, but no longer sent
+    narrow = run_chat("What's my name?\n",
+                      *in_store(db, "--session", "trip", "--max-messages", "2"))
+    assert "Resumed session 'trip' (5 messages stored, 2 in the window)." in narrow.stdout
+    assert "agent> You haven't told me your name." in narrow.stdout
+    assert [m["role"] for m in stored_log(db, "trip")] == ["system"] + ["user", "assistant"] * 3
+    assert_no_traceback(first.stderr, again.stderr, narrow.stderr)
+
+
+def test_sessions_lists_this_users_sessions_newest_first(data_home):
+    """The default store, in the user's data folder ($XDG_DATA_HOME), made on first use."""
+    db = data_home / "agent-memory" / "sessions.db"
+    db.parent.mkdir(parents=True)
+    with SessionStore(f"sqlite:///{db}") as store:
+        store.create_session("ana", title="trip").add_items([{"role": "user", "content": "hi"}])
+        notebook = store.create_session("ana")  # made in a notebook: an id, no title
+        store.create_session("bo", title="secret")
+    done = run_chat("/sessions\n", "--user", "ana", "--session", notebook.session_id)
+    assert done.returncode == 0, done.stderr
+    assert f"Resumed session '{notebook.session_id}' (0 messages stored" not in done.stdout
+    assert f"Resumed session '{notebook.session_id}'" in done.stdout  # found by its id
+    listed = done.stdout.split("(* is this one):\n", 1)[1].splitlines()
+    assert listed[0].startswith(f"* '{notebook.session_id}': 1 message, last used ")
+    assert listed[1].startswith("  'trip': 1 message, last used ")
+    assert listed[2].startswith("you> ") and "secret" not in done.stdout  # bo's own
+
+
+def test_forget_says_what_it_will_delete_then_deletes_the_rows(tmp_path):
+    db = tmp_path / "sessions.db"
+    run_chat("My name is Xiaoming\n", *in_store(db, "--session", "trip"))
+    [(old_id,)] = stored_rows(db, "SELECT id FROM sessions")
+    done = run_chat("/forget\n/sessions\n/forget yes\nWhat's my name?\n",
+                    *in_store(db, "--session", "trip"))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "/forget deletes session 'trip' for good: its 3 stored messages go from" in out
+    assert "Type /forget yes to do it." in out
+    assert "* 'trip': 3 messages" in out, "a plain /forget deletes nothing"
+    assert ("Deleted session 'trip' for good (3 messages). Going on in a new, empty session "
+            "'trip'.") in out
+    assert "agent> You haven't told me your name." in out
+    gone = "SELECT count(*) FROM messages WHERE message LIKE '%Xiaoming%'"
+    assert stored_rows(db, gone) == [(0,)]
+    [(new_id, title)] = stored_rows(db, "SELECT id, title FROM sessions")
+    assert title == "trip" and new_id != old_id
+    files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith(db.name))
+    assert b"Xiaoming" not in files, "deleted for good: not even in the file's free pages"
+
+
+def test_clear_in_a_stored_session_clears_the_stored_log(tmp_path):
+    db = tmp_path / "env.db"  # chosen by LESSON_STORE_URL this time
+    done = run_chat("My name is Xiaoming\n/clear\n/help\n", "--session", "trip",
+                    env={"LESSON_STORE_URL": f"sqlite:///{db}"})
+    assert done.returncode == 0, done.stderr
+    assert "Memory cleared" in done.stdout and f"in sqlite:///{db}:" in done.stdout
+    assert "(In the store too: session 'trip' keeps only its system prompt.)" in done.stdout
+    assert "/clear  forget the conversation, in the store too" in done.stdout  # /help
+    assert [m["role"] for m in stored_log(db, "trip")] == ["system"]
+
+
+def test_a_new_session_reads_the_profile_into_its_system_prompt(tmp_path):
+    db = tmp_path / "sessions.db"
+    with SessionStore(f"sqlite:///{db}") as store:
+        profile = store.profile("ana")
+        profile.set("units", "fahrenheit")
+        first = run_chat("/memory\n", *in_store(db, "--user", "ana", "--session", "trip"))
+        note = "What you know about this user: units: fahrenheit"
+        assert f"Your profile is read into its system prompt: {note}\n" in first.stdout
+        [prompt] = stored_log(db, "trip")
+        assert prompt["content"].endswith(f"answer briefly.\n{note}"), prompt
+        profile.set("units", "celsius")  # said in another session, say
+        again = run_chat("", *in_store(db, "--user", "ana", "--session", "trip"))
+    assert "(Your profile has changed since this session started; its system prompt keeps " \
+           "the profile as it was then. A new session reads it afresh.)" in again.stdout
+    assert stored_log(db, "trip") == [prompt], "a resumed session keeps its own prompt"
+    assert_no_traceback(first.stderr, again.stderr)
+
+
+@pytest.mark.parametrize("store, words", [
+    ("corrupt", "is not a SQLite database, or it is damaged"),
+    ("postgresql+psycopg://nobody@127.0.0.1:{port}/db", "cannot reach"),
+])
+def test_a_store_that_cannot_be_opened_is_one_line_and_exit_code_2(tmp_path, store, words):
+    if store == "corrupt":
+        db = tmp_path / "sessions.db"
+        db.write_text("my shopping list\n" * 20)
+        store = f"sqlite:///{db}"
+    done = run_chat("hello\n", "--session", "trip", "--store",
+                    store.format(port=closed_port()))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"{Path(sys.executable).name} -m lesson_lib: the session "
+                                  "store cannot be used: ")
+    assert words in done.stderr and "--store URL, or LESSON_STORE_URL" in done.stderr
+    if store.startswith("sqlite"):
+        assert db.read_text() == "my shopping list\n" * 20, "left as it was"
+
+
+def test_help_documents_the_session_flags(data_home):
+    done = run_chat("", "--help")
+    assert done.returncode == 0
+    for words in ("--session NAME", "--user NAME", "--store URL", "$LESSON_STORE_URL",
+                  "$XDG_DATA_HOME/agent-memory", "Without --session nothing is stored",
+                  "/sessions", "/forget yes", "in the store\ntoo"):
+        assert words in done.stdout, words
+    assert done.stdout.endswith(f"here:\n  sqlite:///{data_home}/agent-memory/sessions.db\n")
+    alone = run_chat("", "--user", "ana")
+    assert alone.returncode == 2 and "add --session NAME" in alone.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is a POSIX thing")
+def test_ctrl_c_mid_answer_in_a_stored_session_leaves_a_valid_log(tmp_path):
+    db = tmp_path / "sessions.db"
+    with FakeProvider(lambda body: completion("Hello from the test server.")) as srv:
+        chat = LiveChat(*in_store(db, "--session", "trip"), env=provider(srv.url))
+        chat.expect("you> ")
+        chat.type("please be slow")
+        assert srv.holding.wait(timeout=WAIT), "the model call never arrived"
+        chat.proc.send_signal(signal.SIGINT)
+        chat.expect("(!) Ctrl-C: the model's answer was cancelled")
+        chat.expect("[memory: 2 messages, valid]\nyou> ")
+        chat.type("hello")
+        chat.expect("agent> Hello from the test server.\nyou> ")
+        code, out, err = chat.end()
+    assert code == 0 and out.endswith("Bye.\n")
+    assert_no_traceback(out, err)
+    log = stored_log(db, "trip")
+    assert [m["role"] for m in log] == ["system", "user", "user", "assistant"]
+    assert find_problems(log) == []
+
+
+def test_a_commit_that_fails_after_the_window_took_the_unit_reloads_the_window(
+        tmp_path, monkeypatch, capsys):
+    args = build_parser().parse_args(in_store(tmp_path / "s.db", "--session", "trip"))
+    args.user = "ana"
+    with SessionStore(args.store) as store:
+        chat = Chat(args, make_agent(args, ShortTermMemory()), store)
+        start_session(chat)
+        append = store.append
+
+        def commit_fails(session_id, messages, *, then):
+            then(list(messages))  # the window takes the unit…
+            raise StoreUnavailableError("disk full")  # …and then the commit fails
+
+        monkeypatch.setattr(store, "append", commit_fails)
+        line = reply_line(chat.agent, "My name is Xiaoming")
+        assert line.startswith("(!) The session store: the unit was not stored")
+        assert "\n" not in line
+        assert line.endswith("[memory: reloaded from the store, which kept only whole units]")
+        reload_if_stale(chat)
+        assert chat.agent.memory.to_api_format() == chat.agent.memory.log()  # the system prompt
+        monkeypatch.setattr(store, "append", append)
+        assert reply_line(chat.agent, "What's my name?") == ("agent> You haven't told me "
+                                                              "your name.")
+        assert chat.agent.memory.stored_count() == 3
+    assert "New session 'trip'." in capsys.readouterr().out
