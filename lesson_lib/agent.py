@@ -8,6 +8,11 @@ each user input gets at most one tool round; the second call is made with
 run every call (parallel ones included), add the results, and ask again, up to
 `max_turns` model calls. Its `run()` returns the reply with a transcript.
 
+`Agent.with_profile(profile, ...)` (a UserProfile, lesson_lib.profile) reads what the agent
+knows about the user into the system prompt when a session starts (`system_prompt_with`),
+and offers the model `remember_preference` (lesson_lib.tools.profile_tools) to keep what
+the user states that lasts ("I'm vegetarian"), for the sessions after this one.
+
 Memory stays valid whatever happens: an assistant message with `tool_calls` is
 written together with all of its results (`add_many`), never alone, so an API
 error in the middle of a turn (timeout, 429, 500) leaves a history the API
@@ -19,16 +24,26 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lesson_lib.llm import chat
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.protocol import assistant_to_dict
 from lesson_lib.text import plural
-from lesson_lib.tools import ToolRegistry, default_registry
+from lesson_lib.tools import ToolRegistry, default_registry, profile_tools
+
+if TYPE_CHECKING:
+    from lesson_lib.profile import UserProfile
 
 SYSTEM_PROMPT = ("You are a helpful assistant. Use the tools you are given to look up "
                  "live information such as the weather or the time; answer briefly.")
+
+
+def system_prompt_with(profile: UserProfile | None, prompt: str = SYSTEM_PROMPT) -> str:
+    """`prompt`, then what the profile knows about the user on a line of its own
+    ("What you know about this user: diet: vegetarian"); `prompt` alone if it knows nothing."""
+    facts = profile.as_prompt() if profile is not None else ""
+    return f"{prompt}\n{facts}" if facts else prompt
 
 
 @dataclass
@@ -62,6 +77,8 @@ class LoopResult:
 class Agent:
     """The seed's memory agent: at most one tool round per user input."""
 
+    profile: Any = None  # the user's profile, when made by with_profile()
+
     def __init__(self, system_prompt: str = SYSTEM_PROMPT, *,
                  tools: ToolRegistry | None = None,    # the tools it may call
                  memory: ShortTermMemory | None = None,  # where the conversation lives
@@ -73,6 +90,19 @@ class Agent:
         self.registry = tools if tools is not None else default_registry
         self.tools = self.registry.schemas() or None  # the API refuses tools=[]
         self.client, self.on_tool = client, on_tool
+
+    @classmethod
+    def with_profile(cls, profile: UserProfile, system_prompt: str = SYSTEM_PROMPT, *,
+                     tools: ToolRegistry | None = None,  # offered with remember_preference
+                     memory: Any = None,                 # a StoredMemory: its session is noted
+                     **kwargs: Any) -> Agent:            # client, on_tool, max_turns ...
+        """An agent that knows the user: a new session's system prompt ends with what the
+        profile knows, and the model may call remember_preference to keep what lasts."""
+        session_id = getattr(getattr(memory, "session", None), "session_id", None)
+        agent = cls(system_prompt_with(profile, system_prompt), memory=memory,
+                    tools=profile_tools(profile, session_id, tools), **kwargs)
+        agent.profile = profile
+        return agent
 
     def chat(self, user_input: str) -> str:
         self.memory.add({"role": "user", "content": user_input})

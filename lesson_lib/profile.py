@@ -13,8 +13,10 @@ store's database (the `profile_facts` table, one row per value ever set).
   "What you know about this user: name: Xiaoming; diet: vegetarian; units: fahrenheit".
 - `forget(key)`: the key and its whole history are deleted (the user asked to forget it).
 
-Recognising "I'm vegetarian" in a message, and the tool the model calls to remember it,
-are the agent's business: they call `set()`.
+Recognising "I'm vegetarian" in a message is the model's business: it calls the tool
+`remember_preference` (lesson_lib.tools.profile_tools), which calls `set()` with the source
+"model, from the user's words". `Agent.with_profile(profile)` (lesson_lib.agent) reads
+`as_prompt()` into a new session's system prompt and offers that tool.
 """
 
 from __future__ import annotations

@@ -260,7 +260,12 @@ def fallback(tools: list, lang: str) -> str:
 
 # ------------------------------------------------------------------ conversation
 
-def name_answer(name: str | None, lang: str) -> str:
+def name_answer(name: str | None, lang: str, from_profile: bool = False) -> str:
+    """"You told me your name is Xiaoming."; from the profile in the system prompt only:
+    "Your profile says your name is Xiaoming."."""
+    if from_profile and name:
+        return f"你的资料里写着你叫{name}。" if lang == "zh" else \
+            f"Your profile says your name is {name}."
     if lang == "zh":
         return f"你刚才说你叫{name}。" if name else "你没有告诉我你的名字。"
     return f"You told me your name is {name}." if name else "You haven't told me your name."
@@ -297,3 +302,55 @@ def summary(name: str | None, questions: list[str], facts: list[str], lang: str)
                                 f"The user asked: {'; '.join(f'“{q}”' for q in asked)}." if asked
                                 else "The user has not asked anything yet.",
                                 f"Tool results: {' '.join(facts)}" if facts else ""] if p)
+
+
+# ------------------------------------------------------------------ the profile
+
+DIETS = {"vegetarian": ("you're vegetarian", "你吃素"), "vegan": ("you're vegan", "你吃纯素"),
+         "no spicy food": ("you don't eat spicy food", "你不吃辣")}
+UNITS_ZH = {"fahrenheit": "华氏度", "celsius": "摄氏度"}
+LANGUAGES_ZH = {"chinese": "中文", "english": "英文"}
+
+
+def fact(key: str, value: Any, lang: str) -> str:
+    """One kept fact in words: "you're vegetarian" / "你不吃辣", "your name is Xiaoming"."""
+    value = str(value)
+    low, zh = value.lower(), lang == "zh"
+    if key == "diet" and low in DIETS:
+        return DIETS[low][1 if zh else 0]
+    if zh:
+        own_words = value.startswith(("不", "对", "吃", "是"))  # "不吃香菜", "对花生过敏"
+        said = {"name": f"你叫{value}", "units": f"你习惯用{UNITS_ZH.get(low, value)}",
+                "language": f"以后用{LANGUAGES_ZH.get(low, value)}回答你",
+                "project": f"你在做{value}", "diet": f"你{value}" if own_words else f"你的饮食：{value}"}
+        return said.get(key, f"{key}：{value}")
+    said = {"name": f"your name is {value}", "units": f"you prefer {value.title()}",
+            "language": f"you want answers in {value}", "project": f"you're working on {value}",
+            "diet": f"your diet: {value}"}
+    return said.get(key, f"{key}: {value}")
+
+
+def remembered(kept: list[Mapping], lang: str) -> str:
+    """What the profile tool kept: "Noted: you're vegetarian. I'll remember that." /
+    "好的，记住了：你不吃辣。"; a replaced value says what it was; a value already known
+    says so ("I already knew that: ...")."""
+    def said(data: Mapping, with_previous: bool) -> str:
+        text, before = fact(str(data["key"]), data["value"], lang), data.get("previous")
+        if not with_previous or before is None:
+            return text
+        return text + (f"（之前是{before}）" if lang == "zh" else f" (was: {before})")
+
+    new = [said(d, True) for d in kept if d.get("previous") != d.get("value")]
+    known = [said(d, False) for d in kept if d.get("previous") == d.get("value")]
+    if lang == "zh":
+        return "".join([f"好的，记住了：{'；'.join(new)}。" if new else "",
+                        f"这个我已经记得了：{'；'.join(known)}。" if known else ""])
+    return sentences([f"Noted: {joined(new, lang)}. I'll remember that." if new else "",
+                      f"I already knew that: {joined(known, lang)}." if known else ""], lang)
+
+
+def cannot_answer(rest: str, lang: str) -> str:
+    """The part of a message that no tool result or rule answers, said honestly."""
+    if lang == "zh":
+        return f"至于「{rest}」，我手头的工具和规则回答不了。"
+    return f"As for “{rest}”: none of my tools or rules can answer that."

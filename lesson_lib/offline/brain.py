@@ -40,6 +40,19 @@ and nothing is remembered between calls. Like a real model it only knows what
    results of the calls its own clause asked for), or it asks for a missing
    required argument, or it answers the name question, greeting or thanks,
    or says honestly what it cannot do (answer.py holds every sentence).
+7. A profile tool (remember_preference; any tool that keeps a fact under a key such as
+   "diet", see understand.keeper_of) is never chosen by shared words. It is called once
+   for each lasting preference the request states ("I'm vegetarian", "我不吃辣", "call me
+   Xiaoming", "use Fahrenheit", "请用中文回答", "I'm working on a trip planner"), before
+   the calls the rest of the message needs; a one-off ("the weather in Fahrenheit today")
+   states nothing. The answer says what was kept ("Noted: you're vegetarian. I'll
+   remember that.") and, if nothing answers the rest, says so.
+8. A profile in a system message ("What you know about this user: name: Xiaoming;
+   units: fahrenheit", lesson_lib.profile's as_prompt()) is used like the user's own
+   words, and what user messages state overrides it: an enum the request does not name
+   takes the preferred value (the weather in Fahrenheit), the name question is answered
+   from it ("Your profile says your name is Xiaoming."), and "language: Chinese" makes
+   the replies Chinese.
 
 This module must not import openai, httpx2, lesson_lib.tools, memory, agent
 or llm: the offline model depends on protocol, tokens, places and clock only.
@@ -79,6 +92,9 @@ class Turn:
                                 # with a question ("Which city?"): "成都" completes "查天气"
     called_before: str = ""     # the function of the last tool call before the request:
                                 # "上海呢？" after a weather answer asks for the weather again
+    prefer: dict = field(default_factory=dict)  # lasting preferences: the profile in a system
+                                # message, then what user messages stated (the latest wins)
+    name_from_profile: bool = False  # the name is known from the profile only
 
     def answered(self) -> list[Call]:
         return [c for c in self.calls if c.result is not None]
@@ -143,9 +159,13 @@ def read_turn(messages: list) -> Turn:
     """The latest user message, and the calls and results that came after it."""
     last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     request = u.text_of(messages[last]) if last >= 0 else ""
-    turn = Turn(request, u.language(request), u.user_name(messages),
+    profile, said_name = u.profile_in(messages), u.user_name(messages)
+    prefer = {**profile, **u.stated_preferences(messages)}
+    lang = u.LANGUAGE_CODES.get(prefer.get("language", "").title()) or u.language(request)
+    turn = Turn(request, lang, said_name or profile.get("name"),
                 asked_back=question_before(messages, last),
-                called_before=last_called(messages[:max(last, 0)]))
+                called_before=last_called(messages[:max(last, 0)]), prefer=prefer,
+                name_from_profile=not said_name and "name" in profile)
     results = {}
     for m in messages[last + 1:]:
         if m.get("role") == "assistant":
@@ -200,11 +220,22 @@ def summary_request(messages: list) -> int | None:
 # ------------------------------------------------------------------ planning calls
 
 def make_plan(turn: Turn, tools: list) -> Plan:
-    """The plan for the request; when it needs nothing and the assistant had just asked
-    a question ("Which city?"), the plan for the earlier request completed by this answer;
-    else, for a follow-up naming only a place ("上海呢？"), the last tool called, again."""
+    """The plan for the request: first a call to the profile tool for each lasting
+    preference it states ("I'm vegetarian"), if one is offered; then the plan for the rest
+    of it; when that needs nothing and the assistant had just asked a question ("Which
+    city?"), the plan for the earlier request completed by this answer; else, for a
+    follow-up naming only a place ("上海呢？"), the last tool called, again."""
     if not tools or u.asks_name(turn.request):
         return Plan()
+    remember = remember_calls(turn, tools)
+    plan = plan_for(u.without_preferences(turn.request), turn, tools) if remember else \
+        plan_request(turn, tools)
+    plan.calls[:0] = remember
+    return plan
+
+
+def plan_request(turn: Turn, tools: list) -> Plan:
+    """The plan for a request that states no preference to remember."""
     plan = plan_for(u.without_introduction(turn.request), turn, tools)
     if plan.calls or plan.asks:
         return plan
@@ -215,19 +246,34 @@ def make_plan(turn: Turn, tools: list) -> Plan:
     return follow_up(turn, tools) or plan
 
 
+def remember_calls(turn: Turn, tools: list) -> list[Call]:
+    """A call to the offered profile tool (remember_preference, see u.keeper_of) for each
+    lasting preference the request states: "I'm vegetarian" → key "diet", value
+    "vegetarian". None when no such tool is offered: then "My name is Xiaoming" is only
+    an introduction."""
+    keeper = next(filter(None, map(u.keeper_of, tools)), None)
+    calls: list[Call] = []
+    for said in u.preferences_in(turn.request) if keeper else []:
+        key = keeper.key_for(said.key)
+        if key is not None:
+            add_unique(calls, Call(keeper.name, {keeper.key_param: key,
+                                                 keeper.value_param: said.value}), tools)
+    return calls
+
+
 def follow_up(turn: Turn, tools: list) -> Plan | None:
     """"And Shanghai?" / "上海呢？" / "What about UTC?" after a tool answer: the same tool
     (the last one called before this request, if it is still offered and takes a place
     or a time zone) for the place or zone this message names."""
     tool = next((t for t in tools if u.tool_name(t) == turn.called_before), None)
-    if tool is None or not u.follows_up(turn.request):
+    if tool is None or u.keeper_of(tool) or not u.follows_up(turn.request):
         return None
     clause = u.Clause(turn.request, tool)
     targets = own_targets(clause)
     if not targets:
         return None
     plan = Plan()
-    add_calls(plan, clause, targets, tools)
+    add_calls(plan, clause, targets, tools, turn.prefer)
     return plan if plan.calls else None
 
 
@@ -239,7 +285,7 @@ def plan_for(text: str, turn: Turn, tools: list) -> Plan:
         targets = targets_for(clause, before, turn, tools, everywhere)
         if targets is None:
             break
-        before = Step(clause, add_calls(plan, clause, targets, tools))
+        before = Step(clause, add_calls(plan, clause, targets, tools, turn.prefer))
         asked = u.comparison_in(clause.text)
         if asked and plan.comparison is None:
             plan.comparison, plan.compared = asked, [call for _, call in before.planned]
@@ -293,15 +339,16 @@ def avoid_words(tool: Any) -> set[str]:
     return values | {"celsius", "fahrenheit", "english", "chinese", "utc", "gmt"}
 
 
-def add_calls(plan: Plan, clause: u.Clause, targets: list[u.Target],
-              tools: list) -> list[tuple[u.Target | None, Call]]:
+def add_calls(plan: Plan, clause: u.Clause, targets: list[u.Target], tools: list,
+              prefer: dict | None = None) -> list[tuple[u.Target | None, Call]]:
     """Plan one call per target (or one call when the tool takes no place) and return
-    them with their targets; a required argument nothing fills becomes a question."""
+    them with their targets; a required argument nothing fills becomes a question.
+    prefer: the user's lasting preferences, for an enum the clause does not name."""
     kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
     each = targets if targets and kinds & {"place", "timezone"} else [None]
     until, planned = u.until_in(clause.text), []
     for target in each:
-        arguments, missing = u.fill_arguments(clause.tool, clause.text, target, targets)
+        arguments, missing = u.fill_arguments(clause.tool, clause.text, target, targets, prefer)
         if missing:
             plan.asks.append((clause.tool, missing[0]))
             continue
@@ -400,10 +447,10 @@ def any_calls(turn: Turn, tools: list, name: str = "") -> list[Call]:
         ([best] if points >= u.THRESHOLD else []) or tools
     for tool in choices:
         plan = Plan()
-        add_calls(plan, u.Clause(text, tool), u.targets_in(text), tools)
+        add_calls(plan, u.Clause(text, tool), u.targets_in(text), tools, turn.prefer)
         if plan.calls:
             return plan.calls
-    arguments, _ = u.fill_arguments(choices[0], text)
+    arguments, _ = u.fill_arguments(choices[0], text, prefer=turn.prefer)
     return [Call(u.tool_name(choices[0]), arguments)]
 
 
@@ -415,7 +462,7 @@ def write_answer(turn: Turn, plan: Plan, tools: list, choice: Any) -> str:
     if turn.answered():
         return from_results(turn, plan, tools)
     if u.asks_name(turn.request):
-        return answer.name_answer(turn.name, lang)
+        return answer.name_answer(turn.name, lang, turn.name_from_profile)
     if wanted and choice == "none":
         return answer.told_not_to(list(dict.fromkeys(wanted)), lang)
     if plan.asks:
@@ -442,7 +489,11 @@ def from_results(turn: Turn, plan: Plan, tools: list) -> str:
     """The final answer from this turn's tool results: a comparison if one was asked,
     one sentence per distinct call (its latest result), then any open question."""
     lang, results = turn.lang, latest_results(turn, tools)
-    parts = [answer.nice_to_meet(turn.name, lang)] if u.name_in(turn.request) else []
+    kept = [data for data in (u.read_result(c.result) for c in results) if u.remembered_in(data)]
+    results = [c for c in results if not u.remembered_in(u.read_result(c.result))]
+    named = u.name_in(turn.request) and all(fact["key"] != "name" for fact in kept)
+    parts = [answer.nice_to_meet(turn.name, lang)] if named else []
+    parts += kept_notes(turn, kept, answered_otherwise=bool(results or plan.asks))
     asked, candidates = compared(turn, plan, tools, results)
     ranking = ranked(candidates, asked) if asked else []
     if len(ranking) >= 2:
@@ -452,6 +503,19 @@ def from_results(turn: Turn, plan: Plan, tools: list) -> str:
     parts += [answer.result(c.name, c.arguments, c.result, lang) for c in results]
     parts += [answer.clarify(tool, param, lang) for tool, param in plan.asks[:1]]
     return answer.sentences(parts, lang)
+
+
+def kept_notes(turn: Turn, kept: list[dict], answered_otherwise: bool) -> list[str]:
+    """"Noted: you're vegetarian. I'll remember that." for the facts the profile tool kept;
+    then, if nothing else answers the rest of the request ("I'm vegetarian, where should I
+    eat in Chengdu?"), that it cannot be answered."""
+    if not kept:
+        return []
+    notes = [answer.remembered(kept, turn.lang)]
+    rest = "" if answered_otherwise else u.without_preferences(turn.request)
+    if rest and not (u.is_greeting(rest) or u.is_thanks(rest)):
+        notes.append(answer.cannot_answer(rest, turn.lang))
+    return notes
 
 
 def compared(turn: Turn, plan: Plan, tools: list,

@@ -14,7 +14,10 @@ This module turns the user's words into things the brain can act on:
   time zones, numbers, enum values (and which side of "100 °F to Celsius" they
   are on), an arithmetic expression, "5 km to miles", a language, or the free
   text that remains;
-- tool results: JSON or plain text, and the numbers in them.
+- tool results: JSON or plain text, and the numbers in them;
+- lasting preferences the user states ("I'm vegetarian", "我不吃辣", "call me Xiaoming",
+  "use Fahrenheit", "请用中文回答"), the profile a system message carries ("What you know
+  about this user: ..."), and which offered tool keeps such facts (keeper_of).
 
 A rule-based reader is easy to fool; each rule is a few lines so a learner can
 read it, break it and fix it. A real model does all of this with one network.
@@ -64,14 +67,17 @@ _WORD, _NEXT = r"[A-Za-z][\w'-]*", r"(?:\s+[A-Z][\w'-]*)?"  # a name, maybe a se
 _NAME_EN = (re.compile(rf"\b(?i:my name is|call me)\s+({_WORD}{_NEXT})"),
             # capitalised after "I'm": "I'm Xiaoming" is a name, "I'm fine" is not
             re.compile(rf"\b(?i:i'm|i am|im)\s+([A-Z][\w'-]*{_NEXT})"))
-_NAME_ZH = re.compile(r"(?:我的名字是|我的名字叫|我叫|我是)\s*([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})")
+# "叫我小明" ("call me Xiaoming") only at the start of a clause: "他叫我去" is not a name
+_NAME_ZH = re.compile(r"(?:我的名字是|我的名字叫|我叫|我是|(?:^|(?<=[\s，,。！!？?请就后都以]))叫我)\s*"
+                      r"([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})")
 _NAME_ZH_END = re.compile(r"[你呢吗啊吧呀了的在想要来是今从，。！？,.!?]")
 _NOT_NAMES = {"fine", "good", "ok", "okay", "here", "back", "sorry", "not", "so", "just", "going",
               "a", "an", "the", "from", "in", "at", "on", "new", "ready", "sure", "glad", "tired",
               "chinese", "english", "american", "learning", "trying", "looking", "what", "who",
               "is", "your", "and", "how", "can", "could", "please", "i", "nice", "hi", "hello",
-              "tell", "do", "what's", "it"}
+              "tell", "do", "what's", "it", "vegetarian", "vegan"}
 _NOT_NAMES_ZH = ("什么", "谁", "啥", "哪", "多少", "学生", "老师", "新手", "一", "个", "说", "不",
+                 "素", "吃", "纯素", "严格",  # "我是素食者" is a diet, not a name
                  "中国", "程序员", "开发")
 
 
@@ -121,7 +127,7 @@ def without_introduction(text: str) -> str:
     text = tidy(text)
     name = name_in(text)
     if name:
-        text = re.sub(r"(?i)(my name is|call me|i'm|i am|我的名字是|我的名字叫|我叫|我是)\s*"
+        text = re.sub(r"(?i)(my name is|call me|i'm|i am|我的名字是|我的名字叫|我叫|我是|叫我)\s*"
                       + re.escape(name), " ", text)
     return re.sub(r"^\s*(?i:hi|hello|hey|你好|您好|嗨)\b[\s,!，！。.]*", "", text)
 
@@ -608,6 +614,8 @@ def best_tool(text: str, tools: list) -> tuple[Any, int]:
     """The tool that fits `text` best and its score (ties: the first offered); (None, 0) if none."""
     best, best_score = None, 0
     for tool in tools or []:
+        if keeper_of(tool):
+            continue  # a profile tool is called for what the user states, not for shared words
         points = score(tool, text)
         if points > best_score:
             best, best_score = tool, points
@@ -766,14 +774,17 @@ class Reading:
     targets: list[Target] = field(default_factory=list)  # every place of the request
     numbers: list[float] = field(default_factory=list)
     text_taken: bool = False                             # free text goes to one parameter
+    prefer: Mapping = field(default_factory=dict)        # the user's lasting preferences
 
 
 def fill_arguments(tool: Any, text: str, target: Target | None = None,
-                   targets: list[Target] | None = None) -> tuple[dict, list[str]]:
+                   targets: list[Target] | None = None,
+                   prefer: Mapping | None = None) -> tuple[dict, list[str]]:
     """Arguments for `tool` from `text` (and the place this call is about), plus the
-    required parameters nothing could fill. A value not found falls back to the
-    schema's default; an optional parameter with neither is left out."""
-    reading = Reading(text, target, list(targets or []), numbers_in(text))
+    required parameters nothing could fill. An enum value the text does not name is the
+    one the user prefers, if any ("units: fahrenheit" in a profile); a value not found
+    falls back to the schema's default; an optional parameter with neither is left out."""
+    reading = Reading(text, target, list(targets or []), numbers_in(text), prefer=prefer or {})
     arguments, missing = {}, []
     for name, schema in properties(tool).items():
         value = value_for(name, schema, reading, tool)
@@ -789,7 +800,9 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     """The value of one parameter, by its kind (see param_kind); None when not found."""
     kind, text, target = param_kind(name, schema), reading.text, reading.target
     if kind == "enum":
-        return enum_value(schema.get("enum") or [], text, unit_role(name, schema))
+        values, role = schema.get("enum") or [], unit_role(name, schema)
+        said = enum_value(values, text, role)
+        return said if said is not None or role else preferred(values, reading.prefer)
     if kind == "number":
         return number_value(schema, reading)
     if kind == "places":
@@ -847,3 +860,226 @@ def number_in(data: Any, hint: str = "") -> float | None:
     numeric = [(str(k).lower(), v) for k, v in data.items()
                if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return next((v for k, v in numeric if hint in k), None)
+
+
+# ------------------------------------------------------------------ lasting preferences
+
+PROFILE_HEAD = "What you know about this user:"  # how lesson_lib.profile's as_prompt() starts
+PROFILE_KEYS = ("name", "language", "units", "diet", "project")  # what a profile tool keeps
+
+
+@dataclass(frozen=True)
+class Preference:
+    """Something lasting the user says about themselves: "I'm vegetarian" → diet."""
+    key: str    # one of PROFILE_KEYS
+    value: str  # a fixed English value where there is one ("vegetarian", "fahrenheit",
+                # "Chinese"), else the user's own words ("不吃香菜", "a trip planner")
+    said: str   # the words that said it
+
+
+_I_AM = r"\b(?:i'm|i am|im)\s+"
+_DIETS = (  # (value, English, Chinese): what "I'm vegetarian" / "我吃素" store
+    ("vegan", rf"{_I_AM}(?:an?\s+)?vegan\b", r"我吃纯素|我是纯素食者|我是严格素食者"),
+    ("vegetarian", rf"{_I_AM}(?:an?\s+)?vegetarian\b|\bi (?:don't|do not) eat meat\b",
+     r"我是素食者|我是素食主义者|我是吃素的|我吃素|我不吃肉"),
+    ("no spicy food", r"\bi (?:don't|do not|can't|cannot) (?:eat|have|handle) spicy(?: food)?",
+     r"我不吃辣|我不能吃辣|我吃不了辣|我不太能吃辣"))
+_DIET_OWN = (  # (pattern, how the value is written): the user's own words
+    (re.compile(rf"(?i){_I_AM}allergic to ([a-z][a-z -]*[a-z])"), "allergic to {}"),
+    (re.compile(r"(?i)\bi (?:don't|do not|can't|cannot) eat ([a-z][a-z -]*[a-z])"), "no {}"),
+    (re.compile(r"我对([\u4e00-\u9fff]{1,6}?)过敏"), "对{}过敏"),
+    (re.compile(r"我(?:不吃|不能吃|吃不了)([\u4e00-\u9fff]{1,6})"), "不吃{}"))
+_NOT_DIETS = {"饭", "了", "东西", "早饭", "午饭", "晚饭", "早餐", "午餐", "晚餐", "it", "that", "this",
+              "here", "there", "now", "out", "much", "anything", "breakfast", "lunch", "dinner"}
+_UNIT_WORDS = {"fahrenheit": "fahrenheit", "°f": "fahrenheit", "℉": "fahrenheit", "华氏": "fahrenheit",
+               "celsius": "celsius", "°c": "celsius", "℃": "celsius", "摄氏": "celsius"}
+_UNITS = (re.compile(r"(?i)\b(?:use|using|prefer|switch to|stick to|always|i like)\b[^,;]{0,25}?"
+                     r"(fahrenheit|celsius|°f|°c|℉|℃)"),
+          re.compile(r"(?:用|使用|习惯|喜欢|改成|改用|换成|都用)\s*(华氏|摄氏)度?"))
+_LANGUAGE_WORDS = "|".join(sorted(_LANGUAGES, key=len, reverse=True))
+_LANGUAGE = (re.compile(rf"(?i)\b(?:answer|reply|respond|talk|speak|write|chat)\s+(?:to me\s+|with "
+                        rf"me\s+)?in\s+({_LANGUAGE_WORDS})\b|\b(?:speak|use)\s+({_LANGUAGE_WORDS})"
+                        rf"\s+(?:with|to) me\b|\bi prefer\s+({_LANGUAGE_WORDS})\s*$"),
+             re.compile(rf"(?:用|说)({_LANGUAGE_WORDS})(?:回答|回复|交流|和我说|跟我说|聊|说话|对话|写)"
+                        rf"|请说({_LANGUAGE_WORDS})"))
+_PROJECT = (re.compile(rf"(?i){_I_AM}(?:currently\s+|now\s+)?(?:working on|building|developing)"
+                       r"\s+(.+)|\bmy (?:current )?project is\s+(.+)|\bi work on\s+(.+)"),
+            re.compile(r"我(?:现在|目前|正)?在(?:做|搞|写)(.+?项目)|我(?:现在|目前|正)?在开发(.+)"
+                       r"|我的项目是(.+)"))
+_NOT_PROJECTS = {"it", "this", "that", "something", "stuff", "things", "什么", "啥"}
+_LASTING = re.compile(r"(?i)\bfrom now on\b|\balways\b|\bin (?:the )?future\b|\bby default\b"
+                      r"|\bevery time\b|以后|从现在开始|今后|一直|总是|每次|默认")
+_ONE_OFF = re.compile(r"(?i)\b(?:today|tonight|tomorrow|this time|just this once|for now|"
+                      r"this one|this question)\b|今天|明天|今晚|这次|这一次|这回|这个问题|暂时")
+_ASKING = re.compile(r"(?i)\b(?:what|what's|how|which|where|when|who|why|should|shall|do|does|"
+                     r"is|are)\b|吗|什么|多少|几|怎么|哪")
+
+
+@lru_cache(maxsize=4096)
+def preferences_in(text: str) -> tuple[Preference, ...]:
+    """The lasting preferences `text` states, clause by clause: "I'm vegetarian", "我不吃辣",
+    "call me Xiaoming", "use Fahrenheit", "请用中文回答", "I'm working on a trip planner".
+    Not a one-off: a clause that says "today", "this time", "这次" ... states nothing (unless
+    the message says "from now on", "always", "以后" ...), and a unit or a language said
+    inside another request ("use Fahrenheit for the weather in Chengdu") is for that
+    request only. "What's the weather in Fahrenheit today?" asks; it states nothing.
+    (Cached: every request reads every user message of the conversation again.)"""
+    lasting, found = bool(_LASTING.search(text or "")), []
+    for piece in segments(text):
+        if _ONE_OFF.search(_LASTING.sub(" ", piece)) and not lasting:
+            continue
+        name = name_in(piece)
+        found += [Preference("name", name, piece)] if name else []
+        for key, read in (("diet", _diet), ("units", _units), ("language", _language),
+                          ("project", _project)):
+            value, said = read(piece)
+            if value and (lasting or key in ("diet", "project") or not _asks_more(piece, said)):
+                found.append(Preference(key, value, said))
+    return tuple(found)
+
+
+def _diet(piece: str) -> tuple[str | None, str]:
+    lowered = piece.lower()
+    for value, english, chinese in _DIETS:
+        said = re.search(english, lowered) or re.search(chinese, piece)
+        if said:
+            return value, piece[said.start():said.end()]
+    for pattern, written in _DIET_OWN:
+        said = pattern.search(piece)
+        food = said.group(1).rstrip("了的啦呢哦啊") if said else ""
+        if food and food.lower() not in _NOT_DIETS:
+            return written.format(food), said.group(0)
+    return None, ""
+
+
+def _units(piece: str) -> tuple[str | None, str]:
+    said = next(filter(None, (p.search(piece) for p in _UNITS)), None)
+    if said is None or re.search(r"\d", piece):  # "16度换成华氏" converts a number
+        return None, ""
+    return _UNIT_WORDS[said.group(1).lower()], said.group(0)
+
+
+def _language(piece: str) -> tuple[str | None, str]:
+    said = next(filter(None, (p.search(piece) for p in _LANGUAGE)), None)
+    word = next((g for g in said.groups() if g), "") if said else ""
+    return (_LANGUAGES[word.lower()], said.group(0)) if said else (None, "")
+
+
+def _project(piece: str) -> tuple[str | None, str]:
+    said = next(filter(None, (p.search(piece) for p in _PROJECT)), None)
+    value = next((g for g in said.groups() if g), "") if said else ""
+    value = re.sub(r"^(?:一个|一款|个)", "", value.strip(" \t.,!?。，！？「」\"'"))
+    if not value or value.lower() in _NOT_PROJECTS or len(value) > 60:
+        return None, ""
+    return value, said.group(0)
+
+
+def _asks_more(piece: str, said: str) -> bool:
+    """Whether the clause asks something besides the preference: a place or a question word
+    in what is left ("use Fahrenheit for the weather in Chengdu")."""
+    rest = piece.replace(said, " ")
+    return bool(find_places(rest) or _ASKING.search(rest))
+
+
+def without_preferences(text: str) -> str:
+    """`text` without the lasting preferences it states (nor a name, nor a leading "Hi"):
+    what is left to answer. "I'm vegetarian, where should I eat in Chengdu?" → "where
+    should I eat in Chengdu"."""
+    said = [p.said for p in preferences_in(text) if p.key != "name"]
+    rest = []
+    for piece in segments(text):
+        for words_said in said:
+            if words_said in piece:  # "From now on, use Fahrenheit": "From now on" goes too
+                piece = _LASTING.sub(" ", piece.replace(words_said, " "))
+        piece = without_introduction(piece)
+        if words(piece):
+            rest.append(piece.strip(" ,，"))
+    return ", ".join(rest)
+
+
+def stated_preferences(messages: list) -> dict[str, str]:
+    """{key: value} of the lasting preferences the user messages state; the latest wins."""
+    stated = {}
+    for m in messages:
+        if isinstance(m, Mapping) and m.get("role") == "user":
+            stated.update({p.key: p.value for p in preferences_in(text_of(m))})
+    return stated
+
+
+def profile_in(messages: list) -> dict[str, str]:
+    """The profile a system message carries, as {key: value}: "What you know about this
+    user: name: Xiaoming; diet: vegetarian" (lesson_lib.profile's as_prompt()). The latest
+    such message wins; the line ends at a newline."""
+    found: dict[str, str] = {}
+    for m in messages:
+        if not isinstance(m, Mapping) or m.get("role") not in ("system", "developer"):
+            continue
+        text = text_of(m)
+        at = text.find(PROFILE_HEAD)
+        if at >= 0:
+            line = text[at + len(PROFILE_HEAD):].split("\n")[0]
+            pairs = [part.split(":", 1) for part in line.split(";") if ":" in part]
+            found = {k.strip(): v.strip() for k, v in pairs if k.strip() and v.strip()}
+    return found
+
+
+LANGUAGE_CODES = {"Chinese": "zh", "English": "en"}  # the languages the model answers in
+
+
+def preferred(values: list, prefer: Mapping) -> Any:
+    """The enum value the user prefers (a profile's "units: fahrenheit"), or None."""
+    wanted = {str(v).lower() for v in prefer.values()}
+    return next((v for v in values if str(v).lower() in wanted), None)
+
+
+# ------------------------------------------------------------------ the profile tool
+
+@dataclass(frozen=True)
+class Keeper:
+    """An offered tool that keeps a fact about the user under a key (remember_preference):
+    its name, the parameter for the key, the one for the value, and the keys it takes."""
+    name: str
+    key_param: str
+    value_param: str
+    keys: tuple  # the key parameter's enum; () when any key is taken
+
+    def key_for(self, key: str) -> str | None:
+        """The key this tool takes for one of PROFILE_KEYS ("units" may be "unit")."""
+        if not self.keys:
+            return key
+        return next((k for k in self.keys if str(k).lower() in (key, key.rstrip("s"))), None)
+
+
+_KEEPER_WORDS = {stem(w) for w in ("remember", "preference", "profile", "memorize", "save", "store")}
+_KEEPER_ZH = ("记住", "偏好", "喜好", "资料", "档案")
+_KEY_NAMES = {"key", "field", "attribute", "category", "aspect"}
+
+
+def keeper_of(tool: Any) -> Keeper | None:
+    """The tool as a Keeper, if it is one: its name or description speaks of remembering
+    (remember, preference, profile, 记住, 偏好 ...) and its parameters take a key (an enum
+    with two of PROFILE_KEYS or more; or a string called key/field/category when the
+    words say preference or profile) and a string value. Such a tool is never chosen by
+    shared words (best_tool): only a lasting preference the user states calls it."""
+    about = f"{' '.join(split_name(tool_name(tool)))} {function_of(tool).get('description') or ''}"
+    said = english_words(about) & _KEEPER_WORDS
+    if not said and not any(w in about for w in _KEEPER_ZH):
+        return None
+    props = properties(tool)
+    key = next((n for n, s in props.items()
+                if len({str(v).lower() for v in s.get("enum") or []} & set(PROFILE_KEYS)) >= 2),
+               None)
+    if key is None and (said & {"preference", "profile"} or "偏好" in about or "资料" in about):
+        key = next((n for n, s in props.items() if set(split_name(n)) & _KEY_NAMES
+                    and "enum" not in s and s.get("type", "string") == "string"), None)
+    value = next((n for n, s in props.items() if n != key and "enum" not in s
+                  and s.get("type", "string") == "string"), None)
+    if key is None or value is None:
+        return None
+    return Keeper(tool_name(tool), key, value, tuple(props[key].get("enum") or ()))
+
+
+def remembered_in(data: Any) -> bool:
+    """Whether a tool result says a fact was kept: {"key", "value", "previous", "changed"}
+    (what remember_preference returns)."""
+    return isinstance(data, Mapping) and {"key", "value", "previous", "changed"} <= set(data)
