@@ -37,7 +37,7 @@ from pathlib import Path
 from lesson_lib.agent import SYSTEM_PROMPT, Agent, LoopAgent, ToolEvent
 from lesson_lib.llm import BackendError, describe_backend
 from lesson_lib.memory import ShortTermMemory
-from lesson_lib.profile import PROMPT_HEAD
+from lesson_lib.profile import PROMPT_HEAD, UserProfile
 from lesson_lib.protocol import find_problems
 from lesson_lib.sessions import (
     STORE_URL_ENV,
@@ -85,13 +85,16 @@ def handle_command(agent: Agent, line: str, out: Callable[[str], None] = print) 
 
 
 def make_agent(args: argparse.Namespace, memory: ShortTermMemory | StoredMemory,
-               system_prompt: str = SYSTEM_PROMPT) -> Agent:
-    """The agent the command line asks for (--loop, --max-turns), on `memory`. It writes
-    `system_prompt` only into a memory that has none: a resumed session keeps its own."""
-    if args.loop:
-        return LoopAgent(system_prompt, memory=memory, max_turns=args.max_turns,
-                         on_tool=_print_tool)
-    return Agent(system_prompt, memory=memory, on_tool=_print_tool)
+               profile: UserProfile | None = None) -> Agent:
+    """The agent the command line asks for (--loop, --max-turns), on `memory`. With a
+    profile (a stored session), it knows the user and may remember lasting preferences.
+    A system prompt is written only into a memory that has none: a resumed session keeps
+    its own."""
+    kind = LoopAgent if args.loop else Agent
+    extra = {"max_turns": args.max_turns} if args.loop else {}
+    if profile is not None:
+        return kind.with_profile(profile, memory=memory, on_tool=_print_tool, **extra)
+    return kind(SYSTEM_PROMPT, memory=memory, on_tool=_print_tool, **extra)
 
 
 @dataclass
@@ -211,8 +214,7 @@ def use_session(chat: Chat, session: Session) -> StoredMemory:
     of --max-messages is sent (resuming fills it from the log's newest end). A new session
     starts with the user's profile in its system prompt; a resumed one keeps its own."""
     memory = session.memory(ShortTermMemory(max_messages=chat.args.max_messages))
-    note = chat.store.profile(chat.args.user).as_prompt()  # "" when nothing is known
-    chat.agent = make_agent(chat.args, memory, f"{SYSTEM_PROMPT}\n{note}".strip())
+    chat.agent = make_agent(chat.args, memory, chat.store.profile(chat.args.user))
     return memory
 
 

@@ -439,15 +439,17 @@ def test_a_session_survives_a_restart_and_its_window_is_what_is_sent(tmp_path):
            "--session trip to come back to it." in first.stdout
     again = run_chat("What's my name?\n/memory\n", *in_store(db, "--session", "trip"))
     assert again.returncode == 0, again.stderr
-    assert "Resumed session 'trip' (3 messages stored, 3 in the window)." in again.stdout
+    # "My name is Xiaoming" was a tool round too: the model kept the name in the profile
+    assert "Resumed session 'trip' (5 messages stored, 5 in the window)." in again.stdout
     assert "agent> You told me your name is Xiaoming." in again.stdout
-    assert "(5 messages stored in session 'trip': the whole log." in again.stdout
+    assert "(7 messages stored in session 'trip': the whole log." in again.stdout
     # a window of 2 messages: the name is still stored, but no longer sent
     narrow = run_chat("What's my name?\n",
                       *in_store(db, "--session", "trip", "--max-messages", "2"))
-    assert "Resumed session 'trip' (5 messages stored, 2 in the window)." in narrow.stdout
-    assert "agent> You haven't told me your name." in narrow.stdout
-    assert [m["role"] for m in stored_log(db, "trip")] == ["system"] + ["user", "assistant"] * 3
+    assert "Resumed session 'trip' (7 messages stored, 2 in the window)." in narrow.stdout
+    assert "agent> You haven't told me your name." in narrow.stdout  # its prompt predates it
+    assert [m["role"] for m in stored_log(db, "trip")] == [
+        "system", "user", "assistant", "tool", "assistant"] + ["user", "assistant"] * 2
     assert_no_traceback(first.stderr, again.stderr, narrow.stderr)
 
 
@@ -471,24 +473,24 @@ def test_sessions_lists_this_users_sessions_newest_first(data_home):
 
 def test_forget_says_what_it_will_delete_then_deletes_the_rows(tmp_path):
     db = tmp_path / "sessions.db"
-    run_chat("My name is Xiaoming\n", *in_store(db, "--session", "trip"))
+    run_chat("What's the weather in Chengdu?\n", *in_store(db, "--session", "trip"))
     [(old_id,)] = stored_rows(db, "SELECT id FROM sessions")
-    done = run_chat("/forget\n/sessions\n/forget yes\nWhat's my name?\n",
+    done = run_chat("/forget\n/sessions\n/forget yes\n/memory\n",
                     *in_store(db, "--session", "trip"))
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "/forget deletes session 'trip' for good: its 3 stored messages go from" in out
-    assert "Type /forget yes to do it." in out
-    assert "* 'trip': 3 messages" in out, "a plain /forget deletes nothing"
-    assert ("Deleted session 'trip' for good (3 messages). Going on in a new, empty session "
+    assert "/forget deletes session 'trip' for good: its 5 stored messages go from" in out
+    assert "(your profile stays). Type /forget yes to do it." in out
+    assert "* 'trip': 5 messages" in out, "a plain /forget deletes nothing"
+    assert ("Deleted session 'trip' for good (5 messages). Going on in a new, empty session "
             "'trip'.") in out
-    assert "agent> You haven't told me your name." in out
-    gone = "SELECT count(*) FROM messages WHERE message LIKE '%Xiaoming%'"
+    assert "(1 message stored in session 'trip'" in out  # only the new system prompt
+    gone = "SELECT count(*) FROM messages WHERE message LIKE '%Chengdu%'"
     assert stored_rows(db, gone) == [(0,)]
     [(new_id, title)] = stored_rows(db, "SELECT id, title FROM sessions")
     assert title == "trip" and new_id != old_id
     files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith(db.name))
-    assert b"Xiaoming" not in files, "deleted for good: not even in the file's free pages"
+    assert b"Chengdu" not in files, "deleted for good: not even in the file's free pages"
 
 
 def test_clear_in_a_stored_session_clears_the_stored_log(tmp_path):
@@ -518,6 +520,19 @@ def test_a_new_session_reads_the_profile_into_its_system_prompt(tmp_path):
            "the profile as it was then. A new session reads it afresh.)" in again.stdout
     assert stored_log(db, "trip") == [prompt], "a resumed session keeps its own prompt"
     assert_no_traceback(first.stderr, again.stderr)
+
+
+def test_a_stored_session_remembers_a_lasting_preference_in_the_profile(tmp_path):
+    db = tmp_path / "sessions.db"
+    said = run_chat("I'm vegetarian\n", *in_store(db, "--user", "ana", "--session", "mon"))
+    assert "agent> Noted: you're vegetarian. I'll remember that." in said.stdout, said.stdout
+    assert "[tool] remember_preference" in said.stdout
+    with SessionStore(f"sqlite:///{db}") as store:
+        assert store.profile("ana").as_dict() == {"diet": "vegetarian"}
+    run_chat("", *in_store(db, "--user", "ana", "--session", "tue"))
+    [prompt] = stored_log(db, "tue")
+    assert prompt["content"].endswith("What you know about this user: diet: vegetarian")
+    assert_no_traceback(said.stderr)
 
 
 @pytest.mark.parametrize("store, words", [
