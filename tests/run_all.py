@@ -198,22 +198,36 @@ ONE_PATH = ("os.remove", "os.rmdir", "os.mkdir", "os.truncate", "shutil.rmtree",
 TWO_PATHS = ("os.rename", "os.link", "os.symlink", "shutil.copyfile", "shutil.copytree",
              "shutil.move")
 
+def relative_to(dir_fd):  # a path given with dir_fd= is relative to that folder, not the cwd
+    if not isinstance(dir_fd, int) or dir_fd < 0:  # -1 or None: no dir_fd
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{{dir_fd}}")
+    except OSError:
+        return ""  # unknown folder (not Linux): the path cannot be placed
+
 def hook(event, args):
     if busy:
         return
+    base = None
     if event == "open":
         paths = [args[0]] if isinstance(args[2], int) and args[2] & WRITES else []
     elif event in ONE_PATH:
         paths = [args[0]]
+        fd_at = {{"os.remove": 1, "os.rmdir": 1, "os.mkdir": 2}}.get(event)
+        base = relative_to(args[fd_at]) if fd_at and len(args) > fd_at else None
     elif event in TWO_PATHS:
         paths = [args[0], args[1]] if event in ("os.rename", "shutil.move") else [args[1]]
+        base = relative_to(args[2]) if event == "os.rename" and len(args) > 2 else None
     else:
+        return
+    if base == "":
         return
     busy.append(1)
     try:
         for path in paths:
             if isinstance(path, (str, bytes, os.PathLike)):
-                full = os.path.abspath(os.fsdecode(path))
+                full = os.path.abspath(os.path.join(base or "", os.fsdecode(path)))
                 if full.startswith(ROOT + os.sep) and "__pycache__" not in full:
                     log.write(f"{{clock():.6f}}\t{{event}}\t{{full}}\n")
     except Exception:
