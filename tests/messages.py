@@ -5,6 +5,14 @@ import json
 from hypothesis import strategies as st
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_current_weather", "description": "Get the current weather in a city",
+    "parameters": {"type": "object", "properties": {
+        "location": {"type": "string", "description": "the city, e.g. Chengdu"}},
+        "required": ["location"]}}}
+TIME_TOOL = {"type": "function", "function": {
+    "name": "get_current_time", "description": "Get the current time in a time zone",
+    "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}}}}
 
 
 def user(text="What's the weather in Chengdu?"):

@@ -16,6 +16,7 @@ import sys
 
 import openai
 import pytest
+from messages import TIME_TOOL, WEATHER_TOOL
 
 from lesson_lib.offline import (
     MODEL_ID,
@@ -29,14 +30,7 @@ from lesson_lib.offline import (
 from lesson_lib.offline.transport import OfflineTransport
 from lesson_lib.tokens import count_messages, count_request, count_text, count_tools
 
-WEATHER = {"type": "function", "function": {
-    "name": "get_current_weather", "description": "Get the current weather in a city",
-    "parameters": {"type": "object", "properties": {
-        "location": {"type": "string", "description": "the city, e.g. Chengdu"}},
-        "required": ["location"]}}}
-TIME = {"type": "function", "function": {
-    "name": "get_current_time", "description": "Get the current time in a time zone",
-    "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}}}}
+WEATHER, TIME = WEATHER_TOOL, TIME_TOOL
 KEY = {"authorization": "Bearer offline"}  # what the SDK sends; handle() refuses no key
 ASK = [{"role": "system", "content": "You are a helpful assistant."},
        {"role": "user", "content": "What's the weather in Chengdu and Beijing?"}]

@@ -23,6 +23,7 @@ from datetime import date, datetime, timedelta, timezone
 import nbformat
 import openai
 import pytest
+from messages import WEATHER_TOOL
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from other_model import (
     DECLINE,
@@ -36,11 +37,7 @@ from run_all import NOTEBOOKS, WORLDS, kernel_env, run_notebook
 
 from lesson_lib.offline import MODEL_ID, offline_client
 
-WEATHER = {"type": "function", "function": {
-    "name": "get_current_weather", "description": "Get the current weather in a city",
-    "parameters": {"type": "object", "properties": {
-        "location": {"type": "string", "description": "the city, e.g. Chengdu"}},
-        "required": ["location"]}}}
+WEATHER = WEATHER_TOOL
 TIME = {"type": "function", "function": {
     "name": "get_current_time", "description": "Get the current time in a time zone",
     "parameters": {"type": "object", "properties": {

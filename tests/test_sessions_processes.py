@@ -14,9 +14,8 @@ import signal
 import time
 import traceback
 
-import pytest
 from messages import answer, asks, result, user
-from test_sessions import postgres_database, rows
+from test_sessions import rows, url  # noqa: F401 (url: the store fixture, on both databases)
 
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.protocol import find_problems
@@ -25,14 +24,6 @@ from lesson_lib.sessions import SessionStore
 TRIALS = 60          # SIGKILLs per database
 WRITERS, UNITS = 4, 40  # concurrent processes, and units each writes to each session
 
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'sessions.db'}"
-    else:
-        with postgres_database() as pg_url:
-            yield pg_url
 
 
 def unit(tag: str, k: int) -> list[dict]:
