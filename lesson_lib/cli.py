@@ -49,6 +49,7 @@ from lesson_lib.sessions import (
     StoreUnavailableError,
     default_store_path,
     default_store_url,
+    find_session,
 )
 from lesson_lib.text import plural
 
@@ -198,15 +199,6 @@ def open_store(args: argparse.Namespace) -> SessionStore:
         raise StoreUnavailableError(f"cannot create the folder for {default_store_path()} "
                                     f"({error})") from error
     return SessionStore(url)
-
-
-def find_session(store: SessionStore, user: str, name: str) -> SessionInfo | None:
-    """The user's session called `name`: the newest with that title, else the one with that
-    id (a session a notebook made has an id and often no title)."""
-    mine = store.list_sessions(user)  # the most recently used first
-    by_title = [info for info in mine if info.title == name]
-    by_id = [info for info in mine if info.session_id == name]
-    return (by_title or by_id or [None])[0]
 
 
 def use_session(chat: Chat, session: Session) -> StoredMemory:

@@ -741,6 +741,15 @@ class SessionStore:
         return UserProfile(self, user_id)
 
 
+def find_session(store: SessionStore, user_id: str, name: str) -> SessionInfo | None:
+    """The user's session called `name`: the most recently used with that title, else the
+    one with that id (a session made in code often has an id and no title); None if none."""
+    mine = store.list_sessions(user_id)  # the most recently used first
+    by_title = [info for info in mine if info.title == name]
+    by_id = [info for info in mine if info.session_id == name]
+    return (by_title or by_id or [None])[0]
+
+
 # ----------------------------------------------------------------- one session
 
 class Session:

@@ -28,3 +28,16 @@ def _no_network(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     yield
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    """A session store's URL: a SQLite file, then a fresh schema on the test PostgreSQL server
+    (skipped without one; see tests/test_sessions.py)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'sessions.db'}"
+        return
+    from test_sessions import postgres_database  # noqa: PLC0415
+
+    with postgres_database() as pg_url:
+        yield pg_url

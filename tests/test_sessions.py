@@ -81,13 +81,7 @@ def postgres_database():
         admin.dispose()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'sessions.db'}"
-    else:
-        with postgres_database() as pg_url:
-            yield pg_url
+# `url`, the store fixture (a SQLite file, then a fresh PostgreSQL schema), is in conftest.py
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import time
 import traceback
 
 from messages import answer, asks, result, user
-from test_sessions import rows, url  # noqa: F401 (url: the store fixture, on both databases)
+from test_sessions import rows
 
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.protocol import find_problems
