@@ -27,6 +27,17 @@ Decisions, in one place:
   moment the memory is exactly `recording()` replayed into the current strategy.
 - Changing tools, max_turns or the backend keeps the memory as it is.
 
+Sessions (optional): `chat_app(store=SessionStore(url), user="xiaoming")` (or a URL string)
+keeps each conversation in the session store (lesson_lib.sessions): the memory is then a
+StoredMemory on the open session, whose window is the chosen strategy. A row of controls
+picks a session (resumed with its messages), starts a new one, or deletes the open one for
+good; a panel shows the user's profile (lesson_lib.profile), which the model fills with
+remember_preference (`LoopAgent.with_profile`). The same in the chat input: /sessions,
+/open NAME, /new NAME, /forget (then /forget yes). With a store, changing the strategy or
+the budget rebuilds the window from the stored log (the log is the recording: nothing is
+lost, and the new window is filled from its newest end, as a resume does), and /clear
+clears the stored log too (its system prompt stays). Without a store nothing of this shows.
+
 `ChatAppState` holds all of it as plain Python (every callback is a method a test can
 call); `chat_app()` builds the thin widget view on top.
 """
@@ -36,7 +47,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -49,13 +60,17 @@ from lesson_lib.protocol import ProtocolError, find_problems
 from lesson_lib.stepper import Recording, ShownAsWidget, TapedMemory, check_scale
 from lesson_lib.text import plural
 from lesson_lib.tokens import count_request, count_tools
-from lesson_lib.tools import ToolRegistry, default_registry
+from lesson_lib.tools import ToolRegistry, default_registry, profile_tools
 
 RED, AMBER, GREEN, GREY, INK = "#b91c1c", "#b45309", "#15803d", "#6b7280", "#111827"
 FAULTS = {"rate_limit": "429 rate limit", "server_error": "500 server error",
           "timeout": "a timeout"}  # what inject_fault() can order, in words
 COMMANDS = {"/clear": "forget the conversation (the system prompt stays)",
             "/help": "list the commands"}
+STORE_COMMANDS = {"/sessions": "list your sessions", "/open NAME": "resume a session (or start it)",
+                  "/new NAME": "start a new session", "/forget": "delete this session for good "
+                  "(asks for /forget yes first)"}  # offered with a store only
+DEFAULT_SESSION = "chat"  # the title of the session a store starts with, if the user has none
 
 
 # ----------------------------------------------------------------- memory strategies
@@ -139,6 +154,37 @@ def make_client(backend: str) -> Any:
 
 # ----------------------------------------------------------------- the state
 
+class StoredTape(TapedMemory):
+    """The memory of a stored session: a TapedMemory over a StoredMemory whose tape is the
+    whole stored log. If a unit reached the window but its commit failed (the StoredMemory
+    is then stale), the window is rebuilt from the store, which holds the truth, before the
+    error goes on to the app (which shows it as a notice)."""
+
+    def __init__(self, stored: Any, new_window: Callable[[], Any]):  # stored: a StoredMemory
+        super().__init__(stored)
+        self.tape = stored.log()
+        self.session, self._new_window = stored.session, new_window  # with_profile reads it
+
+    def add(self, message: dict) -> None:
+        self.add_many([message])
+
+    def add_many(self, messages: Iterable[dict]) -> None:
+        try:
+            super().add_many(messages)
+        except BaseException:
+            if getattr(self.inner, "_stale", False):
+                try:
+                    self.inner = self.inner.session.memory(self._new_window())
+                except Exception:  # noqa: BLE001, S110  (the next add tries again)
+                    pass
+            raise
+
+    def to_api_format(self) -> list[dict]:
+        if getattr(self.inner, "_stale", False):  # what the window holds, for the notice
+            return self.inner.window.to_api_format()
+        return super().to_api_format()
+
+
 @dataclass
 class ChatEntry:
     """One line of the chat panel."""
@@ -157,8 +203,11 @@ class ChatAppState:
                  backend: str = "offline",        # a key of available_backends()
                  registry: ToolRegistry | None = None,  # where tools come from
                  system_prompt: str = SYSTEM_PROMPT,
-                 scale: float = 1.0):              # zoom of the chat and the inspector
+                 scale: float = 1.0,               # zoom of the chat and the inspector
                                                    # (projector: 1.3+, as the stepper's)
+                 store: Any = None,                # a SessionStore, or its URL; None: none
+                 user: str = "xiaoming",           # whose sessions and profile
+                 session: str | None = None):      # title or id to open; None: the newest
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
         if backend not in available_backends():
@@ -174,20 +223,44 @@ class ChatAppState:
         self.tool_names = self.registry.names() if tools is None else list(tools)
         self.max_turns, self.backend = max_turns, backend
         self.client = make_client(backend)
-        self.memory = TapedMemory(self.strategy.make(self.budget, self.tool_schemas()))
         self.entries: list[ChatEntry] = []
         self.on_change: Callable[[], None] | None = None  # the view's refresh, if any
-        self._build_agent()
+        self.store, self.user, self.forget_pending = None, user, False
+        if store is None:
+            self.memory = TapedMemory(self.strategy.make(self.budget, self.tool_schemas()))
+            self._build_agent()
+            return
+        if isinstance(store, str):
+            from lesson_lib.sessions import SessionStore  # noqa: PLC0415
+
+            store = SessionStore(store)
+        self.store = store
+        found = self._find(session) if session else (self.sessions() or [None])[0]
+        if found is not None:
+            self._use(found.session_id)
+        else:
+            self._use(self.store.create_session(user, title=session or DEFAULT_SESSION)
+                      .session_id)
 
     def tool_schemas(self) -> list[dict] | None:
-        """The tools sent with each request (None when none is on: the API refuses [])."""
-        return self.registry.subset(self.tool_names).schemas() or None
+        """The tools sent with each request (None when none is on: the API refuses []).
+        With a store, remember_preference is always among them."""
+        tools = self.registry.subset(self.tool_names)
+        if self.store is not None:
+            tools = profile_tools(None, None, tools)  # the same schemas, whoever's profile
+        return tools.schemas() or None
 
     def _build_agent(self) -> None:
-        self.agent = LoopAgent(self.system_prompt, memory=self.memory,
-                               tools=self.registry.subset(self.tool_names),
-                               client=self.client, max_turns=self.max_turns,
-                               on_tool=self._on_tool)
+        tools = self.registry.subset(self.tool_names)
+        if self.store is None:
+            self.agent = LoopAgent(self.system_prompt, memory=self.memory, tools=tools,
+                                   client=self.client, max_turns=self.max_turns,
+                                   on_tool=self._on_tool)
+        else:  # a new session's system prompt ends with the profile; remember_preference
+            self.agent = LoopAgent.with_profile(
+                self.store.profile(self.user), self.system_prompt, tools=tools,
+                memory=self.memory, client=self.client, max_turns=self.max_turns,
+                on_tool=self._on_tool)
 
     # -- the chat
 
@@ -221,26 +294,50 @@ class ChatAppState:
 
     def post(self, kind: str, text: str, detail: str = "") -> None:
         """Add a line to the chat panel and tell the view."""
+        if kind == "user":
+            self.forget_pending = False  # /forget yes must follow /forget at once
         self.entries.append(ChatEntry(kind, redact(text), redact(detail)))
         if self.on_change is not None:
             self.on_change()
 
+    def _sent(self) -> list[dict]:
+        """What the memory sends, or [] when it cannot be read (a store that failed)."""
+        try:
+            return self.memory.to_api_format()
+        except Exception:  # noqa: BLE001  (only for a notice's wording)
+            return []
+
     def command(self, text: str) -> None:
-        """/clear or /help; anything else gets a notice listing the commands."""
-        name = text.split()[0].lower()
-        listing = " · ".join(f"{c}  {what}" for c, what in COMMANDS.items())
+        """/clear or /help (with a store also /sessions, /open NAME, /new NAME, /forget);
+        anything else gets a notice listing the commands."""
+        name, argument = text.split()[0].lower(), text.strip()[len(text.split()[0]):].strip()
+        self.forget_pending = self.forget_pending and name == "/forget"
+        offered = COMMANDS if self.store is None else {**COMMANDS, **STORE_COMMANDS}
+        listing = " · ".join(f"{c}  {what}" for c, what in offered.items())
         if name == "/clear":
             self.clear()
+        elif self.store is not None and name in ("/sessions", "/open", "/new", "/forget"):
+            {"/sessions": lambda: self.show_sessions(),
+             "/open": lambda: self.open_session(argument),
+             "/new": lambda: self.new_session(argument),
+             "/forget": lambda: self.forget(argument.lower() == "yes")}[name]()
         elif name == "/help":
             self.post("info", f"Commands: {listing}")
         else:
             self.post("notice", f"Unknown command {name}", f"Commands: {listing}")
 
     def clear(self) -> None:
-        """/clear: a new conversation. The system prompt stays; the recording restarts."""
-        self.memory.clear_non_system()
+        """/clear: a new conversation. The system prompt stays; the recording restarts.
+        With a store, the session's stored log keeps only its system prompt too."""
+        try:
+            self.memory.clear_non_system()
+        except Exception as error:  # a store error
+            self.post("notice", "The memory could not be cleared", describe_store_error(error))
+            return
+        stored = (f" In the store too: session {self.session_title!r} keeps only its system "
+                  "prompt." if self.store is not None else "")
         self.post("info", "Memory cleared: a new conversation starts.",
-                  "The lines above stay on screen, but the model no longer sees them.")
+                  "The lines above stay on screen, but the model no longer sees them." + stored)
 
     # -- the controls (each returns True if applied; a refused setting posts a notice)
 
@@ -258,11 +355,11 @@ class ChatAppState:
         if budget is None:
             same = strategy.budget_name == self.strategy.budget_name
             budget = self.budget if same else strategy.default
-        return self._rebuild(strategy, budget)
+        return self._switch(strategy, budget)
 
     def set_budget(self, budget: int) -> bool:
         """Change max_messages (or token_budget); the conversation is kept."""
-        return self._rebuild(self.strategy, budget)
+        return self._switch(self.strategy, budget)
 
     def _rebuild(self, strategy: Strategy, budget: int, announce: bool = True) -> bool:
         """A new memory of `strategy`, with the recording replayed into it."""
@@ -284,6 +381,33 @@ class ChatAppState:
                       "as if it had been used from the start.")
         return True
 
+    def _switch(self, strategy: Strategy, budget: int, announce: bool = True) -> bool:
+        """_rebuild without a store; with one, _rebuild_stored."""
+        if self.store is None:
+            return self._rebuild(strategy, budget, announce)
+        return self._rebuild_stored(strategy, budget, announce)
+
+    def _rebuild_stored(self, strategy: Strategy, budget: int, announce: bool = True) -> bool:
+        """With a store, the log is the recording: a new window of `strategy` is filled from
+        the stored log's newest end (as a resume does); nothing stored changes."""
+        try:
+            window = strategy.make(budget, self.tool_schemas())
+        except (TypeError, ValueError) as error:
+            return self.refuse(f"{strategy.label(budget)} is not possible", str(error))
+        try:
+            fresh = self._stored_memory(self.session_id, window)
+        except Exception as error:  # a budget the last turn exceeds, a store error
+            return self.refuse(f"{strategy.label(budget)} cannot hold this conversation",
+                               describe_store_error(error))
+        self.strategy, self.budget, self.memory = strategy, budget, fresh
+        self._build_agent()
+        if announce:
+            self.post("info", f"Memory is now {strategy.label(budget)}. {strategy.about}",
+                      f"Rebuilt from the stored log of session {self.session_title!r} "
+                      f"({plural(len(fresh.tape), 'message')}): the window holds the newest "
+                      f"{plural(fresh.message_count(), 'message')} it can.")
+        return True
+
     def set_tools(self, names: list[str]) -> bool:
         """Offer only the tools called `names` (in the registry's order)."""
         unknown = [n for n in names if n not in self.registry]
@@ -291,7 +415,7 @@ class ChatAppState:
             return self.refuse(f"No tool called {', '.join(map(repr, unknown))}",
                                f"The tools are: {', '.join(self.registry.names())}")
         before, self.tool_names = self.tool_names, [n for n in self.registry.names() if n in names]
-        if self.strategy.with_tools and not self._rebuild(self.strategy, self.budget, False):
+        if self.strategy.with_tools and not self._switch(self.strategy, self.budget, False):
             self.tool_names = before  # its budget covers the tools: they no longer fit
             return False
         self._build_agent()
@@ -342,6 +466,197 @@ class ChatAppState:
         self.post("info", f"⚡ The next {calls} will fail with {FAULTS[kind]}.")
         return True
 
+    # -- sessions (only with a store; each returns True if done, else posts a notice)
+
+    @property
+    def session_id(self) -> str | None:
+        """The open session's id (None without a store)."""
+        return None if self.store is None else self.memory.session.session_id
+
+    def sessions(self) -> list[Any]:
+        """This user's sessions (SessionInfo), the most recently used first ([] without a
+        store, or when the store cannot be read)."""
+        if self.store is None:
+            return []
+        try:
+            return self.store.list_sessions(self.user)
+        except Exception:  # noqa: BLE001  (the view lists nothing; a command says why)
+            return []
+
+    def _find(self, name: str) -> Any:
+        """The user's session called `name`: the newest with that title, else that id."""
+        from lesson_lib.sessions import find_session  # noqa: PLC0415
+
+        return find_session(self.store, self.user, name)
+
+    def _stored_memory(self, session_id: str, window: Any) -> TapedMemory:
+        """A StoredMemory on `session_id` with `window` (filled from the log's newest end),
+        taped: its tape is the whole stored log, so the recording is the log."""
+        stored = self.store.resume(session_id, window)
+        taped = StoredTape(stored, lambda: self.strategy.make(self.budget, self.tool_schemas()))
+        return taped
+
+    def _use(self, session_id: str) -> None:
+        """Make `session_id` the open session, with the current strategy as its window."""
+        fresh = self._stored_memory(session_id,
+                                    self.strategy.make(self.budget, self.tool_schemas()))
+        before = getattr(self, "memory", None)
+        self.memory = fresh
+        try:
+            self._build_agent()  # a new session gets the system prompt (with the profile)
+            self.session_title = self.store.info(session_id).title or session_id
+        except BaseException:
+            if before is not None:
+                self.memory = before
+                self._build_agent()
+            raise
+
+    def _no_store(self) -> bool:
+        return self.refuse("Sessions need a store",
+                           "Start the app with one: chat_app(store=SessionStore(url))")
+
+    def open_session(self, name: str) -> bool:
+        """Resume this user's session `name` (a title, or an id), or start it when there is
+        none. The chat panel shows its conversation again, under a divider."""
+        name = (name or "").strip()
+        if self.store is None:
+            return self._no_store()
+        if not name:
+            return self.refuse("Which session?", "Give its title or id: /open NAME")
+        try:
+            found = self._find(name)
+            if found is not None and found.session_id == self.session_id:
+                self.post("info", f"Session {self.session_title!r} is already open.")
+                return True
+            if found is None:
+                self._use(self.store.create_session(self.user, title=name).session_id)
+            else:
+                self._use(found.session_id)
+        except Exception as error:
+            return self.refuse(f"Cannot open session {name!r}", describe_store_error(error))
+        if found is None:
+            self._announce_new()
+        else:
+            self._show_log(f"Resumed session {self.session_title!r}: "
+                           f"{plural(len(self.memory.tape), 'message')} stored, "
+                           f"{self.memory.message_count()} in the window (what is sent).")
+        return True
+
+    def new_session(self, title: str) -> bool:
+        """Start a new, empty session called `title` (its system prompt reads the profile)."""
+        title = (title or "").strip()
+        if self.store is None:
+            return self._no_store()
+        if not title:
+            return self.refuse("A new session needs a name", "Type one: /new NAME")
+        try:
+            self._use(self.store.create_session(self.user, title=title).session_id)
+        except Exception as error:
+            return self.refuse(f"Cannot start session {title!r}", describe_store_error(error))
+        self._announce_new()
+        return True
+
+    def _announce_new(self) -> None:
+        note = self.profile_prompt()
+        self.post("info", f"New session {self.session_title!r}.",
+                  f"Its system prompt reads your profile: {note}" if note else
+                  "Your profile is empty: tell the model something lasting (“I'm vegetarian”).")
+
+    def _show_log(self, headline: str) -> None:
+        """A divider, then the stored conversation as chat lines (the view redraws once)."""
+        log = self.memory.tape
+        results = {m.get("tool_call_id"): m.get("content") or "" for m in log
+                   if m["role"] == "tool"}
+        lines = [ChatEntry("info", headline, "The lines below are its stored conversation.")]
+        for m in log:
+            if m["role"] == "user":
+                lines.append(ChatEntry("user", redact(str(m.get("content") or ""))))
+            elif m["role"] == "assistant":
+                for call in m.get("tool_calls") or []:
+                    f = call["function"]
+                    lines.append(ChatEntry("tool", redact(f"{f['name']}({f['arguments']})"),
+                                           redact(str(results.get(call["id"], "")))))
+                if m.get("content"):
+                    lines.append(ChatEntry("assistant", redact(str(m["content"]))))
+        self.entries += lines
+        if self.on_change is not None:
+            self.on_change()
+
+    def show_sessions(self) -> bool:
+        """/sessions: this user's sessions, the most recently used first."""
+        if self.store is None:
+            return self._no_store()
+        try:
+            mine = self.store.list_sessions(self.user)
+        except Exception as error:
+            return self.refuse("Cannot list the sessions", describe_store_error(error))
+        lines = [f"{'*' if i.session_id == self.session_id else '·'} {i.title or i.session_id}"
+                 f": {plural(i.message_count, 'message')}, last used "
+                 f"{i.updated_at[:16].replace('T', ' ')} UTC [id {i.session_id}]" for i in mine]
+        self.post("info", f"Sessions of {self.user!r}, most recently used first (* is open):",
+                  "\n".join(lines))
+        return True
+
+    def forget(self, confirmed: bool = False) -> bool:
+        """/forget says what it would delete; /forget yes (or Delete twice) deletes it."""
+        if self.store is None:
+            return self._no_store()
+        if not confirmed:
+            self.forget_pending = True
+            try:
+                stored = plural(self.memory.inner.stored_count(), "stored message")
+            except Exception:  # noqa: BLE001
+                stored = "stored messages"
+            self.post("warning", f"Delete session {self.session_title!r} for good?",
+                      f"Its {stored} go from {self.store.where} (your profile stays). "
+                      "Type /forget yes (or press Delete again) to do it.")
+            return False
+        return self.delete_session()
+
+    def delete_session(self) -> bool:
+        """Delete the open session for good (its rows go), then go on in a new, empty session
+        with the same title."""
+        self.forget_pending = False
+        if self.store is None:
+            return self._no_store()
+        title = self.session_title
+        try:
+            info = self.store.info(self.session_id)
+            gone = self.store.delete_session(self.session_id)
+            self._use(self.store.create_session(self.user, title=info.title).session_id)
+        except Exception as error:
+            return self.refuse(f"Cannot delete session {title!r}", describe_store_error(error))
+        self.post("notice", f"Deleted session {title!r} for good ({plural(gone, 'message')})",
+                  f"Going on in a new, empty session {self.session_title!r}. Your profile "
+                  "stays.")
+        return True
+
+    def profile(self) -> dict[str, Any]:
+        """What the agent knows about this user ({} without a store, or if unreadable)."""
+        if self.store is None:
+            return {}
+        try:
+            return self.store.profile(self.user).as_dict()
+        except Exception:  # noqa: BLE001
+            return {}
+
+    def profile_history(self) -> dict[str, list[str]]:
+        """Each profile key → every value it has had, oldest first, in words."""
+        if self.store is None:
+            return {}
+        try:
+            profile = self.store.profile(self.user)
+            return {key: [str(e) for e in profile.history(key)] for key in profile.as_dict()}
+        except Exception:  # noqa: BLE001
+            return {}
+
+    def profile_prompt(self) -> str:
+        """The profile as a new session's system prompt reads it ("" if nothing is known)."""
+        try:
+            return self.store.profile(self.user).as_prompt() if self.store else ""
+        except Exception:  # noqa: BLE001
+            return ""
+
     # -- what the inspector and the stepper read
 
     def recording(self) -> list[dict]:
@@ -375,14 +690,19 @@ class ChatAppState:
     def memory_html(self) -> str:
         return memory_html(self)
 
+    def profile_html(self) -> str:
+        return profile_html(self)
+
     def summary(self) -> str:
         """One deterministic line: messages, tokens, the strategy, the backend (and a broken
         memory, if it is)."""
         s = self.stats()
         tokens = f"{s['tokens']}/{s['token_limit']}" if s["token_limit"] else f"{s['tokens']}"
         broken = ", ✗ the API would refuse this list" if s["problems"] else ""
+        stored = "" if self.store is None else f", session={self.session_title!r}"
         return (f"{plural(s['messages'], 'message')}, {tokens} tokens, "
-                f"strategy={self.strategy.label(self.budget)}, backend={self.backend}{broken}")
+                f"strategy={self.strategy.label(self.budget)}, backend={self.backend}"
+                f"{stored}{broken}")
 
     def __repr__(self) -> str:
         return f"<ChatAppState: {self.summary()}>"
@@ -394,6 +714,11 @@ class ChatAppState:
 
 
 # ----------------------------------------------------------------- HTML
+
+def describe_store_error(error: BaseException) -> str:
+    """A store error (or any other) in words: its message, else its kind."""
+    return str(error) or type(error).__name__
+
 
 def _esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
@@ -475,16 +800,44 @@ def memory_html(state: ChatAppState) -> str:
     dropped = (f"The last trim dropped {plural(s['dropped'], 'message')}: struck through "
                "below." if s["dropped"] else "The last trim dropped nothing.")
     view = show_messages(memory.to_api_format(), dropped=memory.last_dropped)
+    stored = ("" if state.store is None else
+              f'<div style="color:{GREY}">Stored: {plural(len(memory.tape), "message")} in '
+              f'session {_esc(state.session_title)} (the whole log); sent: the window below.'
+              '</div>')
     return (f'<div style="zoom:{state.scale};font:14px/1.35 {SANS};color:{INK};'
             'text-align:left">'
             f'<div style="font-weight:700;font-size:16px">Memory: '
             f'{_esc(state.strategy.label(state.budget))}</div>'
-            f'<div style="color:{GREY}">{_esc(state.strategy.about)}</div>'
+            f'<div style="color:{GREY}">{_esc(state.strategy.about)}</div>{stored}'
             f'{gauge_html("Messages", s["messages"], s["max_messages"])}'
             f'{gauge_html("Tokens", s["tokens"], s["token_limit"], limit_name)}'
             f'<div style="color:{GREY}">the next request, {s["tool_tokens"]} of them for the '
             f'tool definitions</div>{_validity_html(s["problems"])}'
             f'<div style="margin:4px 0">{dropped}</div>{view._repr_html_()}</div>')
+
+
+def profile_html(state: ChatAppState) -> str:
+    """The profile panel: each fact on a line, its history on hover (and a count of the
+    values it replaced)."""
+    facts, history = state.profile(), state.profile_history()
+    head = (f'<div style="font-weight:700">Profile of {_esc(state.user)}</div>'
+            f'<div style="color:{GREY}">What every new session\'s system prompt reads; the '
+            'model adds to it with remember_preference.</div>')
+    if not facts:
+        body = (f'<div style="color:{GREY}">Nothing known yet. Try “I\'m vegetarian”.</div>')
+    else:
+        items = []
+        for key, value in facts.items():
+            past = history.get(key, [])
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            was = (f' <span style="color:{GREY}">(replaced {plural(len(past) - 1, "value")})'
+                   '</span>' if len(past) > 1 else "")
+            items.append(f'<li title="{_esc(chr(10).join(past))}"><b>{_esc(key)}</b>: '
+                         f'{_esc(shown)}{was}</li>')
+        body = f'<ul style="margin:2px 0;padding-left:18px">{"".join(items)}</ul>'
+    return (f'<div style="zoom:{state.scale};font:14px/1.35 {SANS};color:{INK};'
+            f'text-align:left;border:1px solid #d1d5db;border-radius:6px;padding:4px 8px;'
+            f'margin-bottom:6px">{head}{body}</div>')
 
 
 # ----------------------------------------------------------------- the widget
@@ -501,10 +854,15 @@ class ChatAppView(ShownAsWidget):
                            continuous_update=False, layout=w.Layout(width="100%"))
         self.send_button = w.Button(description="Send", button_style="primary")
         self.clear_button = w.Button(description="/clear")
-        self.root = w.HBox([w.VBox([self.chat, w.HBox([self.text, self.send_button,
-                                                       self.clear_button]), self.status,
-                                    self._controls(w)], layout=w.Layout(width="55%")),
-                            w.VBox([self.memory], layout=w.Layout(width="45%"))])
+        left = [self.chat, w.HBox([self.text, self.send_button, self.clear_button]),
+                self.status, self._controls(w)]
+        right = [self.memory]
+        self.stored = state.store is not None  # the session row and the profile, if so
+        if self.stored:
+            left.insert(0, self._session_controls(w))
+            right.insert(0, self.profile)
+        self.root = w.HBox([w.VBox(left, layout=w.Layout(width="55%")),
+                            w.VBox(right, layout=w.Layout(width="45%"))])
         self._wire()
         self._enlarge(self.text, self.send_button, self.clear_button)
         for widget, name in ((self.root, "app"), (self.text, "input"), (self.chat, "chat"),
@@ -533,6 +891,37 @@ class ChatAppView(ShownAsWidget):
                        w.HBox([self.max_turns, self.backend]),
                        w.HBox([self.fault, self.fault_button])])
 
+    def _session_controls(self, w: Any) -> Any:
+        """With a store: pick a session, start one, delete the open one; and the profile."""
+        self.session_pick = w.Dropdown(description="Session", layout=w.Layout(width="300px"),
+                                       style={"description_width": "initial"})
+        self.session_name = w.Text(placeholder="new session name", continuous_update=False,
+                                   layout=w.Layout(width="160px"))
+        self.new_button = w.Button(description="New", layout=w.Layout(width="60px"))
+        self.delete_button = w.Button(description="Delete", button_style="danger",
+                                      tooltip="Delete this session for good (press twice)")
+        self.profile = w.HTML()
+        row = w.HBox([self.session_pick, self.session_name, self.new_button, self.delete_button])
+        for widget, name in ((row, "sessions"), (self.session_pick, "session-pick"),
+                             (self.session_name, "session-name"), (self.new_button, "new"),
+                             (self.delete_button, "delete"), (self.profile, "profile")):
+            widget.add_class(f"lesson-chat-{name}")
+        return row
+
+    def _wire_sessions(self) -> None:
+        s = self.state
+        self.session_pick.observe(lambda c: self._do(s.open_session, c["new"]), "value")
+        self.session_name.observe(lambda c: self._new(c["new"]), "value")
+        self.new_button.on_click(lambda _: self._new(self.session_name.value))
+        self.delete_button.on_click(lambda _: self._do(s.forget, s.forget_pending))
+
+    def _new(self, title: str) -> None:
+        """Enter in the name box, or New: start the session, and empty the box."""
+        if self._quiet or not title.strip():
+            return
+        self.set_quietly(self.session_name, "value", "")
+        self._do(self.state.new_session, title)
+
     def _enlarge(self, *widgets: Any) -> None:
         """Larger type in the input and its buttons, by the state's scale (the chat and the
         inspector are HTML, zoomed as a whole)."""
@@ -554,6 +943,8 @@ class ChatAppView(ShownAsWidget):
         self.max_turns.observe(lambda c: self._do(s.set_max_turns, c["new"]), "value")
         self.backend.observe(lambda c: self._do(s.set_backend, c["new"]), "value")
         self.fault_button.on_click(lambda _: self._do(s.inject_fault, self.fault.value))
+        if self.stored:
+            self._wire_sessions()
 
     def _do(self, action: Callable, *args: Any) -> None:
         """Run a state method for a control the learner changed (not for refresh()'s own
@@ -563,7 +954,7 @@ class ChatAppView(ShownAsWidget):
         try:
             action(*args)
         except Exception as error:  # a last guard: a notice, never a traceback
-            self.state.post("notice", *describe_error(error, self.state.memory.to_api_format()))
+            self.state.post("notice", *describe_error(error, self.state._sent()))
         self.refresh()
 
     def _send(self, text: str) -> None:
@@ -612,6 +1003,25 @@ class ChatAppView(ShownAsWidget):
         finally:
             self._quiet = False
         self.fault.disabled = self.fault_button.disabled = s.backend != "offline"
+        if self.stored:
+            self.refresh_sessions()
+
+    def refresh_sessions(self) -> None:
+        """The session menu (the open one chosen), the Delete button, the profile panel."""
+        s = self.state
+        options = [(f"{i.title or i.session_id} ({plural(i.message_count, 'message')})",
+                    i.session_id) for i in s.sessions()]
+        if s.session_id not in [value for _, value in options]:
+            options.insert(0, (s.session_title, s.session_id))
+        self._quiet = True
+        try:
+            with self.session_pick.hold_sync():
+                self.session_pick.options = options
+                self.session_pick.value = s.session_id
+        finally:
+            self._quiet = False
+        self.delete_button.description = "Delete for good?" if s.forget_pending else "Delete"
+        self.profile.value = s.profile_html()
 
     def refresh(self) -> None:
         """Make every control show the state, then redraw."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -652,3 +653,181 @@ def test_importing_the_app_does_not_import_widgets_or_openai():
             "print(sorted(m for m in ('ipywidgets', 'openai') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", f"expected no heavy imports, got {out.stdout.strip()}"
+
+
+# ----------------------------------------------------------------- sessions (with a store)
+
+@pytest.fixture
+def store_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'sessions.db'}"
+
+
+def stored_rows(url):
+    """session_id → how many message rows the database file holds, read with sqlite3."""
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+        return dict(conn.execute("SELECT session_id, count(*) FROM messages "
+                                 "GROUP BY session_id").fetchall())
+
+
+def test_a_session_is_resumed_with_its_messages_and_the_profile_remembers(store_url):
+    state = ChatAppState(store=store_url, session="trip")
+    trip = state.session_id
+    state.send("My name is Xiaoming")
+    state.send("I'm vegetarian")
+    said = state.memory.to_api_format()
+    assert state.profile() == {"name": "Xiaoming", "diet": "vegetarian"}
+    assert state.open_session("work") and state.session_id != trip
+    work_prompt = state.memory.to_api_format()[0]["content"]
+    assert "diet: vegetarian" in work_prompt, "a new session's system prompt reads the profile"
+    state.send("What's the weather in Chengdu?")
+    assert state.open_session("trip") and state.session_id == trip
+    assert state.memory.to_api_format() == said, "the first session is resumed as it was"
+    assert [e.text for e in state.entries if e.kind == "user"][-2:] == [
+        "My name is Xiaoming", "I'm vegetarian"], "its conversation is shown again"
+    assert [i.title for i in state.sessions()] == ["work", "trip"], (
+        "the session a message was last added to first")
+    history = state.profile_history()["diet"]
+    assert len(history) == 1 and f"in session {trip}" in history[0], history
+    assert "<b>diet</b>: vegetarian" in state.profile_html()
+    assert "session='trip'" in repr(state)
+
+
+def test_a_store_is_also_taken_as_a_session_store_and_opens_the_newest_session(store_url):
+    from lesson_lib.sessions import SessionStore
+
+    store = SessionStore(store_url)
+    first = ChatAppState(store=store)
+    assert first.session_title == app_module.DEFAULT_SESSION
+    first.new_session("later")
+    first.send("My name is Xiaoming")
+    again = ChatAppState(store=store_url)
+    assert again.session_title == "later" and len(again.memory.tape) == 5
+    assert ChatAppState(store=store, user="someone else").sessions()[0].title == "chat"
+
+
+def test_session_commands_in_the_chat(store_url):
+    state = ChatAppState(store=store_url)
+    state.send("/help")
+    for command in ("/sessions", "/open NAME", "/new NAME", "/forget"):
+        assert command in last(state).text
+    state.send("/new Weekend Plans")
+    assert state.session_title == "Weekend Plans" and last(state).text.startswith("New session")
+    state.send("/sessions")
+    assert "* Weekend Plans" in last(state).detail and "· chat" in last(state).detail
+    state.send("/open chat")
+    assert state.session_title == "chat"
+    state.send("/open")
+    state.send("/new   ")
+    assert kinds(state)[-2:] == ["notice", "notice"]
+
+
+def test_forget_asks_first_then_deletes_the_rows_for_good(store_url):
+    state = ChatAppState(store=store_url, session="trip")
+    state.send("I'm vegetarian")
+    gone = state.session_id
+    state.send("/forget")
+    assert last(state).kind == "warning" and "/forget yes" in last(state).detail
+    assert stored_rows(store_url)[gone] > 1, "nothing is deleted before the confirmation"
+    state.send("What time is it in New York?")
+    state.send("/forget yes")
+    assert gone not in stored_rows(store_url), "its rows are gone from the database file"
+    assert state.session_id != gone and state.session_title == "trip"
+    assert last(state).kind == "notice" and last(state).text.startswith("Deleted session 'trip'")
+    assert state.profile() == {"diet": "vegetarian"}, "the profile stays"
+    assert "diet: vegetarian" in state.memory.to_api_format()[0]["content"]
+
+
+def test_switching_strategy_in_a_stored_session_keeps_the_log(store_url):
+    state = ChatAppState(store=store_url, strategy="ShortTermMemory", budget=4)
+    for question in PITFALL:
+        state.send(question)
+    stored = state.memory.inner.stored_count()
+    assert len(state.recording()) == stored > state.memory.message_count()
+    assert state.set_strategy("TokenBudgetMemory", 2000)
+    assert state.memory.inner.stored_count() == stored == len(state.recording())
+    assert state.memory.message_count() > 4, "the larger window is filled from the stored log"
+    assert "stored log" in last(state).detail
+    assert_valid(state)
+    assert not state.set_budget(300), "a window too small for the last turn is refused"
+    assert state.budget == 2000 and last(state).kind == "notice"
+    assert state.set_budget(1200) and state.memory.inner.stored_count() == stored
+    state.send("What is my name?")
+    assert state.memory.inner.stored_count() > stored
+    state.send("/clear")
+    assert state.memory.inner.stored_count() == 1, "the stored log keeps its system prompt"
+
+
+def test_store_errors_and_a_missing_session_are_notices(store_url, monkeypatch):
+    from lesson_lib.sessions import StoreError
+
+    state = ChatAppState(store=store_url)
+    state.store.delete_session(state.session_id)  # another program deletes it
+    assert state.send("Hello") is None and last(state).kind == "notice"
+    state.send("/forget yes")
+    assert last(state).kind == "notice" and "Cannot delete" in last(state).text
+
+    def broken(*args, **kwargs):
+        raise StoreError("the database is locked")
+
+    monkeypatch.setattr(state.store, "list_sessions", broken)
+    state.send("/open other")
+    assert last(state).text == "Cannot open session 'other'"
+    assert "locked" in last(state).detail
+    state.send("/sessions")
+    assert last(state).kind == "notice" and state.sessions() == []
+
+
+def test_without_a_store_the_session_commands_are_unknown():
+    state = ChatAppState()
+    assert state.sessions() == [] and state.profile() == {} and state.session_id is None
+    state.send("/sessions")
+    assert last(state).text == "Unknown command /sessions"
+    assert "/forget" not in last(state).detail
+    assert not state.open_session("trip") and last(state).text == "Sessions need a store"
+
+
+def test_the_view_has_session_controls_only_with_a_store(store_url):
+    plain = chat_app()
+    assert not plain.stored and not hasattr(plain, "session_pick")
+    assert "lesson-chat-sessions" not in str(plain.root.children[0].children[0]._dom_classes)
+    view = chat_app(store=store_url, session="trip")
+    view.text.value = "I'm vegetarian"
+    assert "<b>diet</b>: vegetarian" in view.profile.value
+    assert view.session_pick.value == view.state.session_id
+    view.session_name.value = "work"
+    assert view.state.session_title == "work" and view.session_name.value == ""
+    assert [label for label, _ in view.session_pick.options][0].startswith("work")
+    trip = [value for label, value in view.session_pick.options if label.startswith("trip")]
+    view.session_pick.value = trip[0]
+    assert view.state.session_title == "trip" and view.state.memory.message_count() > 1
+    view.delete_button.click()
+    assert view.delete_button.description == "Delete for good?"
+    assert trip[0] in stored_rows(store_url)
+    view.delete_button.click()
+    assert trip[0] not in stored_rows(store_url) and view.delete_button.description == "Delete"
+    view.session_name.value = "third"
+    view.new_button.click()  # an empty name box: nothing happens
+    assert len(view.state.sessions()) == 3
+
+
+def test_a_commit_that_fails_is_a_notice_and_the_window_is_rebuilt_from_the_store(store_url,
+                                                                                   monkeypatch):
+    state = ChatAppState(store=store_url)
+    state.send("My name is Xiaoming")
+    before = state.memory.to_api_format()
+    append, failures = state.store.append, []
+
+    def commit_fails_once(session_id, messages, *, then=None):
+        def then_fail(unit):
+            then(unit)  # the window takes the unit, then the commit fails
+            if not failures:
+                failures.append(unit)
+                raise RuntimeError("disk I/O error")
+        return append(session_id, messages, then=then_fail)
+
+    monkeypatch.setattr(state.store, "append", commit_fails_once)
+    assert state.send("What's the weather in Chengdu?") is None
+    assert failures and last(state).kind == "notice"
+    assert state.memory.to_api_format() == before, "the window is what the store holds"
+    assert state.send("What is my name?") and last(state).kind == "assistant"
+    assert_valid(state)
