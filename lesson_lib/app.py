@@ -238,6 +238,8 @@ class ChatAppState:
         found = self._find(session) if session else (self.sessions() or [None])[0]
         if found is not None:
             self._use(found.session_id)
+            if self.memory.tape:  # a resumed session: its conversation is on screen again
+                self._show_log(f"Resumed session {self.session_title!r}.")
         else:
             self._use(self.store.create_session(user, title=session or DEFAULT_SESSION)
                       .session_id)

@@ -9,6 +9,9 @@ inspector's new rows appear; click the stepper forward and back and see its coun
 change; find no error output anywhere (except in cells tagged raises-exception); shut the
 kernel down. Screenshots go to artifacts/browser/<lab|notebook>/ (gitignored).
 
+A second test opens notebook 09 in JupyterLab, runs it, and picks another stored session in
+its chat app's Session menu: that session's conversation comes back on screen.
+
 Skipped when /usr/bin/chromium or the playwright package is missing, unless
 LESSON_REQUIRE_BROWSER=1 (CI sets it): then it fails and says what is missing.
 """
@@ -145,12 +148,12 @@ def _wait_for(page, what: str, test, timeout: float, poll: float = 0.25, times: 
                          f"state: {state}")
 
 
-def _open_notebook(page, server: JupyterServer) -> None:
+def _open_notebook(page, server: JupyterServer, notebook: str = NOTEBOOK) -> None:
     front_end = server.front_end
-    page.goto(server.url + front_end.open_url(NOTEBOOK), wait_until="domcontentloaded",
+    page.goto(server.url + front_end.open_url(notebook), wait_until="domcontentloaded",
               timeout=60 * SECONDS)
     state = _wait_for(page, f"the notebook and an idle kernel in {front_end.title}",
-                      lambda s: s["path"] == NOTEBOOK and s["ready"] and s["status"] == "idle",
+                      lambda s: s["path"] == notebook and s["ready"] and s["status"] == "idle",
                       90)
     assert state["app"] == front_end.app_name, \
         f"expected {front_end.app_name!r} to show the notebook, got {state['app']!r}"
@@ -330,3 +333,61 @@ def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_p
                 json.dumps({**timer.steps, "total": timer.total()}, indent=1) + "\n")
     still = listening_hosts(server.port)
     assert not still, f"{title}'s server still listens on {still} after it was stopped"
+
+
+# ----------------------------------------------------------------- sessions (notebook 09)
+
+SESSIONS_NOTEBOOK = "09_conversations_that_survive_a_restart.ipynb"
+OPTION_VALUE = """([root, label]) => {
+  const option = [...document.querySelectorAll(root + ' select option')]
+    .find(o => o.textContent.startsWith(label));
+  return option ? option.value : null;
+}"""
+
+
+def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
+    """Notebook 09's chat app in JupyterLab: run all, then pick Monday's session in the menu
+    and see its stored conversation come back, with the profile beside it."""
+    sync_api = _require_browser()
+    artifacts = ARTIFACTS / "lab-sessions"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=SESSIONS_NOTEBOOK,
+                           front_end=FRONT_ENDS[0])
+    context = None
+    with sync_api.sync_playwright() as playwright:
+        try:
+            server.start()
+            context = playwright.chromium.launch_persistent_context(
+                str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
+                headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
+            context.set_default_timeout(15 * SECONDS)
+            page = context.pages[0] if context.pages else context.new_page()
+            expect = sync_api.expect
+            expect.set_options(timeout=15 * SECONDS)
+            _open_notebook(page, server, SESSIONS_NOTEBOOK)
+            state = _run_all(page)
+            errors = page.evaluate(ERRORS)
+            assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
+            assert state["executed"] == state["total"], f"not every cell ran: {state}"
+            app = page.locator(".lesson-chat-app").last
+            app.scroll_into_view_if_needed()
+            chat = app.locator(".lesson-chat-chat")
+            expect(chat).to_contain_text("Your profile says your name is Xiaoming.")  # Tuesday
+            expect(app.locator(".lesson-chat-profile")).to_contain_text("vegan")
+            value = page.evaluate(OPTION_VALUE, [".lesson-chat-session-pick", "Monday"])
+            assert value is not None, "no 'Monday' in the Session menu"
+            app.locator(".lesson-chat-session-pick select").select_option(value=value)
+            expect(chat).to_contain_text("Noted: you're vegetarian. I'll remember that.")
+            app.screenshot(path=str(artifacts / "monday-picked.png"))
+            errors = page.evaluate(ERRORS)
+            assert not errors, f"error output after picking a session: {errors}"
+            page.evaluate(SHUT_DOWN_KERNEL)
+        except Exception:
+            if context is not None and context.pages:
+                context.pages[0].screenshot(path=str(artifacts / "failure.png"))
+            print(f"the server log (last lines):\n{server.log_tail()}")
+            raise
+        finally:
+            if context is not None:
+                context.close()
+            server.stop()
