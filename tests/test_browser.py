@@ -148,6 +148,16 @@ def _wait_for(page, what: str, test, timeout: float, poll: float = 0.25, times: 
                          f"state: {state}")
 
 
+def _launch(sync_api, playwright, tmp_path: Path):
+    """Headless Debian Chromium with a fresh profile: (context, its page), 15 s timeouts."""
+    context = playwright.chromium.launch_persistent_context(
+        str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
+        headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
+    context.set_default_timeout(15 * SECONDS)
+    sync_api.expect.set_options(timeout=15 * SECONDS)
+    return context, context.pages[0] if context.pages else context.new_page()
+
+
 def _open_notebook(page, server: JupyterServer, notebook: str = NOTEBOOK) -> None:
     front_end = server.front_end
     page.goto(server.url + front_end.open_url(notebook), wait_until="domcontentloaded",
@@ -268,12 +278,7 @@ def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_p
             _check_binds_only_loopback(f"{title}'s server", server.port)
             assert server.news_disabled(), f"{title} would fetch its news feed"
             timer.mark("server up")
-            context = playwright.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
-                headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
-            context.set_default_timeout(15 * SECONDS)
-            page = context.pages[0] if context.pages else context.new_page()
-            sync_api.expect.set_options(timeout=15 * SECONDS)
+            context, page = _launch(sync_api, playwright, tmp_path)
 
             def shot(target, name: str) -> None:
                 target.screenshot(path=str(artifacts / f"{name}.png"))
@@ -357,13 +362,8 @@ def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
     with sync_api.sync_playwright() as playwright:
         try:
             server.start()
-            context = playwright.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
-                headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
-            context.set_default_timeout(15 * SECONDS)
-            page = context.pages[0] if context.pages else context.new_page()
+            context, page = _launch(sync_api, playwright, tmp_path)
             expect = sync_api.expect
-            expect.set_options(timeout=15 * SECONDS)
             _open_notebook(page, server, SESSIONS_NOTEBOOK)
             state = _run_all(page)
             errors = page.evaluate(ERRORS)
