@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+# How often each finding has failed in this kernel: a hint given as steps shows one more
+# step each time the same check fails the same way ("asking again gives more").
+_ASKED: Counter = Counter()
 
 
 @dataclass
@@ -21,7 +26,17 @@ class Report:
     title: str
     findings: list[tuple[bool, str, str]] = field(default_factory=list)  # (ok, what, hint)
 
-    def expect(self, ok: bool, what: str, hint: str = "") -> bool:
+    def expect(self, ok: bool, what: str, hint: str | Sequence[str] = "") -> bool:
+        """Record a finding. `hint` is one sentence, or steps: the first names the rule and
+        the smallest case that breaks it; each time the same finding fails again in this
+        kernel, one more step is shown."""
+        if not ok and not isinstance(hint, str):
+            steps = list(hint)
+            _ASKED[(self.title, what)] += 1
+            shown = min(_ASKED[(self.title, what)], len(steps))
+            hint = "\n     ".join(steps[:shown])
+            if shown < len(steps):
+                hint += "\n     (run the check again for a further hint)"
         self.findings.append((bool(ok), what, hint))
         return bool(ok)
 
