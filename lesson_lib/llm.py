@@ -98,9 +98,11 @@ def _model_for(client: Any) -> str:
 
 def describe_backend() -> str:
     """One line saying which model answers, without any secret."""
-    from lesson_lib.offline import is_offline
+    from lesson_lib.offline import is_offline, is_served
 
     client = get_client()
+    if is_served(client):
+        return f"offline teaching model '{_model}' served at {client.base_url} (rule-based)"
     if is_offline(client):
         return f"offline teaching model '{_model}' (rule-based, no key, no network)"
     return f"model '{_model}' at {client.base_url}"

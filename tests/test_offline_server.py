@@ -407,3 +407,22 @@ def test_cli_refuses_a_public_host():
     done = subprocess.run([sys.executable, "-m", "lesson_lib.offline", "serve", "--host",
                            "0.0.0.0"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "127.0.0.1 only" in done.stderr, done.stderr
+
+
+def test_a_client_of_the_served_model_is_recognised_as_the_offline_model():
+    """A notebook pointed at a teacher's served offline model still runs its offline checks:
+    is_offline asks /v1/models (on a near address only) and finds the offline model there."""
+    import openai
+
+    from lesson_lib.llm import describe_backend, using_client
+    from lesson_lib.offline import MODEL_ID, is_offline, is_served
+    from lesson_lib.offline.server import serve_in_thread
+
+    with serve_in_thread() as server:
+        served = openai.OpenAI(base_url=server.url + "/v1", api_key="offline", max_retries=0)
+        assert is_offline(served) and is_served(served)
+        with using_client(served, MODEL_ID):
+            assert describe_backend().startswith(f"offline teaching model '{MODEL_ID}' served at")
+    nobody = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="x", max_retries=0)
+    public = openai.OpenAI(base_url="https://api.example.com/v1", api_key="x", max_retries=0)
+    assert not is_offline(nobody) and not is_offline(public)  # the public one is never asked

@@ -29,6 +29,8 @@ Importing this package is cheap: `openai` and `httpx2` are imported on first use
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 MODEL_ID = "offline-rule-based-teacher"
@@ -97,9 +99,47 @@ def _transport_of(client: Any):
 
 
 def is_offline(client: Any) -> bool:
-    """True when `client` talks to the offline model in process (made by offline_client()).
-    A client of the served endpoint (`serve`) uses real HTTP and counts as not offline."""
-    return _transport_of(client) is not None
+    """True when the offline teaching model answers `client`: in process (made by
+    offline_client()), or served (`serve`, a teacher's machine) at a base URL whose
+    `/v1/models` lists MODEL_ID as the offline model's. Only a loopback or private-network
+    address is asked, once per URL: a public provider is never probed."""
+    if _transport_of(client) is not None:
+        return True
+    base_url = getattr(client, "base_url", None)
+    return base_url is not None and _served_here(str(base_url).rstrip("/"),
+                                                 getattr(client, "api_key", "") or "")
+
+
+def is_served(client: Any) -> bool:
+    """True when `client` reaches the offline model over HTTP (not in process)."""
+    return _transport_of(client) is None and is_offline(client)
+
+
+@functools.lru_cache(maxsize=16)
+def _served_here(base_url: str, api_key: str) -> bool:
+    """Does the server at `base_url` (loopback or private network only) serve the offline model?"""
+    import ipaddress  # noqa: PLC0415
+    import urllib.request  # noqa: PLC0415
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    host = urlsplit(base_url).hostname or ""
+    try:
+        near = host == "localhost" or ipaddress.ip_address(host).is_private
+    except ValueError:  # a name: only localhost is known to be this machine
+        near = False
+    if not near:
+        return False
+    request = urllib.request.Request(f"{base_url}/models",
+                                     headers={"Authorization": f"Bearer {api_key}"})
+    try:
+        with urllib.request.urlopen(request, timeout=2) as answer:  # noqa: S310 (http to a near host)
+            listed = json.loads(answer.read()).get("data") or []
+    except Exception:  # not listening, not JSON, a 401: not (usably) the offline model
+        return False
+    from lesson_lib.offline.api import OWNED_BY  # noqa: PLC0415
+
+    return any(isinstance(m, dict) and m.get("id") == MODEL_ID and m.get("owned_by") == OWNED_BY
+               for m in listed)
 
 
 def inject_fault(client: Any,       # a client made by offline_client() / offline_async_client()
