@@ -20,7 +20,7 @@ NOTEBOOK_ENV = {
     "MPLBACKEND": "module://matplotlib_inline.backend_inline",
 }
 REAL_PROVIDER_VARS = ("LESSON_BACKEND", "OPENAI_API_KEY", "OPENAI_BASE_URL", "LESSON_MODEL")
-OUTSIDE_SERVICES = ("LESSON_POSTGRES_URL",)  # notebook 09's optional PostgreSQL server
+OUTSIDE_SERVICES = ("LESSON_POSTGRES_URL",)  # notebook 10's optional PostgreSQL server
 
 
 def apply_notebook_env(environ: dict | None = None) -> None:

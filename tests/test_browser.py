@@ -9,7 +9,7 @@ inspector's new rows appear; click the stepper forward and back and see its coun
 change; find no error output anywhere (except in cells tagged raises-exception); shut the
 kernel down. Screenshots go to artifacts/browser/<lab|notebook>/ (gitignored).
 
-A second test opens notebook 09 in JupyterLab, runs it, and picks another stored session in
+A second test opens notebook 10 in JupyterLab, runs it, and picks another stored session in
 its chat app's Session menu: that session's conversation comes back on screen.
 
 Skipped when /usr/bin/chromium or the playwright package is missing, unless
@@ -340,9 +340,9 @@ def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_p
     assert not still, f"{title}'s server still listens on {still} after it was stopped"
 
 
-# ----------------------------------------------------------------- sessions (notebook 09)
+# ----------------------------------------------------------------- sessions (notebook 10)
 
-SESSIONS_NOTEBOOK = "09_conversations_that_survive_a_restart.ipynb"
+SESSIONS_NOTEBOOK = "10_conversations_that_survive_a_restart.ipynb"
 OPTION_VALUE = """([root, label]) => {
   const option = [...document.querySelectorAll(root + ' select option')]
     .find(o => o.textContent.startsWith(label));
@@ -351,7 +351,7 @@ OPTION_VALUE = """([root, label]) => {
 
 
 def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
-    """Notebook 09's chat app in JupyterLab: run all, then pick Monday's session in the menu
+    """Notebook 10's chat app in JupyterLab: run all, then pick Monday's session in the menu
     and see its stored conversation come back, with the profile beside it."""
     sync_api = _require_browser()
     artifacts = ARTIFACTS / "lab-sessions"

@@ -1,4 +1,4 @@
-"""Notebook 09's exercise checks: a right answer passes, each wrong one fails with its hint,
+"""Notebook 10's exercise checks: a right answer passes, each wrong one fails with its hint,
 and no answer, however broken, makes a check raise at the learner.
 
 The solutions live here, not in the notebook."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from check_support import expect_fail, expect_pass, run
 
-from lesson_lib.exercises.nb09 import check_forget_user, check_open_chat
+from lesson_lib.exercises.nb10 import check_forget_user, check_open_chat
 
 # ----------------------------------------------------------------- exercise 1: open_chat
 

@@ -1,4 +1,4 @@
-"""Self-checks for notebook 09, "Conversations that survive a restart".
+"""Self-checks for notebook 10, "Conversations that survive a restart".
 
 - `check_open_chat(open_chat)`: the learner's `open_chat(store, user_id, title)`, which
   resumes the user's session with that title, or starts it when there is none.
