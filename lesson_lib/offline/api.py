@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, brain
+from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, brain, structured
 from lesson_lib.offline.ids import make_id
 from lesson_lib.protocol import (
     ProtocolError,
@@ -249,7 +249,7 @@ def chat_completion(raw: bytes, window: int) -> Reply:
     check_options(body)
     messages_tokens = check_context(body, window, tools_tokens)
     asked = {k: v for k, v in body.items() if k not in STREAM_ONLY}  # same answer streamed or not
-    answer = brain.reply(asked)
+    answer = structured.constrain(asked, brain.reply(asked))  # response_format, strict tools
     completion = build_completion(asked, answer, messages_tokens + tools_tokens)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
