@@ -92,7 +92,8 @@ def json_reply(status: int, obj: Any, extra: Mapping[str, str] | None = None) ->
 
 
 def error_reply(error: ProtocolError, extra: Mapping[str, str] | None = None) -> Reply:
-    """The API's {"error": {...}} body with the error's status; never to be retried."""
+    """The API's {"error": {...}} body with the error's status; never to be retried unless
+    `extra` says otherwise (an injected fault with a Retry-After)."""
     return json_reply(error.status, error.body(), {**NO_RETRY, **(extra or {})})
 
 
@@ -249,7 +250,7 @@ def chat_completion(raw: bytes, window: int) -> Reply:
     check_options(body)
     messages_tokens = check_context(body, window, tools_tokens)
     asked = {k: v for k, v in body.items() if k not in STREAM_ONLY}  # same answer streamed or not
-    answer = structured.constrain(asked, brain.reply(asked))  # response_format, strict tools
+    answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
     completion = build_completion(asked, answer, messages_tokens + tools_tokens)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -370,10 +371,10 @@ def server_error() -> ProtocolError:
         explanation="the service failed, not your request: try again later")
 
 
-def rate_limit_error(model: str) -> ProtocolError:
-    return ProtocolError(  # verbatim, with the requested model's name
+def rate_limit_error(model: str, wait_ms: int = 644) -> ProtocolError:
+    return ProtocolError(  # verbatim, with the requested model's name and the wait
         f"Rate limit reached for {model} in organization org-offline on tokens per min (TPM): "
-        "Limit 30000, Used 29937, Requested 385. Please try again in 644ms. Visit "
+        f"Limit 30000, Used 29937, Requested 385. Please try again in {wait_ms}ms. Visit "
         "https://platform.openai.com/account/rate-limits to learn more.",
         code="rate_limit_exceeded", status=429, type="tokens",
         explanation="too many tokens this minute: wait retry-after-ms, then retry")
@@ -387,15 +388,30 @@ RATE_LIMIT_HEADERS = {  # the shape of the real headers, with the numbers of the
 }
 
 
-def fault_reply(kind: str, raw: bytes) -> Reply:
-    """The answer of an injected fault: "rate_limit" (429) or "server_error" (500).
+def retry_headers(retry_after: float) -> dict[str, str]:
+    """An error answer that invites a retry after `retry_after` seconds: the SDK reads
+    retry-after-ms first, then retry-after (whole seconds here, as the real header)."""
+    wait_ms = max(1, round(retry_after * 1000))
+    return {"x-should-retry": "true", "retry-after-ms": str(wait_ms),
+            "retry-after": str(-(-wait_ms // 1000))}
+
+
+def fault_reply(kind: str, raw: bytes, retry_after: float | None = None) -> Reply:
+    """The answer of an injected fault: "rate_limit" (429) or "server_error" (500); never
+    to be retried, unless `retry_after` (seconds) says when to retry.
     (A "timeout" has no answer: the transport raises instead.)"""
     if kind == "rate_limit":
         try:
             model = json.loads(raw).get("model") or MODEL_ID
         except (ValueError, AttributeError, UnicodeDecodeError):
             model = MODEL_ID
-        return error_reply(rate_limit_error(str(model)), RATE_LIMIT_HEADERS)
+        if retry_after is None:
+            return error_reply(rate_limit_error(str(model)), RATE_LIMIT_HEADERS)
+        headers = retry_headers(retry_after)
+        wait = headers["retry-after-ms"]
+        return error_reply(rate_limit_error(str(model), int(wait)), {
+            **RATE_LIMIT_HEADERS, "x-ratelimit-reset-tokens": f"{wait}ms", **headers})
     if kind == "server_error":
-        return error_reply(server_error())
+        extra = retry_headers(retry_after) if retry_after is not None else None
+        return error_reply(server_error(), extra)
     raise ValueError(f"no reply for fault {kind!r}: use 'rate_limit' or 'server_error'")

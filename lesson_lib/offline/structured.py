@@ -967,6 +967,45 @@ def flat_items(data: Mapping, depth: int = 0) -> list[tuple[str, Any]]:
 
 # ------------------------------------------------------------------ strict tools
 
+def brain_view(body: Mapping) -> Mapping:
+    """The request as the brain should read it: each strict function's parameters with
+    their $refs inlined and `X | None` read as X, and a required parameter counted as
+    optional when null is allowed or the request gives its value anyway (structured.py
+    fills it, see strict_call). The brain then asks back ("Which city?") only for what
+    nothing can fill. Non-strict tools are shown as they are."""
+    tools = body.get("tools")
+    if not isinstance(tools, list) or not any(is_strict(t) for t in tools):
+        return body
+    source = source_of(body, "")
+    return {**body, "tools": [simpler(t, source) if is_strict(t) else t for t in tools]}
+
+
+def is_strict(tool: Any) -> bool:
+    fn = tool.get("function") if isinstance(tool, Mapping) else None
+    return isinstance(fn, Mapping) and fn.get("strict") is True and \
+        isinstance(fn.get("parameters"), Mapping)
+
+
+def simpler(tool: Mapping, source: Source) -> dict:
+    fn = tool["function"]
+    filler = Filler(fn["parameters"], source, strict=True)
+    root = filler.resolve(fn["parameters"])
+    properties, required = {}, []
+    for name, sub in (root.get("properties") or {}).items():
+        sub = filler.resolve(sub)
+        branches = [filler.resolve(b) for b in sub.get("anyOf") or []]
+        real = [b for b in branches if types_of(b) != ["null"]]
+        nullable = "null" in types_of(sub) or len(real) < len(branches)
+        shown = {**(real[0] if len(real) == 1 else sub),
+                 **{k: sub[k] for k in ("description", "title") if k in sub}}
+        properties[name] = {k: v for k, v in shown.items() if k != "anyOf" or len(real) > 1}
+        if name in (root.get("required") or []) and not nullable and \
+                filler.find(sub, name, ("",), 1) is MISSING:
+            required.append(name)
+    parameters = {**root, "properties": properties, "required": required}
+    return {**tool, "function": {**fn, "parameters": parameters}}
+
+
 def strict_call(call: Mapping, body: Mapping, source: Source) -> dict | None:
     """A tool call whose arguments are valid against its strict function's parameters
     (repaired when they were not); the call unchanged for a non-strict function; None for
@@ -980,27 +1019,34 @@ def strict_call(call: Mapping, body: Mapping, source: Source) -> dict | None:
     schema = tool.get("parameters") or {"type": "object", "properties": {},
                                         "additionalProperties": False, "required": []}
     arguments = u.read_result(fn.get("arguments") or "{}")
+    source.used = set()  # each call reads the request afresh
     filler = Filler(schema, source, strict=True)
     if not isinstance(arguments, Mapping):
         arguments = {}
-    if not filler.validator.is_valid(arguments):
-        arguments = filler.repaired(completed(filler, schema, dict(arguments)))
+    arguments = filler.repaired(completed(filler, schema, dict(arguments)))
     if not filler.validator.is_valid(arguments):
         return None
     return {**call, "function": {**fn, "arguments": json.dumps(
         arguments, ensure_ascii=False, separators=(",", ":"))}}
 
 
+READER_FIRST = ("date", "time", "person", "name", "email", "url", "phone")  # roles where
+# this module's reading beats the brain's free-text guess ("on Friday" is no event name)
+
+
 def completed(filler: Filler, schema: Mapping, arguments: dict) -> dict:
     """The brain's arguments, each key the schema lacks dropped, each required key it
-    missed (or filled with a wrong type) found in the request or blank."""
+    missed (or filled with a wrong type) found in the request or blank. For a key whose
+    name says what it holds (a date, a person, an event's name), a value read here wins."""
     schema = filler.resolve(schema)
     properties = schema.get("properties") or {}
     out = {}
     for name, sub in properties.items():
-        if name in arguments and filler.fits(sub, arguments[name]):
+        read = filler.find(sub, name, ("",), 1)
+        reader_first = role_of(name, filler.resolve(sub)) in READER_FIRST
+        if name in arguments and filler.fits(sub, arguments[name]) and \
+                (read is MISSING or not reader_first):
             out[name] = arguments[name]
-            continue
-        value = filler.find(sub, name, ("",), 1)
-        out[name] = filler.blank(sub, 1) if value is MISSING else value
+        else:
+            out[name] = filler.blank(sub, 1) if read is MISSING else read
     return out
