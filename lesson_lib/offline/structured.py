@@ -72,7 +72,8 @@ def constrain(body: Mapping, answer: dict) -> dict:
         calls = [c for c in (strict_call(call, body, source) for call in message["tool_calls"])
                  if c is not None]
         if not calls:  # every call was unusable: say so rather than send an invalid one
-            return {"message": {"role": "assistant", "content": source.said or ""},
+            names = ", ".join(dict.fromkeys(c["function"]["name"] for c in message["tool_calls"]))
+            return {"message": {"role": "assistant", "content": cannot_call(names, source)},
                     "finish_reason": "stop"}
         message["tool_calls"] = calls
         return {**answer, "message": message}
@@ -90,6 +91,14 @@ def constrain(body: Mapping, answer: dict) -> dict:
     else:
         return answer
     return {**answer, "message": message}
+
+
+def cannot_call(names: str, source: Source) -> str:
+    """The reply when no call could be made valid against its strict schema."""
+    if u.language(source.texts[0]) == "zh":
+        return f"我无法让 {names} 的参数符合它的严格（strict）模式，所以没有调用它。"
+    return (f"I could not fill the arguments of {names} so that they fit its strict schema, "
+            "so I did not call it.")
 
 
 def already_fits(fmt: Mapping, content: Any) -> bool:
@@ -573,7 +582,7 @@ def by_role(role: str, schema: Mapping, key: str, entity: tuple, text: str,
         return time_in(text, schema.get("format") == "time")
     if role == "place":
         places = [t.value for t in u.targets_in(text)]
-        return places[0] if places else u.unknown_place(text, set())
+        return places[0] if places else u.unknown_place(text, NOT_PLACES)
     if role == "language":
         return next(iter(u.languages_in(text)), None)
     if role in ("email", "url", "phone"):
@@ -587,6 +596,8 @@ def by_role(role: str, schema: Mapping, key: str, entity: tuple, text: str,
     return None
 
 
+NOT_PLACES = {"celsius", "fahrenheit", "kelvin", "english", "chinese", "french", "japanese",
+              "german", "spanish", "utc", "gmt", "json"}  # capitalised after "in", not places
 PATTERNS = {"email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
             "url": r"https?://[^\s,;)\"']+|\bwww\.[^\s,;)\"']+",
             "phone": r"\+?\d[\d\s().-]{6,}\d"}
@@ -726,7 +737,7 @@ def date_in(text: str, fmt: str | None, today: date) -> str | None:
         return day.isoformat() if day else None
     if fmt == "date-time":
         clock_time = time_in(text, True)
-        return f"{day.isoformat()}T{clock_time or '00:00:00'}Z" if day else None
+        return f"{day.isoformat()}T{clock_time or '00:00:00Z'}" if day else None
     return written
 
 
@@ -762,7 +773,8 @@ _CLOCK = re.compile(r"(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)|\b(\d
 
 
 def time_in(text: str, iso: bool) -> str | None:
-    """A time of day: as written ("3pm"), or "15:00:00" when `iso`."""
+    """A time of day: as written ("3pm"), or "15:00:00Z" when `iso` (RFC 3339's full-time,
+    which JSON Schema's "time" format wants, needs an offset: the text gives none)."""
     found = _CLOCK.search(text)
     if not found:
         return None
@@ -775,7 +787,7 @@ def time_in(text: str, iso: bool) -> str | None:
         hour += 12
     if half.startswith("a") and hour == 12:
         hour = 0
-    return f"{hour % 24:02d}:{minute % 60:02d}:00" if hour < 24 else None
+    return f"{hour:02d}:{minute % 60:02d}:00Z" if hour < 24 else None
 
 
 # ------------------------------------------------------------------ numbers, booleans, enums
@@ -927,21 +939,25 @@ def listed_keys(text: str) -> tuple[list[str], str]:
     return [], ""
 
 
-def like(value: Any, key: str) -> dict:
-    """A schema for a key, from the type of its example value."""
+def like(value: Any, key: str, top: bool = True) -> dict:
+    """A schema for a key, from the type of its example value (a placeholder string,
+    "..." or "string", types a key by its name: "age" is a number)."""
     if isinstance(value, bool):
         return {"type": ["boolean", "null"]}
     if isinstance(value, (int, float)):
         return {"type": ["number", "null"]}
     if isinstance(value, list):
-        return {"type": "array", "items": like(value[0], key) if value else {"type": "string"}}
+        return {"type": "array", "items": like(value[0], key, False) if value else
+                {"type": "string"}}
     if isinstance(value, Mapping):
         return {"type": "object", "properties": {str(k): like(v, str(k)) for k, v in
                                                  value.items()},
                 "required": [str(k) for k in value], "additionalProperties": False}
-    return typed_by_name(key) if not isinstance(value, str) or value in ("", "...") or \
-        value.lower() in ("string", "str", "number", "int", "float", "boolean", "bool") \
-        else {"type": ["string", "null"]}
+    placeholder = not isinstance(value, str) or value.strip(". ") == "" or \
+        value.lower() in ("string", "str", "number", "int", "float", "boolean", "bool")
+    if placeholder and top:
+        return typed_by_name(key)
+    return {"type": ["string", "null"]} if top else {"type": "string"}
 
 
 def typed_by_name(key: str) -> dict:
