@@ -410,16 +410,16 @@ def pattern_sample(pattern: str) -> str | None:
     except ImportError:  # pragma: no cover - Python 3.10
         import sre_parse as sre  # noqa: PLC0415
     try:
-        text = _sample_of(sre.parse(pattern), sre)
+        text = _sample_of(sre.parse(pattern))
     except (re.error, ValueError, KeyError, TypeError, IndexError):
         return None
     return text if re.search(pattern, text) else None
 
 
-def _sample_of(parsed: Any, sre: Any) -> str:
-    consts, out = sre._constants if hasattr(sre, "_constants") else sre, []
+def _sample_of(parsed: Any) -> str:
+    out: list[str] = []
     for op, arg in parsed:
-        name = str(op)
+        name = getattr(op, "name", str(op))
         if name == "LITERAL":
             out.append(chr(arg))
         elif name == "ANY":
@@ -428,27 +428,28 @@ def _sample_of(parsed: Any, sre: Any) -> str:
             out.append(_sample_in(arg))
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             low, _high, item = arg
-            out.append(_sample_of(item, sre) * low)
+            out.append(_sample_of(item) * low)
         elif name == "SUBPATTERN":
-            out.append(_sample_of(arg[-1], sre))
+            out.append(_sample_of(arg[-1]))
         elif name == "BRANCH":
-            out.append(_sample_of(arg[1][0], sre))
+            out.append(_sample_of(arg[1][0]))
         elif name in ("AT", "ASSERT", "ASSERT_NOT"):
             continue
         else:
-            raise ValueError(f"cannot sample {name} ({consts})")
+            raise ValueError(f"cannot sample {name}")
     return "".join(out)
 
 
 def _sample_in(items: list) -> str:
     for op, arg in items:
-        name = str(op)
+        name = getattr(op, "name", str(op))
         if name == "LITERAL":
             return chr(arg)
         if name == "RANGE":
             return chr(arg[0])
         if name == "CATEGORY":
-            return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(str(arg), "a")
+            return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(
+                getattr(arg, "name", str(arg)), "a")
     raise ValueError("cannot sample this character set")
 
 
