@@ -190,3 +190,9 @@ def test_an_agent_with_a_plain_output_type(agents_model):
     agent = agents.Agent(name="counter", model=model, output_type=int)
     result = agents.Runner.run_sync(agent, "How many legs does a spider have? 8, I think.")
     assert result.final_output == 8
+
+
+def test_a_cut_structured_answer_is_refused_by_parse_as_with_the_real_api(client):
+    with pytest.raises(openai.LengthFinishReasonError):
+        client.chat.completions.parse(model=MODEL_ID, messages=EXTRACT,
+                                      response_format=CalendarEvent, max_tokens=5)
