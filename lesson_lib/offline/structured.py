@@ -65,32 +65,38 @@ class Source:
 # ------------------------------------------------------------------ the entry point
 
 def constrain(body: Mapping, answer: dict) -> dict:
-    """`answer` (brain.reply's) made to honour `response_format` and strict tools."""
-    message = dict(answer["message"])
+    """`answer` (brain.reply's) made to honour `response_format` and strict tools.
+    Requests that use neither get `answer` back untouched, at no cost."""
+    message = answer["message"]
+    if message.get("tool_calls"):  # a format constrains the content only
+        tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+        return strict_calls(body, answer) if any(map(is_strict, tools)) else answer
+    fmt = body.get("response_format")
+    fmt = fmt if isinstance(fmt, Mapping) else {}
+    if fmt.get("type") not in ("json_object", "json_schema") or \
+            already_fits(fmt, message.get("content")):
+        return answer
     source = source_of(body, message.get("content") or "")
-    if message.get("tool_calls"):
-        calls = [c for c in (strict_call(call, body, source) for call in message["tool_calls"])
-                 if c is not None]
-        if not calls:  # every call was unusable: say so rather than send an invalid one
-            names = ", ".join(dict.fromkeys(c["function"]["name"] for c in message["tool_calls"]))
-            return {"message": {"role": "assistant", "content": cannot_call(names, source)},
-                    "finish_reason": "stop"}
-        message["tool_calls"] = calls
-        return {**answer, "message": message}
-    fmt = body.get("response_format") if isinstance(body.get("response_format"), Mapping) else {}
-    if already_fits(fmt, message.get("content")):
-        return answer
-    if fmt.get("type") == "json_schema":
-        spec = fmt.get("json_schema") or {}
-        schema = spec.get("schema") or {"type": "object", "properties": {}}
-        instance = schema_instance(schema, source, strict=spec.get("strict") is True,
-                                   entity=str(spec.get("name") or ""))
-        message["content"] = dumps(instance)
-    elif fmt.get("type") == "json_object":
-        message["content"] = dumps(json_object(source))
+    if fmt["type"] == "json_object":
+        content = json_object(source)
     else:
-        return answer
-    return {**answer, "message": message}
+        spec = fmt.get("json_schema") or {}
+        content = schema_instance(spec.get("schema") or {"type": "object", "properties": {}},
+                                  source, strict=spec.get("strict") is True,
+                                  entity=str(spec.get("name") or ""))
+    return {**answer, "message": {**message, "content": dumps(content)}}
+
+
+def strict_calls(body: Mapping, answer: dict) -> dict:
+    """The reply's calls, each strict one made valid (see strict_call); when none can be
+    sent, a text reply that says so instead."""
+    source, made = source_of(body, ""), answer["message"]["tool_calls"]
+    calls = [c for c in (strict_call(call, body, source) for call in made) if c is not None]
+    if not calls:  # every call was unusable: say so rather than send an invalid one
+        names = ", ".join(dict.fromkeys(c["function"]["name"] for c in made))
+        return {"message": {"role": "assistant", "content": cannot_call(names, source)},
+                "finish_reason": "stop"}
+    return {**answer, "message": {**answer["message"], "tool_calls": calls}}
 
 
 def cannot_call(names: str, source: Source) -> str:
@@ -536,7 +542,8 @@ def normal(key: str) -> str:
     return "".join(u.split_name(str(key)))
 
 
-def key_words(key: str, schema: Mapping | None = None) -> set[str]:
+def key_words(key: str) -> set[str]:
+    """The stemmed words of a key's name: "start_times" → {"start", "time"}."""
     return {u.stem(w) for w in u.split_name(key)}
 
 
@@ -688,9 +695,10 @@ def strings_for(key: str, source: Source) -> list[str]:
     """The strings of a list key: people, places, languages, e-mails, else a written list
     ("ingredients: eggs, flour and milk")."""
     role = role_of(key, {}) or ("person" if is_person_entity((key,)) else "")
+    people = role == "person" or (role == "name" and "name" in key_words(key))
     for text in source.texts:
-        if role in ("person", "name") and "name" not in key_words(key) - {"name"}:
-            found = names_in(text) if role == "person" or "name" in u.split_name(key) else []
+        if people:  # "participants", "names"; not "titles" or "events"
+            found = names_in(text)
         elif role == "place":
             found = [t.value for t in u.targets_in(text)]
         elif role == "language":
@@ -698,7 +706,8 @@ def strings_for(key: str, source: Source) -> list[str]:
         elif role in ("email", "url", "phone"):
             found = re.findall(PATTERNS[role], text)
         else:
-            found = written_list(key, text)
+            found = []
+        found = found or written_list(key, text)
         if found:
             return found
     return []
@@ -793,8 +802,8 @@ def time_in(text: str, iso: bool) -> str | None:
 
 # ------------------------------------------------------------------ numbers, booleans, enums
 
-_UNIT_AFTER = {"age": r"(?:years?\s*old|yrs?\b|岁)", "year": r"", "temperature": r"(?:°|℃|℉|degrees?)",
-               "percent": r"(?:%|percent)"}
+_UNIT_AFTER = {"age": r"(?:years?\s*old|yrs?\b|岁)", "temperature": r"(?:°|℃|℉|degrees?)",
+               "percent": r"(?:%|percent)"}  # key word: the unit written after its number
 _CURRENCY = r"[$€£¥]\s*"
 
 
@@ -825,7 +834,7 @@ def number_for(key: str, text: str) -> float | None:
         if found:
             return float(found.group(1))
     for word, unit in _UNIT_AFTER.items():
-        if u.stem(word) in words and unit:
+        if u.stem(word) in words:
             found = re.search(number + r"\s*" + unit, text, re.I)
             if found:
                 return float(found.group(1))
