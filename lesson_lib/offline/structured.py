@@ -39,6 +39,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
@@ -363,6 +364,20 @@ class Filler:
 
 
 def validator_for(schema: Mapping) -> jsonschema.protocols.Validator:
+    """A validator of `schema` that checks formats too (cached: lessons send the same
+    schemas on every call, and the parts of one schema are checked many times)."""
+    try:
+        return _validator(json.dumps(schema, sort_keys=True))
+    except TypeError:  # not JSON (a Python caller's schema): uncached
+        return _new_validator(schema)
+
+
+@lru_cache(maxsize=512)
+def _validator(key: str) -> jsonschema.protocols.Validator:
+    return _new_validator(json.loads(key))
+
+
+def _new_validator(schema: Mapping) -> jsonschema.protocols.Validator:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
