@@ -105,6 +105,14 @@ def test_a_relative_day_becomes_a_date_counted_from_the_clock():
     assert got["day"] == "2026-05-05" and got["starts"] == "15:00:00Z", got
 
 
+def test_chinese_days_are_read_too():
+    schema = strict_object({"date": {"type": "string"},
+                            "day": {"type": "string", "format": "date"}})
+    with clock.frozen("2026-05-01T09:30:00+08:00"):  # a Friday
+        got = json.loads(content(user("下周日去北京"), response_format=schema_format(schema)))
+    assert got == {"date": "下周日", "day": "2026-05-10"}
+
+
 def test_values_come_from_tool_results_of_the_conversation():
     schema = strict_object({"location": {"type": "string"}, "temperature": {"type": "number"},
                             "condition": {"type": "string"}})
@@ -349,3 +357,17 @@ def test_a_forced_strict_call_with_nothing_to_fill_is_still_valid():
                 tool_choice={"type": "function", "function": {"name": "create_event"}})
     call = reply["choices"][0]["message"]["tool_calls"][0]["function"]
     assert json.loads(call["arguments"]) == {"name": "", "date": "", "participants": []}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=SCHEMAS, text=TEXTS)
+def test_forced_strict_calls_are_always_valid(schema, text):
+    tool = {"type": "function", "function": {"name": "record", "description": "Record it",
+                                             "strict": True, "parameters": schema}}
+    reply = ask(user(text or "?"), tools=[tool],
+                tool_choice={"type": "function", "function": {"name": "record"}})
+    arguments = json.loads(reply["choices"][0]["message"]["tool_calls"][0]["function"]
+                           ["arguments"])
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    assert not list(validator.iter_errors(arguments)), (schema, text, arguments)

@@ -742,6 +742,7 @@ def written_list(key: str, text: str) -> list[str]:
 # ------------------------------------------------------------------ dates and times
 
 _WEEKDAY = re.compile(r"(?i)\b(?:(next|this|coming)\s+)?(" + "|".join(_DAYS) + r")\b")
+_WEEKDAY_ZH = re.compile(r"(下)?(?:周|星期|礼拜)([一二三四五六日天])")
 _RELATIVE = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1, "今天": 0, "明天": 1,
              "后天": 2, "昨天": -1}
 _MONTH_DAY = re.compile(r"(?i)\b(" + "|".join(m[:3] for m in _MONTHS) + r")[a-z]*\.?\s+"
@@ -788,6 +789,12 @@ def dated(text: str, today: date) -> tuple[str, date | None] | None:
         ahead = (_DAYS.index(weekday.group(2).lower()) - today.weekday()) % 7
         ahead += 7 if (weekday.group(1) or "").lower() == "next" and ahead == 0 else 0
         return weekday.group(0), today + timedelta(days=ahead)
+    weekday_zh = _WEEKDAY_ZH.search(text)
+    if weekday_zh:  # 周五, 星期五, 下周一 (next week's), 星期天
+        ahead = ("一二三四五六日".index(weekday_zh.group(2).replace("天", "日"))
+                 - today.weekday()) % 7
+        ahead += 7 if weekday_zh.group(1) and ahead < 7 - today.weekday() else 0
+        return weekday_zh.group(0), today + timedelta(days=ahead)
     for word, days in _RELATIVE.items():
         if re.search(rf"(?i)\b{word}\b" if word.isascii() else word, text):
             return word, today + timedelta(days=days)
