@@ -235,6 +235,13 @@ def test_json_schema_content_is_always_valid(schema, text, strict):
     assert not list(validator.iter_errors(got)), (schema, text, got)
 
 
+def test_a_pattern_string_is_found_in_the_words():
+    schema = strict_object({"code": {"type": "string", "pattern": "^[A-Z]{3}-\\d{2}$"}})
+    got = json.loads(content(user("My booking code is ABC-12, thanks."),
+                             response_format=schema_format(schema)))
+    assert got == {"code": "ABC-12"}
+
+
 def test_pattern_samples_match_their_pattern():
     for pattern in ("^[A-Z]{3}-\\d{2}$", "^(cat|dog)s?$", "^\\w+@\\w+\\.com$", "x.y"):
         sample = pattern_sample(pattern)

@@ -7,14 +7,17 @@ brain writes prose and fills arguments as well as it can; `constrain(body, answe
 then does what constrained decoding does, after the fact:
 
 - `json_schema` (strict or not): the content becomes a JSON instance of the schema, each
-  value read from the conversation (`fill`), else a typed blank (`blank`). It is checked
-  with `jsonschema` (formats included) and repaired until it is valid;
+  value read from the conversation (`Filler.find`), else a typed blank (`Filler.blank`).
+  It is checked with `jsonschema` (formats included) and repaired until it is valid;
 - `json_object`: the content becomes a JSON object, with the keys a message asks for
   ("a JSON with fields name and age", an example object in the system prompt), else
   {"answer": the brain's reply};
 - a strict function's call keeps the arguments that are valid, fills the missing or
   wrong ones the same way and drops unknown keys; a call that still fails is not sent.
-  Non-strict functions are left as the brain wrote them.
+  Non-strict functions are left as the brain wrote them. Before that, `brain_view`
+  shows the brain strict schemas simplified, so it asks back only for what nothing fills.
+
+A reply that already fits (the brain's text is valid JSON for the format) is kept.
 
 Where the values come from, in order: JSON in tool results and user messages (a key of
 the same name: "temperature" from {"temperature": 16}); "key: value" in the user's words;
@@ -43,6 +46,7 @@ from functools import lru_cache
 from typing import Any
 
 import jsonschema
+import referencing.exceptions
 
 from lesson_lib import clock
 from lesson_lib.offline import understand as u
@@ -334,11 +338,13 @@ class Filler:
                 sub.setdefault(group, self.root[group])
         try:
             return validator_for(sub).is_valid(value)
-        except (jsonschema.SchemaError, jsonschema.exceptions.RefResolutionError, ValueError):
-            return False
+        except (jsonschema.SchemaError, referencing.exceptions.Unresolvable, ValueError):
+            return False  # a part that cannot be checked on its own fits nothing
 
     def repaired(self, value: Any) -> Any:
-        """`value` with each invalid part replaced by its blank, until it is valid."""
+        """`value` with each invalid part replaced by its blank, until it is valid. (The
+        one thing that may stay invalid: a string whose `pattern` pattern_sample cannot
+        satisfy, such as a look-behind; a strict call is then not sent.)"""
         for _ in range(MAX_REPAIRS):
             error = next(iter(sorted(self.validator.iter_errors(value),
                                      key=lambda e: -len(e.absolute_path))), None)
@@ -592,9 +598,26 @@ def find_string(schema: Mapping, key: str, entity: tuple, source: Source) -> Any
     for text in source.texts:
         said = said_value(key, text) if role not in ("date", "time") else None
         value = said or by_role(role, schema, key, entity, text, source)
+        if value and (not schema.get("pattern") or re.search(schema["pattern"], value)):
+            return value
+        value = matching(schema.get("pattern"), text)
         if value:
             return value
     return MISSING
+
+
+def matching(pattern: str | None, text: str) -> str | None:
+    """The first piece of `text` a string `pattern` accepts: "ABC-12" for [A-Z]{3}-[0-9]{2}."""
+    if not pattern:
+        return None
+    try:
+        inner = re.compile(pattern.removeprefix("^").removesuffix("$"))
+    except re.error:
+        return None
+    for found in inner.finditer(text):
+        if found.group(0) and re.search(pattern, found.group(0)):
+            return found.group(0)
+    return None
 
 
 def by_role(role: str, schema: Mapping, key: str, entity: tuple, text: str,
