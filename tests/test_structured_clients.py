@@ -145,6 +145,18 @@ def test_langchain_with_structured_output_default_method(served):
     assert sent["model_name"] == MODEL_ID
 
 
+def test_langchain_strict_tools_and_function_calling(served):
+    langchain_openai = pytest.importorskip("langchain_openai")
+    llm = langchain_openai.ChatOpenAI(base_url=served, api_key="offline", model=MODEL_ID,
+                                      max_retries=0, timeout=30)
+    text = "Add an event: " + EVENT_TEXT
+    asked = llm.bind_tools([CalendarEvent], strict=True).invoke(text)
+    assert [(c["name"], c["args"]) for c in asked.tool_calls] == [
+        ("CalendarEvent", EXPECTED.model_dump())]
+    forced = llm.with_structured_output(CalendarEvent, method="function_calling", strict=True)
+    assert forced.invoke(text) == EXPECTED
+
+
 # ----------------------------------------------------------------- the OpenAI Agents SDK
 
 @pytest.fixture

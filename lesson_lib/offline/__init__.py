@@ -67,7 +67,8 @@ RETRYABLE_FAULTS = ("rate_limit", "server_error")  # those that can carry a Retr
 MAX_RETRY_AFTER = 60.0  # seconds; the SDK itself gives up on waits over 120 s
 
 __all__ = ["MODEL_ID", "DEFAULT_CONTEXT_WINDOW", "BASE_URL", "BAD_KEY_PREFIX", "FAULT_KINDS",
-           "offline_client", "offline_async_client", "inject_fault", "is_offline", "attempts"]
+           "RETRYABLE_FAULTS", "MAX_RETRY_AFTER", "offline_client", "offline_async_client",
+           "inject_fault", "is_offline", "attempts"]
 
 
 def offline_client(context_window: int | None = None,  # tokens; None → DEFAULT_CONTEXT_WINDOW
