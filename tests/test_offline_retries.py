@@ -105,6 +105,7 @@ def test_retry_headers_round_the_seconds_up():
     ("rate_limit", MAX_RETRY_AFTER + 1, 1, f"at most {MAX_RETRY_AFTER:g}"),
     ("rate_limit", True, 1, "a number of seconds"),
     ("rate_limit", None, 0, "at least 1"),
+    ("meteor", 0.1, 1, "unknown fault 'meteor'"),
 ])
 def test_bad_fault_orders_are_refused(kind, retry_after, times, match):
     client = offline_client()

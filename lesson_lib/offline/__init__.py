@@ -153,11 +153,13 @@ def inject_fault(client: Any,       # a client made by offline_client() / offlin
     """Make the client's next `times` calls fail the way a real service sometimes does.
     With `retry_after` the errors invite a retry (x-should-retry: true, Retry-After), which
     a client made with max_retries > 0 takes; without it they say not to retry."""
+    transport = _offline_transport(client, "inject_fault")
+    if kind not in FAULT_KINDS:
+        raise ValueError(f"unknown fault {kind!r}: use one of {', '.join(FAULT_KINDS)}")
     if isinstance(times, bool) or not isinstance(times, int) or times < 1:
         raise ValueError(f"times is how many calls fail, a whole number of at least 1, "
                          f"got {times!r}")
-    wait = check_retry_after(kind, retry_after)
-    _offline_transport(client, "inject_fault").fail_next(kind, times, retry_after=wait)
+    transport.fail_next(kind, times, retry_after=check_retry_after(kind, retry_after))
 
 
 def attempts(client: Any) -> int:

@@ -3,13 +3,16 @@
 `handle(method, path, headers, body, context_window=...)` answers
 `POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{id}` with the
 real API's statuses and JSON shapes (docs/protocol.md). The reply itself comes from
-`brain.reply()`; this module adds what the real service adds around it: request
+`brain.reply()`, made to honour `response_format` and strict tools by
+`structured.constrain()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the options, the context window, the model name,
 the key),
 ids, `usage`, `max_tokens` cuts and server-sent events for `stream=True`.
 
 The answer depends only on the request, so the same request twice gives
 byte-identical bodies: ids and `created` are derived from the body, not the clock.
+(One exception: a structured answer's `format: date` value for "Friday" or "tomorrow"
+counts from `lesson_lib.clock`, which tests and notebooks freeze.)
 The in-process transport and the localhost server both call `handle()`.
 Error texts marked "verbatim" come from real responses; "reconstructed" ones are
 the closest known shape.
