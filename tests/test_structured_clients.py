@@ -157,6 +157,21 @@ def test_langchain_strict_tools_and_function_calling(served):
     assert forced.invoke(text) == EXPECTED
 
 
+@pytest.mark.parametrize("where", ["system", "human"])
+def test_langchain_json_mode_follows_format_instructions(served, where):
+    langchain_openai = pytest.importorskip("langchain_openai")
+    parsers = pytest.importorskip("langchain_core.output_parsers")
+    llm = langchain_openai.ChatOpenAI(base_url=served, api_key="offline", model=MODEL_ID,
+                                      max_retries=0, timeout=30)
+    instructions = ("Extract the event. Answer in JSON.\n"
+                    + parsers.PydanticOutputParser(pydantic_object=CalendarEvent)
+                    .get_format_instructions())
+    messages = [("system", instructions), ("human", EVENT_TEXT)] if where == "system" else \
+        [("human", instructions + "\n\n" + EVENT_TEXT)]
+    structured = llm.with_structured_output(CalendarEvent, method="json_mode")
+    assert structured.invoke(messages) == EXPECTED
+
+
 # ----------------------------------------------------------------- the OpenAI Agents SDK
 
 @pytest.fixture

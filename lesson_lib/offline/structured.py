@@ -62,7 +62,8 @@ class Source:
     texts: list[str]                  # user messages, the latest first
     said: str = ""                    # the brain's reply (for "answer"-like keys)
     data: list[Mapping] = field(default_factory=list)  # JSON objects, latest first
-    instructions: str = ""            # system/developer messages (what the keys mean)
+    instructions: str = ""            # system/developer messages, then the user's as
+    # written (JSON included): where JSON mode's keys are asked for
     today: date = field(default_factory=lambda: clock.now().date())
     used: set = field(default_factory=set)  # names and numbers already placed
 
@@ -134,12 +135,15 @@ def source_of(body: Mapping, said: str) -> Source:
     """The user's words (latest first), JSON found in tool results and user messages,
     the system prompt and the brain's reply."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
-    texts = [u.tidy(u.text_of(m)) for m in reversed(messages) if m.get("role") == "user"]
+    texts = [plain_words(u.tidy(u.text_of(m))) for m in reversed(messages)
+             if m.get("role") == "user"]
     data = []
     for m in reversed(messages):
-        if m.get("role") in ("tool", "function", "user"):
-            data += objects_in(u.text_of(m))
-    rules = " ".join(u.text_of(m) for m in messages if m.get("role") in ("system", "developer"))
+        if m.get("role") in ("tool", "function", "user"):  # data, not schemas of it
+            data += [o for o in objects_in(u.text_of(m)) if not is_schema(o)]
+    rules = "\n".join([u.text_of(m) for m in messages if m.get("role") in ("system", "developer")]
+                      + [u.tidy(u.text_of(m)) for m in reversed(messages)
+                         if m.get("role") == "user"])
     return Source([t for t in texts if t.strip()] or [""], said, data, rules)
 
 
@@ -962,22 +966,70 @@ def json_object(source: Source) -> dict:
 
 
 def asked_schema(source: Source) -> dict:
-    """The object JSON mode is asked for, as a schema: an example object in a message
+    """The object JSON mode is asked for, as a schema: a JSON Schema in a message (the
+    last one: format instructions show an example schema first), else an example object
     (its keys and its values' types), else keys listed in words ("with fields name, age
     and city"), each typed by its name; strings and numbers may be null."""
-    texts = [source.instructions, *source.texts]
-    for text in texts:
-        for example in objects_in(text):
-            return {"type": "object", "properties": {str(k): like(v, str(k)) for k, v in
-                                                     example.items()},
-                    "required": [str(k) for k in example], "additionalProperties": False}
-    for text in texts:
+    schemas = [o for o in outer_objects(source.instructions) if is_schema(o)]
+    if schemas:  # "Here is the output schema: {...}" (LangChain's format instructions)
+        return dict(schemas[-1])
+    for example in objects_in(source.instructions):
+        return {"type": "object", "properties": {str(k): like(v, str(k)) for k, v in
+                                                 example.items()},
+                "required": [str(k) for k in example], "additionalProperties": False}
+    for text in source.instructions.split("\n"):
         keys, listing = listed_keys(text)
         if keys:  # the list itself is no value: "with fields name and city: ..." names no city
             source.texts = [t.replace(listing, " ") for t in source.texts]
             return {"type": "object", "properties": {k: typed_by_name(k) for k in keys},
                     "required": keys, "additionalProperties": False}
     return {"type": "object", "properties": {}}
+
+
+def outer_objects(text: str) -> list[Mapping]:
+    """The JSON objects in `text` that are not inside another one, in order."""
+    return [value for value, _, _ in outer_spans(text)]
+
+
+def outer_spans(text: str) -> list[tuple[Mapping, int, int]]:
+    """(object, start, end) of each JSON object in `text` not inside another one."""
+    found, decoder, end = [], json.JSONDecoder(), 0
+    for start in (m.start() for m in re.finditer(r"\{", text or "")):
+        if start < end:
+            continue
+        try:
+            value, stop = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(value, Mapping):
+            found.append((value, start, stop))
+            end = stop
+    return found
+
+
+def plain_words(text: str) -> str:
+    """A user message without the JSON objects in it, and, when one of them was a JSON
+    Schema, without the lines about the schema (format instructions, LangChain's among
+    them): what is left is what the user said."""
+    spans = outer_spans(text)
+    for _, start, stop in reversed(spans):
+        text = text[:start] + " " + text[stop:]
+    if any(is_schema(value) for value, _, _ in spans):
+        text = "\n".join(line for line in text.splitlines()
+                         if not re.search(r"(?i)\bschema\b", line))
+    return text
+
+
+def is_schema(value: Any) -> bool:
+    """Whether a JSON object is a JSON Schema of an object ({"properties": {"name":
+    {"type": "string"}}, ...}) rather than an example of one."""
+    properties = value.get("properties") if isinstance(value, Mapping) else None
+    return isinstance(properties, Mapping) and bool(properties) and all(
+        isinstance(p, Mapping) and (SCHEMA_WORDS & set(p)) for p in properties.values())
+
+
+SCHEMA_WORDS = {"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "items",
+                "properties"}
 
 
 def listed_keys(text: str) -> tuple[list[str], str]:
