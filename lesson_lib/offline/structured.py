@@ -1024,8 +1024,14 @@ def is_schema(value: Any) -> bool:
     """Whether a JSON object is a JSON Schema of an object ({"properties": {"name":
     {"type": "string"}}, ...}) rather than an example of one."""
     properties = value.get("properties") if isinstance(value, Mapping) else None
-    return isinstance(properties, Mapping) and bool(properties) and all(
-        isinstance(p, Mapping) and (SCHEMA_WORDS & set(p)) for p in properties.values())
+    if not (isinstance(properties, Mapping) and properties and all(
+            isinstance(p, Mapping) and (SCHEMA_WORDS & set(p)) for p in properties.values())):
+        return False
+    try:
+        jsonschema.Draft202012Validator.check_schema(value)
+    except jsonschema.SchemaError:
+        return False  # schema-shaped, but not one a validator could use
+    return True
 
 
 SCHEMA_WORDS = {"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "items",
