@@ -21,8 +21,23 @@ real 401 `invalid_api_key` text, with the key masked, for the lesson about keys.
 
 Faults on demand, for lessons and tests: `inject_fault(client, "rate_limit")` (429),
 `"server_error"` (500) or `"timeout"` (openai.APITimeoutError) on the client's next
-call(s). Offline clients never retry (`max_retries=0`, and every error answer says
-`x-should-retry: false`).
+call(s). By default offline clients never retry (`max_retries=0`, and every error answer
+says `x-should-retry: false`).
+
+To show the SDK's own retry with back-off, order retryable faults and give the client
+retries of its own:
+
+    client = offline_client(max_retries=2)
+    inject_fault(client, "rate_limit", times=2, retry_after=0.2)
+    client.chat.completions.create(...)   # 429, wait 0.2 s, 429, wait 0.2 s, answered
+
+With `retry_after` (seconds, more than 0 and at most MAX_RETRY_AFTER) the 429 (or the
+500) says `x-should-retry: true`, `retry-after-ms` (the SDK prefers it) and `retry-after`
+(whole seconds, rounded up, as the real header), and the 429's text says "Please try
+again in 200ms."; the SDK then waits that long before each retry instead of its own
+back-off (0.5 s doubling, with jitter). A client with `max_retries=0` still does not
+retry, and more faults than retries end in the error. `transport.requests` counts the
+attempts (`lesson_lib.offline.attempts(client)`).
 
 Importing this package is cheap: `openai` and `httpx2` are imported on first use.
 """
@@ -50,9 +65,12 @@ def context_window_or_default(tokens: int | None) -> int:
     return tokens
 BAD_KEY_PREFIX = "sk-bad"  # keys starting with this get the real 401, for the lesson on keys
 FAULT_KINDS = ("rate_limit", "server_error", "timeout")
+RETRYABLE_FAULTS = ("rate_limit", "server_error")  # those that can carry a Retry-After
+MAX_RETRY_AFTER = 60.0  # seconds; the SDK itself gives up on waits over 120 s
 
 __all__ = ["MODEL_ID", "DEFAULT_CONTEXT_WINDOW", "BASE_URL", "BAD_KEY_PREFIX", "FAULT_KINDS",
-           "offline_client", "offline_async_client", "inject_fault", "is_offline"]
+           "RETRYABLE_FAULTS", "MAX_RETRY_AFTER", "offline_client", "offline_async_client",
+           "inject_fault", "is_offline", "attempts"]
 
 
 def offline_client(context_window: int | None = None,  # tokens; None → DEFAULT_CONTEXT_WINDOW
@@ -142,14 +160,49 @@ def _served_here(base_url: str, api_key: str) -> bool:
                for m in listed)
 
 
-def inject_fault(client: Any,       # a client made by offline_client() / offline_async_client()
-                 kind: str,         # "rate_limit" (429), "server_error" (500) or "timeout"
-                 times: int = 1):   # how many of the client's next calls fail
-    """Make the client's next `times` calls fail the way a real service sometimes does."""
+def _offline_transport(client: Any, what: str):
     transport = _transport_of(client)
     if transport is None:
         raise TypeError(
-            f"inject_fault() works on clients made by offline_client(); this "
+            f"{what}() works on clients made by offline_client(); this "
             f"{type(client).__name__} does not use the offline transport (a real provider's "
             "faults cannot be ordered): build the client with lesson_lib.offline.offline_client()")
-    transport.fail_next(kind, times)
+    return transport
+
+
+def check_retry_after(kind: str, retry_after: float | None) -> float | None:
+    """`retry_after` if it can be ordered for `kind`; else a ValueError naming the rule."""
+    if retry_after is None:
+        return None
+    if kind not in RETRYABLE_FAULTS:
+        raise ValueError(
+            f"retry_after is for faults answered with an HTTP error ({', '.join(RETRYABLE_FAULTS)}), "
+            f"not {kind!r}: a timeout has no answer to carry a Retry-After header (the SDK "
+            "retries a timeout by itself when max_retries > 0)")
+    if isinstance(retry_after, bool) or not isinstance(retry_after, (int, float)) or \
+            not 0 < retry_after <= MAX_RETRY_AFTER:
+        raise ValueError(f"retry_after is a number of seconds, more than 0 and at most "
+                         f"{MAX_RETRY_AFTER:g}, got {retry_after!r} (e.g. retry_after=0.2)")
+    return float(retry_after)
+
+
+def inject_fault(client: Any,       # a client made by offline_client() / offline_async_client()
+                 kind: str,         # "rate_limit" (429), "server_error" (500) or "timeout"
+                 times: int = 1,    # how many of the client's next calls fail
+                 *, retry_after: float | None = None):  # seconds: the SDK may retry after it
+    """Make the client's next `times` calls fail the way a real service sometimes does.
+    With `retry_after` the errors invite a retry (x-should-retry: true, Retry-After), which
+    a client made with max_retries > 0 takes; without it they say not to retry."""
+    transport = _offline_transport(client, "inject_fault")
+    if kind not in FAULT_KINDS:
+        raise ValueError(f"unknown fault {kind!r}: use one of {', '.join(FAULT_KINDS)}")
+    if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+        raise ValueError(f"times is how many calls fail, a whole number of at least 1, "
+                         f"got {times!r}")
+    transport.fail_next(kind, times, retry_after=check_retry_after(kind, retry_after))
+
+
+def attempts(client: Any) -> int:
+    """How many requests the client has sent to the offline model, retries and faults
+    included: after a call retried twice, two more than before it."""
+    return _offline_transport(client, "attempts").requests

@@ -3,13 +3,16 @@
 `handle(method, path, headers, body, context_window=...)` answers
 `POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{id}` with the
 real API's statuses and JSON shapes (docs/protocol.md). The reply itself comes from
-`brain.reply()`; this module adds what the real service adds around it: request
+`brain.reply()`, made to honour `response_format` and strict tools by
+`structured.constrain()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the options, the context window, the model name,
 the key),
 ids, `usage`, `max_tokens` cuts and server-sent events for `stream=True`.
 
 The answer depends only on the request, so the same request twice gives
 byte-identical bodies: ids and `created` are derived from the body, not the clock.
+(One exception: a structured answer's `format: date` value for "Friday" or "tomorrow"
+counts from `lesson_lib.clock`, which tests and notebooks freeze.)
 The in-process transport and the localhost server both call `handle()`.
 Error texts marked "verbatim" come from real responses; "reconstructed" ones are
 the closest known shape.
@@ -26,7 +29,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, brain
+from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, brain, structured
 from lesson_lib.offline.ids import make_id
 from lesson_lib.protocol import (
     ProtocolError,
@@ -92,7 +95,8 @@ def json_reply(status: int, obj: Any, extra: Mapping[str, str] | None = None) ->
 
 
 def error_reply(error: ProtocolError, extra: Mapping[str, str] | None = None) -> Reply:
-    """The API's {"error": {...}} body with the error's status; never to be retried."""
+    """The API's {"error": {...}} body with the error's status; never to be retried unless
+    `extra` says otherwise (an injected fault with a Retry-After)."""
     return json_reply(error.status, error.body(), {**NO_RETRY, **(extra or {})})
 
 
@@ -249,7 +253,7 @@ def chat_completion(raw: bytes, window: int) -> Reply:
     check_options(body)
     messages_tokens = check_context(body, window, tools_tokens)
     asked = {k: v for k, v in body.items() if k not in STREAM_ONLY}  # same answer streamed or not
-    answer = brain.reply(asked)
+    answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
     completion = build_completion(asked, answer, messages_tokens + tools_tokens)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -370,10 +374,10 @@ def server_error() -> ProtocolError:
         explanation="the service failed, not your request: try again later")
 
 
-def rate_limit_error(model: str) -> ProtocolError:
-    return ProtocolError(  # verbatim, with the requested model's name
+def rate_limit_error(model: str, wait_ms: int = 644) -> ProtocolError:
+    return ProtocolError(  # verbatim, with the requested model's name and the wait
         f"Rate limit reached for {model} in organization org-offline on tokens per min (TPM): "
-        "Limit 30000, Used 29937, Requested 385. Please try again in 644ms. Visit "
+        f"Limit 30000, Used 29937, Requested 385. Please try again in {wait_ms}ms. Visit "
         "https://platform.openai.com/account/rate-limits to learn more.",
         code="rate_limit_exceeded", status=429, type="tokens",
         explanation="too many tokens this minute: wait retry-after-ms, then retry")
@@ -387,15 +391,30 @@ RATE_LIMIT_HEADERS = {  # the shape of the real headers, with the numbers of the
 }
 
 
-def fault_reply(kind: str, raw: bytes) -> Reply:
-    """The answer of an injected fault: "rate_limit" (429) or "server_error" (500).
+def retry_headers(retry_after: float) -> dict[str, str]:
+    """An error answer that invites a retry after `retry_after` seconds: the SDK reads
+    retry-after-ms first, then retry-after (whole seconds here, as the real header)."""
+    wait_ms = max(1, round(retry_after * 1000))
+    return {"x-should-retry": "true", "retry-after-ms": str(wait_ms),
+            "retry-after": str(-(-wait_ms // 1000))}
+
+
+def fault_reply(kind: str, raw: bytes, retry_after: float | None = None) -> Reply:
+    """The answer of an injected fault: "rate_limit" (429) or "server_error" (500); never
+    to be retried, unless `retry_after` (seconds) says when to retry.
     (A "timeout" has no answer: the transport raises instead.)"""
     if kind == "rate_limit":
         try:
             model = json.loads(raw).get("model") or MODEL_ID
         except (ValueError, AttributeError, UnicodeDecodeError):
             model = MODEL_ID
-        return error_reply(rate_limit_error(str(model)), RATE_LIMIT_HEADERS)
+        if retry_after is None:
+            return error_reply(rate_limit_error(str(model)), RATE_LIMIT_HEADERS)
+        headers = retry_headers(retry_after)
+        wait = headers["retry-after-ms"]
+        return error_reply(rate_limit_error(str(model), int(wait)), {
+            **RATE_LIMIT_HEADERS, "x-ratelimit-reset-tokens": f"{wait}ms", **headers})
     if kind == "server_error":
-        return error_reply(server_error())
+        extra = retry_headers(retry_after) if retry_after is not None else None
+        return error_reply(server_error(), extra)
     raise ValueError(f"no reply for fault {kind!r}: use 'rate_limit' or 'server_error'")

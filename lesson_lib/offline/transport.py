@@ -25,27 +25,28 @@ class _OfflineBase:
     def __init__(self, context_window: int | None = None):  # tokens; None → the default
         self.context_window = context_window_or_default(context_window)
         self.requests = 0  # requests that reached the transport (faults included)
-        self._faults: deque[str] = deque()
+        self._faults: deque[tuple[str, float | None]] = deque()  # (kind, retry_after)
         self._lock = threading.Lock()
 
     def fail_next(self, kind: str,       # "rate_limit", "server_error" or "timeout"
-                  times: int = 1):       # how many of the next requests fail this way
+                  times: int = 1,        # how many of the next requests fail this way
+                  retry_after: float | None = None):  # seconds: the answer invites a retry
         """Make the next `times` requests fail with `kind` (queued after earlier faults)."""
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault {kind!r}: use one of {', '.join(FAULT_KINDS)}")
         with self._lock:
-            self._faults.extend([kind] * times)
+            self._faults.extend([(kind, retry_after)] * times)
 
     def _answer(self, request: httpx2.Request, body: bytes):
         """(status, headers, payload) for one request, after any fault waiting for it."""
         with self._lock:
             self.requests += 1
-            fault = self._faults.popleft() if self._faults else None
+            fault, retry_after = self._faults.popleft() if self._faults else (None, None)
         if fault == "timeout":
             raise httpx2.ReadTimeout("offline fault: the read timed out (injected with "
                                      "inject_fault(client, 'timeout'))", request=request)
         if fault:
-            return fault_reply(fault, body)
+            return fault_reply(fault, body, retry_after)
         return handle(request.method, request.url.raw_path.decode("ascii"),
                       request.headers, body, context_window=self.context_window)
 

@@ -1,0 +1,380 @@
+"""The offline model honours structured outputs and strict tools as the real API does:
+`json_schema` content is always valid against the schema (and filled from the
+conversation), `json_object` content is always a JSON object, and a strict function's
+arguments are always valid against its parameters (lesson_lib/offline/structured.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lesson_lib import clock
+from lesson_lib.offline import MODEL_ID, api, brain
+from lesson_lib.offline.structured import pattern_sample
+
+KEY = {"authorization": "Bearer offline"}
+EVENT = {"type": "object", "properties": {
+    "name": {"type": "string"}, "date": {"type": "string"},
+    "participants": {"type": "array", "items": {"type": "string"}}},
+    "required": ["name", "date", "participants"], "additionalProperties": False}
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_current_weather", "description": "Get the current weather in a city",
+    "parameters": {"type": "object", "properties": {
+        "location": {"type": "string"}, "unit": {"type": "string",
+                                                 "enum": ["celsius", "fahrenheit"]}},
+        "required": ["location"]}}}
+
+
+def ask(messages, **body):
+    """The completion the offline model answers (status 200 asserted)."""
+    raw = json.dumps({"model": MODEL_ID, "messages": messages, **body}).encode()
+    status, _, payload = api.handle("POST", "/v1/chat/completions", KEY, raw)
+    assert status == 200, payload
+    return json.loads(payload)
+
+
+def content(messages, **body):
+    return ask(messages, **body)["choices"][0]["message"]["content"]
+
+
+def schema_format(schema, strict=True, name="answer"):
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema,
+                                                   "strict": strict}}
+
+
+def strict_object(properties):
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+def user(text):
+    return [{"role": "user", "content": text}]
+
+
+# ----------------------------------------------------------------- json_schema, filled
+
+@pytest.mark.parametrize("messages", [
+    [{"role": "system", "content": "Extract the event information."},
+     {"role": "user", "content": "Alice and Bob are going to a science fair on Friday."}],
+    user("Extract the event: Alice and Bob are going to a science fair on Friday"),
+], ids=["system prompt", "one user message"])
+def test_the_classic_event_extraction(messages):
+    got = json.loads(content(messages, response_format=schema_format(EVENT, name="event")))
+    assert got == {"name": "science fair", "date": "Friday", "participants": ["Alice", "Bob"]}
+
+
+def test_a_person_with_typed_and_formatted_fields():
+    schema = strict_object({
+        "name": {"type": "string"}, "age": {"type": "integer"},
+        "email": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "city": {"type": ["string", "null"]}, "phone": {"type": ["string", "null"]},
+        "birthday": {"type": "string", "format": "date"},
+        "languages": {"type": "array", "items": {"type": "string"}}})
+    text = ("John Smith is 42 years old, lives in Chengdu, email john@example.com, born "
+            "March 3, 1984. He speaks English and Chinese.")
+    got = json.loads(content(user(text), response_format=schema_format(schema, name="person")))
+    assert got == {"name": "John Smith", "age": 42, "email": "john@example.com",
+                   "city": "Chengdu", "phone": None, "birthday": "1984-03-03",
+                   "languages": ["English", "Chinese"]}
+
+
+def test_enums_numbers_and_booleans_come_from_the_words():
+    schema = strict_object({
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "price": {"type": "number"}, "tickets": {"type": "integer"},
+        "is_vegetarian": {"type": "boolean"}, "is_urgent": {"type": "boolean"}})
+    text = "Book 3 tickets at $12.5 each, show Fahrenheit; I'm vegetarian, it's not urgent."
+    got = json.loads(content(user(text), response_format=schema_format(schema)))
+    assert got == {"unit": "fahrenheit", "price": 12.5, "tickets": 3, "is_vegetarian": True,
+                   "is_urgent": False}
+
+
+def test_a_relative_day_becomes_a_date_counted_from_the_clock():
+    schema = strict_object({"title": {"type": "string"},
+                            "day": {"type": "string", "format": "date"},
+                            "starts": {"type": "string", "format": "time"}})
+    with clock.frozen("2026-05-01T09:30:00+08:00"):  # a Friday
+        got = json.loads(content(user("Dentist appointment next Tuesday at 3pm"),
+                                 response_format=schema_format(schema)))
+    assert got["day"] == "2026-05-05" and got["starts"] == "15:00:00Z", got
+
+
+def test_chinese_days_are_read_too():
+    schema = strict_object({"date": {"type": "string"},
+                            "day": {"type": "string", "format": "date"}})
+    with clock.frozen("2026-05-01T09:30:00+08:00"):  # a Friday
+        got = json.loads(content(user("下周日去北京"), response_format=schema_format(schema)))
+    assert got == {"date": "下周日", "day": "2026-05-10"}
+
+
+def test_values_come_from_tool_results_of_the_conversation():
+    schema = strict_object({"location": {"type": "string"}, "temperature": {"type": "number"},
+                            "condition": {"type": "string"}})
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "get_current_weather", "arguments": '{"location":"Chengdu"}'}}
+    messages = user("What's the weather in Chengdu?") + [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": '{"location": "Chengdu", "temp": 16, "condition": "cloudy"}'}]
+    got = json.loads(content(messages, tools=[WEATHER_TOOL],
+                             response_format=schema_format(schema)))
+    assert got == {"location": "Chengdu", "temperature": 16, "condition": "cloudy"}
+
+
+def test_an_answer_like_key_holds_the_models_reply():
+    schema = strict_object({"answer": {"type": "string"}, "confidence": {"type": "number"}})
+    got = json.loads(content(user("My name is Xiaoming."), response_format=schema_format(schema)))
+    plain = content(user("My name is Xiaoming."))
+    assert got == {"answer": plain, "confidence": 0}
+
+
+def test_nothing_found_gives_the_documented_blanks():
+    schema = {**strict_object({
+        "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "colour": {"type": "string", "enum": ["red", "green"]},
+        "rating": {"type": "integer", "minimum": 1, "maximum": 5},
+        "kind": {"const": "report"}, "flag": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "code": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{2}$"},
+        "when": {"type": "string", "format": "date-time"},
+        "link": {"$ref": "#/$defs/link"}}),
+        "$defs": {"link": strict_object({"id": {"type": "string", "format": "uuid"},
+                                         "next": {"anyOf": [{"$ref": "#/$defs/link"},
+                                                            {"type": "null"}]}})}}
+    with clock.frozen("2026-05-01T09:30:00+00:00"):
+        got = json.loads(content(user("Hello"), response_format=schema_format(schema)))
+    assert got == {"maybe": None, "colour": "red", "rating": 1, "kind": "report",
+                   "flag": False, "tags": [], "code": "AAA-00",
+                   "when": "2026-05-01T00:00:00Z",
+                   "link": {"id": "00000000-0000-0000-0000-000000000000", "next": None}}
+    jsonschema.Draft202012Validator(schema).validate(got)
+
+
+def test_a_loose_schema_leaves_out_optional_keys_nothing_fills():
+    schema = {"type": "object", "properties": {"city": {"type": "string"},
+                                               "note": {"type": "string"},
+                                               "count": {"type": "integer"}},
+              "required": ["count"]}
+    got = json.loads(content(user("Is it raining in Beijing?"),
+                             response_format=schema_format(schema, strict=False)))
+    assert got == {"city": "Beijing", "count": 0}
+
+
+def test_a_reply_that_already_fits_is_kept(monkeypatch):
+    said = '{"name": "PyCon", "date": "May 15", "participants": []}'
+    monkeypatch.setattr(brain, "reply", lambda body: {
+        "message": {"role": "assistant", "content": said}, "finish_reason": "stop"})
+    assert content(user("Alice goes to a fair."), response_format=schema_format(EVENT)) == said
+
+
+def test_streamed_structured_content_is_the_same_json():
+    messages = user("Extract the event: Alice and Bob are going to a science fair on Friday")
+    whole = content(messages, response_format=schema_format(EVENT))
+    raw = json.dumps({"model": MODEL_ID, "messages": messages, "stream": True,
+                      "response_format": schema_format(EVENT)}).encode()
+    status, _, events = api.handle("POST", "/v1/chat/completions", KEY, raw)
+    chunks = [json.loads(e[6:]) for e in events if e.startswith(b"data: {")]
+    streamed = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks
+                       if c["choices"])
+    assert status == 200 and streamed == whole
+
+
+# ----------------------------------------------------------------- always valid (property)
+
+KEYS = st.sampled_from(["name", "date", "participants", "age", "city", "email", "unit",
+                        "is_vegetarian", "answer", "score", "tags", "start_time", "title",
+                        "languages", "count", "note", "price", "birthday"])
+LEAVES = st.one_of(
+    st.sampled_from([{"type": t} for t in ("string", "number", "integer", "boolean", "null")]),
+    st.sampled_from([{"type": "string", "format": f}
+                     for f in ("date", "date-time", "time", "email", "uuid", "ipv4")]),
+    st.lists(st.sampled_from(["celsius", "fahrenheit", "red", "Friday", "positive"]),
+             min_size=1, max_size=3, unique=True).map(lambda v: {"type": "string", "enum": v}),
+    st.sampled_from([{"const": "fixed"}, {"const": 3}, {"enum": [1, 2, None]},
+                     {"type": "string", "pattern": "^[a-z]+-\\d{2}$"}]),
+    st.integers(-5, 50).map(lambda low: {"type": "integer", "minimum": low,
+                                         "maximum": low + 10}),
+)
+
+
+def _bigger(children):
+    return st.one_of(
+        st.dictionaries(KEYS, children, min_size=1, max_size=4).map(strict_object),
+        children.map(lambda c: {"type": "array", "items": c}),
+        children.map(lambda c: {"anyOf": [c, {"type": "null"}]}),
+        st.tuples(children, children).map(lambda c: {"anyOf": list(c)}))
+
+
+SCHEMAS = st.builds(
+    lambda props, shared: {**strict_object({**props, "shared": {"$ref": "#/$defs/Shared"}}),
+                           "$defs": {"Shared": shared}},
+    st.dictionaries(KEYS, st.recursive(LEAVES, _bigger, max_leaves=8), min_size=1,
+                    max_size=5),
+    st.recursive(LEAVES, _bigger, max_leaves=4))
+TEXTS = st.sampled_from([
+    "Alice and Bob are going to a science fair on Friday.",
+    "John is 42 years old, lives in Chengdu, email john@example.com.",
+    "Book 3 tickets at $12.5 for next Tuesday at 3pm in Fahrenheit, positive please.",
+    "你好，我叫小明，明天去北京。", "hello", "", "name: red-12, tags: a, b and c",
+])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=SCHEMAS, text=TEXTS, strict=st.booleans())
+def test_json_schema_content_is_always_valid(schema, text, strict):
+    messages = user(text or "?")
+    got = json.loads(content(messages, response_format=schema_format(schema, strict=strict)))
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    assert not list(validator.iter_errors(got)), (schema, text, got)
+
+
+def test_a_pattern_string_is_found_in_the_words():
+    schema = strict_object({"code": {"type": "string", "pattern": "^[A-Z]{3}-\\d{2}$"}})
+    got = json.loads(content(user("My booking code is ABC-12, thanks."),
+                             response_format=schema_format(schema)))
+    assert got == {"code": "ABC-12"}
+
+
+def test_pattern_samples_match_their_pattern():
+    for pattern in ("^[A-Z]{3}-\\d{2}$", "^(cat|dog)s?$", "^\\w+@\\w+\\.com$", "x.y"):
+        sample = pattern_sample(pattern)
+        assert sample is not None and re.search(pattern, sample), (pattern, sample)
+
+
+# ----------------------------------------------------------------- json_object
+
+@pytest.mark.parametrize("messages, expected", [
+    (user("Give me a JSON with fields name, age and city: Xiaoming is 25 years old and "
+          "lives in Shanghai."), {"name": "Xiaoming", "age": 25, "city": "Shanghai"}),
+    ([{"role": "system", "content": 'Reply in JSON like {"city": "...", "days": 0, '
+                                    '"people": ["..."]}'}]
+     + user("Alice and Bob fly to Beijing for 4 days."),
+     {"city": "Beijing", "days": 4, "people": ["Alice", "Bob"]}),
+    ([{"role": "system", "content": 'Respond in JSON with keys "answer" and "confidence".'}]
+     + user("Hello"), {"answer": "Hello! I'm the offline teaching model. How can I help?",
+                       "confidence": None}),
+], ids=["fields in the request", "an example object", "keys in the system prompt"])
+def test_json_mode_fills_the_keys_asked_for(messages, expected):
+    assert json.loads(content(messages, response_format={"type": "json_object"})) == expected
+
+
+def test_json_mode_without_named_keys_answers_in_an_answer_key():
+    messages = user("What's your name? Answer in JSON.")
+    got = json.loads(content(messages, response_format={"type": "json_object"}))
+    assert got == {"answer": content(messages)}
+
+
+def test_json_mode_never_touches_tool_calls():
+    messages = user("What's the weather in Chengdu? Answer in JSON.")
+    reply = ask(messages, tools=[WEATHER_TOOL], response_format={"type": "json_object"})
+    message = reply["choices"][0]["message"]
+    assert message["content"] is None and message["tool_calls"][0]["function"]["arguments"] \
+        == '{"location":"Chengdu"}'
+
+
+# ----------------------------------------------------------------- strict tools
+
+def strict_tool(name, properties, description=""):
+    return {"type": "function", "function": {
+        "name": name, "description": description, "strict": True,
+        "parameters": strict_object(properties)}}
+
+
+EVENT_TOOL = strict_tool("create_event", EVENT["properties"], "Add an event to the calendar")
+
+
+def brain_proposes(monkeypatch, name, arguments):
+    """The brain proposes one call with these raw arguments; records what it saw."""
+    seen = []
+
+    def reply(body):
+        seen.append(body)
+        call = {"id": "call_x", "type": "function",
+                "function": {"name": name, "arguments": arguments}}
+        return {"message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls"}
+
+    monkeypatch.setattr(brain, "reply", reply)
+    return seen
+
+
+@pytest.mark.parametrize("arguments", [
+    '{"name":"science fair"}',                                      # keys missing
+    '{"name":"science fair","date":5,"participants":"Alice"}',      # wrong types
+    '{"name":"science fair","date":"Friday","participants":[],"room":"A"}',  # an extra key
+    'not json',
+], ids=["missing", "wrong types", "extra key", "not json"])
+def test_a_strict_call_is_repaired_to_fit_its_schema(monkeypatch, arguments):
+    brain_proposes(monkeypatch, "create_event", arguments)
+    text = "Add an event: Alice and Bob are going to a science fair on Friday."
+    reply = ask(user(text), tools=[EVENT_TOOL])
+    got = json.loads(reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
+    assert got == {"name": "science fair", "date": "Friday", "participants": ["Alice", "Bob"]}
+
+
+def test_a_non_strict_call_is_sent_as_the_brain_wrote_it(monkeypatch):
+    brain_proposes(monkeypatch, "get_current_weather", '{"city":5}')
+    reply = ask(user("Weather in Chengdu?"), tools=[WEATHER_TOOL])
+    assert reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == \
+        '{"city":5}'
+
+
+def test_a_strict_call_that_cannot_be_made_valid_is_not_sent(monkeypatch):
+    tool = strict_tool("lookup", {"code": {"type": "string", "pattern": "(?<=a)b"}})
+    brain_proposes(monkeypatch, "lookup", '{"code":"x"}')
+    reply = ask(user("Look up the code"), tools=[tool])
+    choice = reply["choices"][0]
+    assert choice["finish_reason"] == "stop" and "tool_calls" not in choice["message"]
+    assert "lookup" in choice["message"]["content"], choice
+
+
+def test_the_brain_calls_a_strict_tool_without_asking_for_a_nullable_value():
+    tool = strict_tool("get_weather", {
+        "location": {"type": "string"}, "unit": {"$ref": "#/$defs/Unit"},
+        "days": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+        "Get the current weather in a city")
+    tool["function"]["parameters"]["$defs"] = {"Unit": {"type": "string",
+                                                        "enum": ["celsius", "fahrenheit"]}}
+    reply = ask(user("What's the weather in Chengdu in Fahrenheit?"), tools=[tool])
+    calls = reply["choices"][0]["message"]["tool_calls"]
+    assert json.loads(calls[0]["function"]["arguments"]) == {
+        "location": "Chengdu", "unit": "fahrenheit", "days": None}
+    asked = ask(user("What's the weather in Fahrenheit?"), tools=[tool])["choices"][0]
+    assert asked["message"]["content"] == "Which city would you like the weather for?"
+
+
+def test_the_brain_fills_a_strict_event_tool_from_the_request():
+    reply = ask(user("Add an event to my calendar: Alice and Bob are going to a science fair "
+                     "on Friday."), tools=[EVENT_TOOL])
+    call = reply["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert (call["name"], json.loads(call["arguments"])) == (
+        "create_event", {"name": "science fair", "date": "Friday",
+                         "participants": ["Alice", "Bob"]})
+
+
+def test_a_forced_strict_call_with_nothing_to_fill_is_still_valid():
+    reply = ask(user("hello"), tools=[EVENT_TOOL],
+                tool_choice={"type": "function", "function": {"name": "create_event"}})
+    call = reply["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert json.loads(call["arguments"]) == {"name": "", "date": "", "participants": []}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=SCHEMAS, text=TEXTS)
+def test_forced_strict_calls_are_always_valid(schema, text):
+    tool = {"type": "function", "function": {"name": "record", "description": "Record it",
+                                             "strict": True, "parameters": schema}}
+    reply = ask(user(text or "?"), tools=[tool],
+                tool_choice={"type": "function", "function": {"name": "record"}})
+    arguments = json.loads(reply["choices"][0]["message"]["tool_calls"][0]["function"]
+                           ["arguments"])
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    assert not list(validator.iter_errors(arguments)), (schema, text, arguments)
