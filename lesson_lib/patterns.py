@@ -25,7 +25,7 @@ from typing import Any
 from lesson_lib.llm import chat
 from lesson_lib.tools import ToolCallError, ToolRegistry, get_current_weather
 
-__all__ = ["Router", "TaskState", "packing_advice", "with_fallback", "few_shot"]
+__all__ = ["Router", "TaskState", "StatefulMemory", "packing_advice", "with_fallback", "few_shot"]
 
 
 # ----------------------------------------------------------------------------- router
@@ -94,6 +94,27 @@ class TaskState:
             lines.append(f"[x] {step}: {found}" if found is not None else f"[ ] {step}")
         return "\n".join(([base] if base else []) + lines)
 
+    def around(self, memory: Any, base: str = "") -> StatefulMemory:
+        """`memory` as an agent sees it, with this state as the system prompt of every call."""
+        return StatefulMemory(self, memory, base)
+
+
+class StatefulMemory:
+    """A memory whose requests start with the task state, rendered afresh on every call.
+
+    The messages live in the wrapped memory (and are trimmed there); the state lives in
+    your code. `to_api_format()` puts the two together, so no trim can lose the state."""
+
+    def __init__(self, state: TaskState, memory: Any, base: str = ""):
+        self.state, self.memory, self.base = state, memory, base
+
+    def to_api_format(self) -> list[dict]:
+        rest = [m for m in self.memory.to_api_format() if m["role"] != "system"]
+        return [{"role": "system", "content": self.state.prompt(self.base)}] + rest
+
+    def __getattr__(self, name: str) -> Any:  # add, add_many, message_count ...: the memory's
+        return getattr(self.memory, name)
+
 
 # ----------------------------------------------------------------------------- workflow
 
@@ -152,7 +173,7 @@ def with_fallback(*sources: Callable[..., str], valid: Callable[[dict], bool],
             if log is not None:
                 log.append(f"{name}: {outcome}")
         return ToolCallError("every source failed",
-                             "tell the user the data is unavailable now; do not guess").to_json()
+                             "the data is unavailable right now: say so, do not guess").to_json()
 
     tool.__name__ = getattr(sources[0], "__name__", "tool")
     tool.__doc__ = sources[0].__doc__

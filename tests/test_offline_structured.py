@@ -69,6 +69,16 @@ def test_the_classic_event_extraction(messages):
     assert got == {"name": "science fair", "date": "Friday", "participants": ["Alice", "Bob"]}
 
 
+def test_travellers_are_people():
+    """Notebook 09's trip: a list of travellers is a list of people's names."""
+    schema = strict_object({"city": {"type": "string"},
+                            "date": {"type": ["string", "null"]},
+                            "travellers": {"type": "array", "items": {"type": "string"}}})
+    got = json.loads(content(user("Xiaoming and Lao Zhang fly to Chengdu on 2026-05-03."),
+                             response_format=schema_format(schema, name="Trip")))
+    assert got == {"city": "Chengdu", "date": "2026-05-03", "travellers": ["Xiaoming", "Lao Zhang"]}
+
+
 def test_a_person_with_typed_and_formatted_fields():
     schema = strict_object({
         "name": {"type": "string"}, "age": {"type": "integer"},

@@ -548,7 +548,8 @@ ROLE_WORDS = {  # role: the words of a key's name that give it (stemmed)
     "person": {"person", "author", "organizer", "organiser", "host", "speaker", "owner",
                "user", "customer", "sender", "recipient", "who", "contact", "participant",
                "attendee", "people", "guest", "member", "friend", "student", "player",
-               "firstname", "lastname", "fullname", "username"},
+               "firstname", "lastname", "fullname", "username", "traveller", "traveler",
+               "passenger", "companion", "visitor"},
     "name": {"name", "title", "event", "topic", "subject", "activity", "occasion", "what",
              "item", "product", "task"},
 }
