@@ -13,11 +13,15 @@
   back to the model (as a tool result), which tells the user.
 - `few_shot`: worked examples of tool use, written as real tool rounds that the API
   accepts (each call answered by its tool message), to put before the conversation.
+- `retrying`: retries with exponential back-off and jitter, for the calls the SDK does not
+  retry for you; only errors that may pass (429, 5xx, a lost connection) are retried.
 """
 
 from __future__ import annotations
 
 import json
+import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +29,8 @@ from typing import Any
 from lesson_lib.llm import chat
 from lesson_lib.tools import ToolCallError, ToolRegistry, get_current_weather
 
-__all__ = ["Router", "TaskState", "StatefulMemory", "packing_advice", "with_fallback", "few_shot"]
+__all__ = ["Router", "TaskState", "StatefulMemory", "packing_advice", "with_fallback", "few_shot",
+           "retrying", "RETRYABLE"]
 
 
 # ----------------------------------------------------------------------------- router
@@ -201,3 +206,34 @@ def few_shot(examples: Sequence[tuple[str, Sequence[tuple[str, dict, str]], str]
                          for i, (_, _, result) in zip(ids, calls)]
         messages.append({"role": "assistant", "content": answer})
     return messages
+
+
+# ----------------------------------------------------------------------------- retries
+
+def _retryable() -> tuple[type, ...]:
+    import openai  # noqa: PLC0415
+
+    return (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+
+
+RETRYABLE = "429 (rate limit), 5xx (server error), a lost connection or a timeout"
+
+
+def retrying(fn: Callable[[], Any], *, attempts: int = 4,   # tries in all, the first included
+             base: float = 0.5,                          # seconds before the first retry
+             sleep: Callable[[float], Any] = time.sleep) -> Any:
+    """`fn()`, tried up to `attempts` times. After a failure that may pass (RETRYABLE) it waits
+    base·2^k seconds (k = 0, 1, 2 …) plus up to 10% at random, so that many clients do not
+    retry in step, then tries again; any other error (a 400 never passes by itself) is
+    raised at once, and so is the last failure when no attempt is left."""
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"attempts counts the tries, the first included: a whole number of "
+                         f"at least 1, got {attempts!r}")
+    for k in range(attempts):
+        try:
+            return fn()
+        except _retryable():
+            if k == attempts - 1:
+                raise
+            sleep(base * 2 ** k * (1 + random.random() / 10))
+    raise AssertionError("unreachable")  # pragma: no cover

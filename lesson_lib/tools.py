@@ -444,6 +444,65 @@ def _run(tool: Tool, arguments: dict) -> str:
         ).to_json()
 
 
+# --------------------------------------------------------------------------- strict schemas
+
+
+def strict_version(tool: dict) -> dict:
+    """A copy of `tool` that strict mode accepts and that means the same.
+
+    `"strict": true` on the function; every object schema (nested ones too) closed with
+    `additionalProperties: false` and every property in `required`; a property that was
+    optional becomes *nullable* (its type a union with "null", and null added to its enum),
+    because a strict call always carries every property: null is how it says "not given".
+    Before running the function, drop the null arguments so its own defaults apply
+    (`without_nulls`). The tool passed in is not changed."""
+    strict = copy.deepcopy(tool)
+    function = strict["function"]
+    function["strict"] = True
+    function["parameters"] = _strict_schema(function.get("parameters") or
+                                            {"type": "object", "properties": {}})
+    return strict
+
+
+def without_nulls(arguments: dict) -> dict:
+    """A strict call's arguments without the nulls: what the function's defaults fill in."""
+    return {key: value for key, value in arguments.items() if value is not None}
+
+
+def _strict_schema(schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    schema = dict(schema)
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        schema["properties"] = {
+            key: _strict_schema(sub) if key in required else _nullable(_strict_schema(sub))
+            for key, sub in properties.items()}
+        schema["required"] = list(properties)
+        schema["additionalProperties"] = False
+    if isinstance(schema.get("items"), dict):
+        schema["items"] = _strict_schema(schema["items"])
+    for group in ("anyOf", "$defs", "definitions"):
+        if isinstance(schema.get(group), list):
+            schema[group] = [_strict_schema(sub) for sub in schema[group]]
+        elif isinstance(schema.get(group), dict):
+            schema[group] = {k: _strict_schema(sub) for k, sub in schema[group].items()}
+    return schema
+
+
+def _nullable(schema: dict) -> dict:
+    """`schema`, or null."""
+    kind = schema.get("type")
+    if kind is None:  # anyOf, $ref ...: one more branch
+        return {"anyOf": [schema, {"type": "null"}]}
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    nullable = {**schema, "type": kinds if "null" in kinds else [*kinds, "null"]}
+    if "enum" in nullable and None not in nullable["enum"]:
+        nullable["enum"] = [*nullable["enum"], None]
+    return nullable
+
+
 # --------------------------------------------------------------------------- the registry
 
 

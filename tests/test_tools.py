@@ -530,3 +530,23 @@ def test_broken_json_is_described_the_same_on_every_python(text, says):
     with pytest.raises(json.JSONDecodeError) as caught:
         json.loads(text)
     assert json_problem(caught.value) == says
+
+
+def test_strict_version_is_accepted_keeps_meaning_and_leaves_the_tool_alone():
+    import copy
+
+    import jsonschema
+
+    from lesson_lib.protocol import validate_request
+    from lesson_lib.tools import WEATHER_TOOL, strict_version, without_nulls
+
+    before = copy.deepcopy(WEATHER_TOOL)
+    strict = strict_version(WEATHER_TOOL)
+    assert WEATHER_TOOL == before and strict["function"]["strict"] is True
+    validate_request({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                      "tools": [strict]})
+    check = jsonschema.Draft202012Validator(strict["function"]["parameters"]).is_valid
+    assert check({"location": "Chengdu", "unit": None})
+    assert not check({"location": None, "unit": None})
+    assert not check({"location": "Chengdu", "unit": "kelvin"})
+    assert without_nulls({"location": "Chengdu", "unit": None}) == {"location": "Chengdu"}

@@ -1,0 +1,429 @@
+"""Self-checks for notebook 09, "Tool calling in production".
+
+- `check_make_strict(make_strict)`: the learner's `make_strict(tool)`, a copy of a tool that
+  strict mode accepts and that means the same (optional properties nullable, required ones
+  not, enums kept), nested objects and array items included; the input left unchanged.
+- `check_assemble(assemble)`: the learner's `assemble(chunks)`, which joins the chunks of a
+  streamed reply (SDK `ChatCompletionChunk` objects) into the assistant message, a dict
+  with `role`, `content` and, when the model called tools, `tool_calls`. It is judged
+  against the non-streamed reply to the same request, and against hand-made streams for
+  what the offline model never sends (text beside a call, two interleaved choices).
+- `check_retries(call_with_retries)`: the learner's `call_with_retries(fn, attempts, base,
+  sleep)`, judged with genuine SDK exceptions (429, 500, a timeout, a 400) and a recording
+  `sleep`, so nothing really waits.
+
+The streams and the errors come from offline clients of the checks' own, whichever model
+the notebook uses, so each check is the same for everyone. Hints come in steps: a check
+that fails the same way again shows the next one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.protocol import ProtocolError, validate_messages
+
+TITLE = "Exercise 2 · assemble a streamed reply"
+CALL_ID = "call_check0000000000000000001"
+
+
+def _offline_stream(question: str, tools: list | None) -> tuple[list, dict]:
+    """(the chunks of a streamed reply, the same reply unstreamed as a dict)."""
+    from lesson_lib.offline import MODEL_ID, offline_client  # noqa: PLC0415
+
+    client = offline_client()
+    request = {"model": MODEL_ID, "messages": [{"role": "user", "content": question}]}
+    if tools:
+        request["tools"] = tools
+    chunks = list(client.chat.completions.create(
+        **request, stream=True, stream_options={"include_usage": True}))
+    whole = client.chat.completions.create(**request).choices[0].message
+    return chunks, whole.model_dump(exclude_none=True)
+
+
+def _chunks(*choices: tuple[int, dict]) -> list:
+    """SDK chunk objects, one per (choice index, delta) given, then a last one per choice."""
+    from openai.types.chat import ChatCompletionChunk  # noqa: PLC0415
+
+    head = {"id": "chatcmpl-check", "object": "chat.completion.chunk", "created": 0,
+            "model": "check"}
+    out = [{**head, "choices": [{"index": i, "delta": d, "finish_reason": None}]}
+           for i, d in choices]
+    for i in sorted({i for i, _ in choices}):
+        out.append({**head, "choices": [{"index": i, "delta": {}, "finish_reason": "stop"}]})
+    return [ChatCompletionChunk.model_validate(c) for c in out]
+
+
+def _plain(message: Any) -> Any:
+    """The learner's message as plain data (a dict, or an SDK object dumped)."""
+    if hasattr(message, "model_dump"):
+        return message.model_dump(exclude_none=True)
+    return message
+
+
+def _calls(message: dict) -> list:
+    return [{"id": c.get("id"), "type": c.get("type"),
+             "function": {"name": (c.get("function") or {}).get("name"),
+                          "arguments": (c.get("function") or {}).get("arguments")}}
+            for c in message.get("tool_calls") or []]
+
+
+def _run(report: Report, assemble: Callable, chunks: list, what: str) -> dict | None:
+    try:
+        message = _plain(assemble(iter(chunks)))
+    except IndexError:
+        if any(not c.choices for c in chunks):
+            report.expect(False, f"{what}: assemble reads every chunk without an IndexError", (
+                "with stream_options={'include_usage': True} the last chunk carries the "
+                "usage and `choices == []`: `chunk.choices[0]` fails on it",
+                "loop over `chunk.choices` (zero or more parts) instead of indexing it"))
+            return None
+        raise
+    if isinstance(message, dict):
+        return message
+    report.expect(False, f"{what}: assemble returns a dict (got {type(message).__name__})", (
+        "return the message as a dict: {'role': 'assistant', 'content': ..., "
+        "'tool_calls': [...]}, the shape you append to messages",))
+    return None
+
+
+def _check_text(report: Report, assemble: Callable) -> bool:
+    chunks, whole = _offline_stream("My name is Xiaoming", None)
+    message = _run(report, assemble, chunks, "a reply in words")
+    if message is None:
+        return False
+    if not _accepted(report, "a reply in words", "My name is Xiaoming", message):
+        return False
+    return report.expect(
+        message.get("role") == "assistant" and message.get("content") == whole["content"]
+        and not message.get("tool_calls"),
+        "a reply in words: role 'assistant', the content pieces joined in order, no tool_calls",
+        ("a reply in words comes as a delta with role, then deltas whose `content` is one "
+         "piece each (the last chunk, and a usage chunk with `choices == []`, carry none)",
+         "join every `delta.content` that is not None, in arrival order; set "
+         "'tool_calls' only when some delta carried tool_calls"))
+
+
+def _check_calls(report: Report, assemble: Callable) -> bool:
+    from lesson_lib.tools import get_tools_schema  # noqa: PLC0415
+
+    ok = True
+    for question, what in (("What's the weather in Chengdu?", "one tool call"),
+                           ("What's the weather in Shanghai and Beijing?",
+                            "two parallel tool calls")):
+        chunks, whole = _offline_stream(question, get_tools_schema())
+        message = _run(report, assemble, chunks, what)
+        if message is None:
+            return False
+        got, want = _calls(message), _calls(whole)
+        ok &= report.expect(
+            got == want and not message.get("content"),
+            f"{what}: the same tool_calls as the unstreamed reply (ids, names, arguments)",
+            (f"a call arrives in pieces keyed by `index`: the first piece has its id, type "
+             f"and name, the later ones only argument fragments (print the deltas of "
+             f"'{question}' to see them). Yours gave {got[:2]}",
+             "keep one call per `index` (a dict of index → call works); set id, type and "
+             "name when a piece has them, and add each `function.arguments` fragment to "
+             "the end of that call's arguments",
+             "pieces after the first have id=None and function.name=None: do not let them "
+             "overwrite what the first piece set"))
+        if not ok or not _accepted(report, what, question, message):
+            return False
+    return True
+
+
+def _accepted(report: Report, what: str, question: str, message: dict) -> bool:
+    """The assembled message, sent back with a reply to each call, passes the API's rules."""
+    replies = [{"role": "tool", "tool_call_id": c["id"], "content": "{}"}
+               for c in _calls(message)]
+    try:
+        validate_messages([{"role": "user", "content": question}, message] + replies)
+    except ProtocolError as error:
+        return report.expect(False, f"{what}: the message is one the API accepts back", (
+            f"sent back, the API would answer: {error.message}",
+            error.explanation or "compare your dict with the unstreamed reply's"))
+    return True
+
+
+def _check_text_and_call(report: Report, assemble: Callable) -> bool:
+    call = {"index": 0, "id": CALL_ID, "type": "function",
+            "function": {"name": "get_current_weather", "arguments": ""}}
+    chunks = _chunks((0, {"role": "assistant", "content": ""}), (0, {"content": "Let me "}),
+                     (0, {"content": "check."}), (0, {"tool_calls": [call]}),
+                     (0, {"tool_calls": [{"index": 0, "function": {"arguments": '{"location"'}}]}),
+                     (0, {"tool_calls": [{"index": 0, "function": {"arguments": ': "Chengdu"}'}}]}))
+    message = _run(report, assemble, chunks, "words beside a call")
+    if message is None:
+        return False
+    return report.expect(
+        message.get("content") == "Let me check." and _calls(message) == [{
+            "id": CALL_ID, "type": "function", "function": {
+                "name": "get_current_weather", "arguments": '{"location": "Chengdu"}'}}],
+        "words beside a call (real models send both): content and tool_calls kept",
+        ("a real model may write a sentence and call a tool in the same reply: the content "
+         "deltas come first, then the tool_calls deltas",
+         "collect content and tool_calls side by side; neither replaces the other"))
+
+
+def _check_choices(report: Report, assemble: Callable) -> bool:
+    chunks = _chunks((0, {"role": "assistant", "content": ""}), (1, {"role": "assistant", "content": ""}),
+                     (0, {"content": "Cloudy"}), (1, {"content": "Sunny"}),
+                     (0, {"content": ", 16°C."}), (1, {"content": ", 25°C."}))
+    message = _run(report, assemble, chunks, "two choices")
+    if message is None:
+        return False
+    return report.expect(
+        message.get("content") == "Cloudy, 16°C.",
+        "with n=2 the chunks of two choices interleave: only choice 0 is assembled",
+        ("each chunk's `choices[k].index` says which choice a delta belongs to; with n=2 "
+         "they alternate (got content "
+         f"{message.get('content')!r})",
+         "skip the parts whose `index` is not 0, and loop over `chunk.choices` instead of "
+         "taking `chunk.choices[0]`"))
+
+
+def check_assemble(assemble: Callable | None) -> bool:  # ... or None: not written yet
+    """Judge the learner's `assemble(chunks) -> dict`."""
+    if assemble is None or assemble is ...:
+        return not_done(TITLE, "write assemble(chunks) in the cell above, then run this check")
+
+    def body(report: Report) -> None:
+        for step in (_check_text, _check_calls, _check_text_and_call, _check_choices):
+            if not step(report, assemble):
+                return  # one thing at a time: the first that fails, with its hint
+
+    return run_check(TITLE, body)
+
+
+# ----------------------------------------------------------------- exercise 2: make_strict
+
+STRICT_TITLE = "Exercise 1 · make a tool strict"
+
+
+def _booking_tool() -> dict:
+    """A tool with nested objects and an array of objects, optional fields at each level."""
+    return {"type": "function", "function": {
+        "name": "book_table", "description": "Book a table at a restaurant.",
+        "parameters": {"type": "object", "properties": {
+            "restaurant": {"type": "string", "description": "Its name"},
+            "guests": {"type": "object", "properties": {
+                "adults": {"type": "integer"}, "children": {"type": "integer"}},
+                "required": ["adults"]},
+            "note": {"type": "string", "description": "A wish for the kitchen"},
+            "dishes": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "spicy": {"type": "boolean"}},
+                "required": ["name"]}}},
+            "required": ["restaurant", "guests"]}}}
+
+
+# (tool, arguments, should the strict schema accept them, what they show)
+_WEATHER_CASES = [
+    ({"location": "Chengdu", "unit": "fahrenheit"}, True, "a full call"),
+    ({"location": "Chengdu", "unit": None}, True, "optional `unit` sent as null"),
+    ({"location": None, "unit": None}, False, "required `location` sent as null"),
+    ({"location": "Chengdu", "unit": "kelvin"}, False, "`unit` outside its enum"),
+]
+_BOOKING_CASES = [
+    ({"restaurant": "Chen Mapo", "guests": {"adults": 2, "children": None}, "note": None,
+      "dishes": [{"name": "mapo tofu", "spicy": None}]}, True,
+     "optional fields inside `guests` and inside each dish sent as null"),
+    ({"restaurant": "Chen Mapo", "guests": {"adults": None, "children": 1}, "note": None,
+      "dishes": None}, False, "required `guests.adults` sent as null"),
+]
+
+
+def _strict_problem(tool: dict) -> str | None:
+    from lesson_lib.protocol import validate_request  # noqa: PLC0415
+
+    try:
+        validate_request({"model": "check", "messages": [{"role": "user", "content": "hi"}],
+                          "tools": [tool]})
+    except ProtocolError as error:
+        return error.message
+    return None
+
+
+def _check_strict_tool(report: Report, make_strict: Callable, original: dict,
+                       cases: list) -> bool:
+    import copy  # noqa: PLC0415
+
+    import jsonschema  # noqa: PLC0415
+
+    name = original["function"]["name"]
+    before = copy.deepcopy(original)
+    strict = make_strict(original)
+    if not report.expect(original == before, f"{name}: the tool you were given is unchanged", (
+            "make_strict changed the tool it was given: the caller's schema is not yours to "
+            "edit (and a non-strict tool may be in use elsewhere)",
+            "work on copy.deepcopy(tool): dict(tool) copies only the outer dict, and the "
+            "nested schemas are still shared")):
+        return False
+    if not report.expect(isinstance(strict, dict) and isinstance(strict.get("function"), dict),
+                         f"{name}: make_strict returns a tool dict",
+                         ("return the whole tool, {'type': 'function', 'function': {...}}",)):
+        return False
+    if not report.expect(strict["function"].get("strict") is True,
+                         f"{name}: `\"strict\": True` is set on the function", (
+                             "strict is a key of tool['function'], next to name and "
+                             "parameters (not inside parameters)",)):
+        return False
+    problem = _strict_problem(strict)
+    if not report.expect(problem is None, f"{name}: the API accepts it as a strict tool", (
+            f"the API answers: {problem}",
+            "every object schema needs additionalProperties=False and all its properties "
+            "in required, nested ones too: the objects inside properties and inside an "
+            "array's items",
+            "a function that handles one schema and calls itself on each property and on "
+            "items reaches them all")):
+        return False
+    parameters = strict["function"]["parameters"]
+    for arguments, accepted, what in cases:
+        valid = jsonschema.Draft202012Validator(parameters).is_valid(arguments)
+        if valid == accepted:
+            continue
+        if accepted:
+            hints = ("an optional property must become nullable: strict calls carry every "
+                     "property, and null is how they say 'not given'",
+                     "nullable means its type is a union with 'null' "
+                     "(\"type\": [\"string\", \"null\"]); and if it has an enum, None must "
+                     "be one of the enum's values too")
+        elif "outside its enum" in what:
+            hints = ("the strict schema must still refuse what the tool refused: keep each "
+                     "property's enum (adding None for an optional one)",)
+        else:
+            hints = ("only the optional properties become nullable: a required one must "
+                     "still be given a real value",
+                     "look at the original `required` list of each object before you "
+                     "replace it with all the properties")
+        report.expect(False, f"{name}: {what} is {'accepted' if accepted else 'refused'} "
+                             "(the meaning of the schema is kept)", hints)
+        return False
+    return report.expect(True, f"{name}: same meaning: optional → may be null, required → "
+                               "a real value, enums kept")
+
+
+def check_make_strict(make_strict: Callable | None) -> bool:  # ... or None: not written yet
+    """Judge the learner's `make_strict(tool) -> dict`."""
+    if make_strict is None or make_strict is ...:
+        return not_done(STRICT_TITLE, "write make_strict(tool) in the cell above, then run "
+                                      "this check")
+    from lesson_lib.tools import WEATHER_TOOL  # noqa: PLC0415
+
+    def body(report: Report) -> None:
+        import copy  # noqa: PLC0415
+
+        if _check_strict_tool(report, make_strict, copy.deepcopy(WEATHER_TOOL),
+                              _WEATHER_CASES):
+            _check_strict_tool(report, make_strict, _booking_tool(), _BOOKING_CASES)
+
+    return run_check(STRICT_TITLE, body)
+
+
+# ----------------------------------------------------------------- exercise 3: call_with_retries
+
+RETRY_TITLE = "Exercise 3 · retry with back-off"
+
+
+def _real_errors() -> dict:
+    """Genuine SDK exceptions, made by asking an offline client to fail."""
+    from lesson_lib.offline import MODEL_ID, inject_fault, offline_client  # noqa: PLC0415
+
+    errors = {}
+    hello = [{"role": "user", "content": "hi"}]
+    for kind, name in (("rate_limit", "429"), ("server_error", "500"), ("timeout", "timeout")):
+        client = offline_client()
+        inject_fault(client, kind)
+        try:
+            client.chat.completions.create(model=MODEL_ID, messages=hello)
+        except Exception as error:  # the fault ordered above
+            errors[name] = error
+    try:
+        offline_client().chat.completions.create(model=MODEL_ID, messages=[])
+    except Exception as error:  # an empty message list: the API's 400
+        errors["400"] = error
+    return errors
+
+
+class _Script:
+    """A function that fails as scripted (errors), then answers; it counts its calls."""
+
+    def __init__(self, *failures: BaseException):
+        self.failures, self.calls = list(failures), 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return "answered"
+
+
+def _waits_ok(waits: list, base: float, count: int) -> bool:
+    return len(waits) == count and all(
+        isinstance(w, (int, float)) and base * 2 ** k <= w <= base * 2 ** k * 1.1 + 1e-9
+        for k, w in enumerate(waits))
+
+
+def _run_retries(learner: Callable, script: _Script, **options) -> tuple[Any, Any, list]:
+    waits: list = []
+    try:
+        result, raised = learner(script, sleep=waits.append, **options), None
+    except Exception as error:  # what the learner's function let through
+        result, raised = None, error
+    return result, raised, waits
+
+
+def _check_retries(report: Report, learner: Callable) -> None:
+    e = _real_errors()
+    script = _Script(e["429"], e["500"])
+    result, raised, waits = _run_retries(learner, script)
+    if not report.expect(result == "answered" and script.calls == 3,
+                         "a 429, then a 500, then an answer: the answer, on the third call", (
+                             f"got {result!r} after {script.calls} call(s)"
+                             + (f", and {type(raised).__name__} escaped" if raised else "")
+                             + ": 429 and 5xx pass with time, so they are retried",
+                             "catch openai.RateLimitError and openai.InternalServerError "
+                             "(and openai.APIConnectionError), wait, and call fn() again")):
+        return
+    if not report.expect(_waits_ok(waits, 0.5, 2),
+                         "it waited 0.5 s, then 1 s (base·2^k, plus up to 10%)", (
+                             f"your waits: {waits}; with base=0.5 they should be about "
+                             "[0.5, 1.0]: each wait doubles the one before",
+                             "wait base * 2 ** k * (1 + random.random() / 10) before retry "
+                             "k (k = 0, 1, ...), through the sleep you were given")):
+        return
+    script = _Script(e["timeout"])
+    result, raised, waits = _run_retries(learner, script, base=0.1)
+    if not report.expect(result == "answered" and _waits_ok(waits, 0.1, 1),
+                         "a timeout is retried too, and base=0.1 waits 0.1 s", (
+                             f"got {result!r}, waits {waits}: openai.APITimeoutError is an "
+                             "APIConnectionError, and `base` is the first wait",)):
+        return
+    script = _Script(e["400"])
+    result, raised, waits = _run_retries(learner, script)
+    if not report.expect(raised is e["400"] and script.calls == 1 and not waits,
+                         "a 400 is raised at once, unchanged, without waiting", (
+                             f"fn was called {script.calls} time(s), waits {waits}, and "
+                             f"{'nothing' if raised is None else type(raised).__name__} came "
+                             "out: a 400 means the request is wrong, and no wait fixes it",
+                             "retry only the errors that may pass; let any other exception "
+                             "go up as it is (a bare `raise`)")):
+        return
+    script = _Script(e["429"], e["429"], e["429"], e["429"])
+    result, raised, waits = _run_retries(learner, script, attempts=3)
+    report.expect(raised is e["429"] and script.calls == 3 and _waits_ok(waits, 0.5, 2),
+                  "attempts=3 and always 429: three calls, two waits, then the 429 itself", (
+                      f"fn was called {script.calls} time(s), waits {waits}, "
+                      f"{'nothing' if raised is None else type(raised).__name__} came out",
+                      "attempts counts every call, the first included; do not wait after "
+                      "the last one; when none is left, raise the last error (do not "
+                      "return None: the caller must know it failed)"))
+
+
+def check_retries(call_with_retries: Callable | None) -> bool:  # ... or None: not written yet
+    """Judge the learner's `call_with_retries(fn, attempts=4, base=0.5, sleep=time.sleep)`."""
+    if call_with_retries is None or call_with_retries is ...:
+        return not_done(RETRY_TITLE, "write call_with_retries in the cell above, then run "
+                                     "this check")
+    return run_check(RETRY_TITLE, lambda report: _check_retries(report, call_with_retries))

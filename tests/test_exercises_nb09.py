@@ -1,0 +1,282 @@
+"""Notebook 09's exercise check: the library's reference and an independent solution pass;
+each wrong version a learner really writes fails on the finding that names its mistake,
+with a hint that comes in steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from lesson_lib import exercises
+from lesson_lib.exercises.nb09 import check_assemble
+from lesson_lib.streaming import assemble_message
+
+
+def _messages(chunks, *, choice_filter=True, join=True, keep=True, key="index",
+              name_each=False, add=True, tool_type=True, empty_calls=False):
+    """One parametrised learner: each flag flips one decision to its typical mistake."""
+    texts, calls = [], {}
+    for chunk in chunks:
+        for part in chunk.choices:
+            if choice_filter and part.index != 0:
+                continue
+            delta = part.delta
+            if delta.content:
+                texts.append(delta.content)
+            for piece in delta.tool_calls or []:
+                k = getattr(piece, key) if key != "each" else len(calls)
+                if k not in calls or key == "each":
+                    calls[k] = {"id": piece.id, "function": {"name": piece.function.name,
+                                                             "arguments": ""}}
+                    if tool_type:
+                        calls[k]["type"] = "function"
+                    if not keep:
+                        texts.clear()
+                call = calls[k]
+                if name_each:
+                    call["function"]["name"] = piece.function.name
+                fragment = piece.function.arguments or ""
+                call["function"]["arguments"] = (call["function"]["arguments"] + fragment
+                                                 if add else fragment)
+    message = {"role": "assistant", "content": ("".join(texts) if join else texts) or None}
+    if calls or empty_calls:
+        message["tool_calls"] = list(calls.values())
+    return message
+
+
+def first_choice_only(chunks):  # chunk.choices[0]: the usage chunk has no choices
+    message = {"role": "assistant", "content": None}
+    for chunk in chunks:
+        delta = chunk.choices[0].delta
+        if delta.content:
+            message["content"] = (message["content"] or "") + delta.content
+    return message
+
+
+def solution():
+    namespace: dict = {}
+    from pathlib import Path
+    source = Path(__file__).resolve().parent.parent / "solutions" / "09_assemble.py"
+    exec(compile(source.read_text(), str(source), "exec"), namespace)
+    return namespace["assemble"]
+
+
+WRONG = {  # the mistake → words the failing finding must contain
+    "indexes chunk.choices[0]": (first_choice_only, "without an IndexError"),
+    "arguments overwritten, not joined": (
+        lambda c: _messages(c, add=False), "one tool call"),
+    "name overwritten by later pieces": (lambda c: _messages(c, name_each=True), "one tool call"),
+    "calls keyed by id": (lambda c: _messages(c, key="id"), "one tool call"),
+    "a new call for every piece": (lambda c: _messages(c, key="each"), "one tool call"),
+    "type left out": (lambda c: _messages(c, tool_type=False), "one tool call"),
+    "tool_calls: [] on a reply in words": (lambda c: _messages(c, empty_calls=True),
+                                           "accepts back"),
+    "content list, not joined": (lambda c: _messages(c, join=False), "a reply in words"),
+    "content dropped when a call starts": (lambda c: _messages(c, keep=False),
+                                           "words beside a call"),
+    "every choice mixed together": (lambda c: _messages(c, choice_filter=False),
+                                    "only choice 0"),
+}
+
+
+@pytest.fixture(autouse=True)
+def fresh_hints():
+    exercises._ASKED.clear()
+    yield
+    exercises._ASKED.clear()
+
+
+@pytest.mark.parametrize("assemble", [assemble_message, _messages, solution()],
+                         ids=["reference", "parametrised-correct", "solutions/09"])
+def test_a_right_answer_passes(assemble, capsys):
+    assert check_assemble(assemble) is True
+    assert "All checks passed." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mistake", list(WRONG))
+def test_each_typical_mistake_fails_on_its_own_finding(mistake, capsys):
+    wrong, finding = WRONG[mistake]
+    assert check_assemble(wrong) is False
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.lstrip().startswith("❌")]
+    assert len(failed) == 1, out  # one thing at a time
+    assert finding in failed[0], out
+    assert "hint:" in out
+
+
+def test_the_hint_grows_when_the_check_fails_again(capsys):
+    wrong = WRONG["arguments overwritten, not joined"][0]
+    check_assemble(wrong)
+    first = capsys.readouterr().out
+    check_assemble(wrong)
+    second = capsys.readouterr().out
+    assert "run the check again for a further hint" in first
+    assert len(second.splitlines()) > len(first.splitlines())
+    assert "keep one call per `index`" in second and "keep one call per `index`" not in first
+
+
+def test_not_written_yet_is_a_gentle_line(capsys):
+    assert check_assemble(None) is False
+    assert "not done yet" in capsys.readouterr().out
+
+
+def test_the_learners_crash_is_reported_not_raised(capsys):
+    def broken(chunks):
+        raise KeyError("function")
+    assert check_assemble(broken) is False
+    assert "your code raised KeyError" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------- exercise 2: make_strict
+
+import copy  # noqa: E402
+
+from lesson_lib.exercises.nb09 import check_make_strict  # noqa: E402
+from lesson_lib.tools import strict_version  # noqa: E402
+
+
+def _strict(tool, *, deep=True, flag=True, flag_in_parameters=False, nested=True, items=True,
+            optional_nullable=True, enum_null=True, all_nullable=False, keep_enum=True):
+    """One parametrised learner: each flag flips one decision to its typical mistake."""
+    strict = copy.deepcopy(tool) if deep else dict(tool, function=dict(tool["function"]))
+
+    def close(schema, depth):
+        if schema.get("type") == "object":
+            optional = set(schema["properties"]) - set(schema.get("required", []))
+            for key, sub in schema["properties"].items():
+                if nested:
+                    sub = close(sub, depth + 1)
+                if (key in optional and optional_nullable) or all_nullable:
+                    sub = dict(sub, type=[sub["type"], "null"])
+                    if "enum" in sub and not keep_enum:
+                        del sub["enum"]
+                    elif "enum" in sub and enum_null and key in optional:
+                        sub["enum"] = sub["enum"] + [None]
+                schema["properties"][key] = sub
+            schema["required"] = list(schema["properties"])
+            schema["additionalProperties"] = False
+        if schema.get("type") == "array" and items:
+            schema["items"] = close(schema["items"], depth + 1)
+        return schema
+
+    strict["function"]["parameters"] = close(strict["function"]["parameters"], 0)
+    if flag:
+        target = strict["function"]["parameters"] if flag_in_parameters else strict["function"]
+        target["strict"] = True
+    return strict
+
+
+STRICT_WRONG = {  # the mistake → words the failing finding must contain
+    "edits the caller's tool (no copy)": (lambda t: _strict(t, deep=False), "unchanged"),
+    "strict flag forgotten": (lambda t: _strict(t, flag=False), '"strict": True'),
+    "strict flag inside parameters": (lambda t: _strict(t, flag_in_parameters=True),
+                                      '"strict": True'),
+    "nested objects left open": (lambda t: _strict(t, nested=False), "accepts it as a strict"),
+    "array items left open": (lambda t: _strict(t, items=False), "accepts it as a strict"),
+    "optional made required, not nullable": (lambda t: _strict(t, optional_nullable=False),
+                                             "sent as null is accepted"),
+    "nullable type, null missing from the enum": (lambda t: _strict(t, enum_null=False),
+                                                  "sent as null is accepted"),
+    "every property nullable": (lambda t: _strict(t, all_nullable=True),
+                                "required `location` sent as null is refused"),
+    "enum dropped to allow null": (lambda t: _strict(t, keep_enum=False),
+                                   "outside its enum is refused"),
+}
+
+
+@pytest.mark.parametrize("make_strict", [strict_version, _strict],
+                         ids=["reference", "parametrised-correct"])
+def test_a_right_strict_version_passes(make_strict, capsys):
+    assert check_make_strict(make_strict) is True
+    assert "All checks passed." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mistake", list(STRICT_WRONG))
+def test_each_strict_mistake_fails_on_its_own_finding(mistake, capsys):
+    wrong, finding = STRICT_WRONG[mistake]
+    assert check_make_strict(wrong) is False
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.lstrip().startswith("❌")]
+    assert len(failed) == 1, out
+    assert finding in failed[0], out
+    assert "hint:" in out
+
+
+def test_make_strict_not_written_yet(capsys):
+    assert check_make_strict(...) is False
+    assert "not done yet" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------- exercise 3: call_with_retries
+
+import openai  # noqa: E402
+
+from lesson_lib.exercises.nb09 import check_retries  # noqa: E402
+from lesson_lib.patterns import retrying  # noqa: E402
+
+
+def _retries(fn, attempts=4, base=0.5, sleep=None, *, catch=None, double=True, base_used=True,
+             sleep_last=False, swallow=False, extra=0, jitter=0.1, wrap=False):
+    """One parametrised learner: each option flips one decision to its typical mistake."""
+    catch = catch or (openai.RateLimitError, openai.InternalServerError,
+                      openai.APIConnectionError)
+    last = None
+    for k in range(attempts + extra):
+        try:
+            return fn()
+        except catch as error:
+            last = error
+            if k == attempts + extra - 1 and not sleep_last:
+                if swallow:
+                    return None
+                if wrap:
+                    raise RuntimeError("gave up") from error
+                raise
+            sleep((base if base_used else 0.5) * (2 ** k if double else 1) * (1 + jitter))
+    if swallow:
+        return None
+    raise last
+
+
+RETRY_WRONG = {  # the mistake → words the failing finding must contain
+    "retries every error, 400 included": (
+        lambda fn, **kw: _retries(fn, catch=Exception, **kw), "a 400 is raised at once"),
+    "only status errors (timeouts not retried)": (
+        lambda fn, **kw: _retries(fn, catch=(openai.RateLimitError, openai.InternalServerError),
+                                  **kw), "a timeout is retried"),
+    "the same wait every time": (lambda fn, **kw: _retries(fn, double=False, **kw),
+                                 "waited 0.5 s, then 1 s"),
+    "base ignored": (lambda fn, **kw: _retries(fn, base_used=False, **kw),
+                     "base=0.1 waits 0.1 s"),
+    "too much jitter": (lambda fn, **kw: _retries(fn, jitter=0.5, **kw), "waited 0.5 s"),
+    "waits after the last failure": (lambda fn, **kw: _retries(fn, sleep_last=True, **kw),
+                                     "three calls, two waits"),
+    "returns None when every attempt failed": (
+        lambda fn, **kw: _retries(fn, swallow=True, **kw), "three calls, two waits"),
+    "one attempt too many": (lambda fn, **kw: _retries(fn, extra=1, **kw),
+                             "three calls, two waits"),
+    "the last error wrapped in another": (lambda fn, **kw: _retries(fn, wrap=True, **kw),
+                                          "three calls, two waits"),
+}
+
+
+@pytest.mark.parametrize("learner", [lambda fn, **kw: retrying(fn, **kw), _retries],
+                         ids=["reference", "parametrised-correct"])
+def test_a_right_retry_passes(learner, capsys):
+    assert check_retries(learner) is True
+    assert "All checks passed." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mistake", list(RETRY_WRONG))
+def test_each_retry_mistake_fails_on_its_own_finding(mistake, capsys):
+    wrong, finding = RETRY_WRONG[mistake]
+    assert check_retries(wrong) is False
+    out = capsys.readouterr().out
+    failed = [line for line in out.splitlines() if line.lstrip().startswith("❌")]
+    assert len(failed) == 1, out
+    assert finding in failed[0], out
+    assert "hint:" in out
+
+
+def test_retrying_refuses_a_nonsense_attempt_count():
+    with pytest.raises(ValueError, match="at least 1"):
+        retrying(lambda: 1, attempts=0)
