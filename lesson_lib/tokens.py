@@ -68,9 +68,22 @@ def encoding_for(model: str | None = None):
     return get_encoding(encoding_name_for(model))
 
 
+PIECE_CHARS = 40_000  # a longer text is counted in pieces: bpe-openai refuses a text of a
+                     # million characters or 200,000 tokens, and is slow on very long ones
+
+
 def count_text(text: str, model: str | None = None) -> int:
-    """Tokens in one string."""
-    return len(encoding_for(model).encode(text, disallowed_special=())) if text else 0
+    """Tokens in one string. A text over PIECE_CHARS characters (far beyond a context
+    window) is counted in pieces cut before a space, so its count may differ from the
+    whole text's by a token where a piece had to be cut inside a word."""
+    encoding = encoding_for(model)
+    total, start = 0, 0
+    while len(text) - start > PIECE_CHARS:
+        cut = text.rfind(" ", start + PIECE_CHARS // 2, start + PIECE_CHARS)
+        cut = cut if cut > start else start + PIECE_CHARS
+        total += len(encoding.encode(text[start:cut], disallowed_special=()))
+        start = cut
+    return total + (len(encoding.encode(text[start:], disallowed_special=())) if text else 0)
 
 
 def _value_text(value: Any) -> str:
