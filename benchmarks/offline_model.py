@@ -224,12 +224,12 @@ async def with_heavy_neighbours(port: int, clients: int) -> dict:
     latencies: list[float] = []
     errors: list[str] = []
     stop = asyncio.Event()
+    bodies = big_body(), heavy_stream_body()  # made now: making them would stall the clients
     small = asyncio.gather(*(one_client(port, 10**9, time.monotonic() + 120, latencies,
                                         errors, stop) for _ in range(clients)))
     await asyncio.sleep(0.5)  # the small clients are under way
     begun = len(latencies)
-    heavy = await asyncio.gather(heavy_request(port, big_body()),
-                                 heavy_request(port, heavy_stream_body()))
+    heavy = await asyncio.gather(*(heavy_request(port, body) for body in bodies))
     during = latencies[begun:]
     stop.set()
     await small
