@@ -79,7 +79,7 @@ HEAD_TIMEOUT_S = 10.0      # a request head must arrive whole within this of its
 BODY_TIMEOUT_S = 30.0      # ... and its body may pause at most this long between bytes
 IDLE_TIMEOUT_S = 30.0      # a kept-alive connection with no request for this long is closed
 WRITE_TIMEOUT_S = 30.0     # a client that reads nothing of its answer for this long is dropped
-LINGER_S = 2.0             # after refusing a request: how long its unread rest is drained
+LINGER_S = 2.0             # on closing: how long bytes the client still sends are drained
 SLICE_S = 0.002            # a long answer is written this long at a time, then others' turn
 BATCH = 64 * 1024          # stream events go out in chunks of about this many bytes
 READ_SIZE = 64 * 1024
@@ -226,6 +226,7 @@ class OfflineServer:
         try:
             while await self._one_request(conn, reader, writer):
                 conn.start_next_cycle()
+            await _close_gently(reader, writer)
         except (ConnectionError, asyncio.TimeoutError, asyncio.CancelledError):
             pass  # a client that hangs up or stops reading (or a stop) is normal
         finally:
@@ -248,10 +249,10 @@ class OfflineServer:
             self._check_head(request, headers)
             body = await self._request_body(conn, reader, writer)
         except BadRequest as error:
-            await self._refuse(reader, writer, method, path, error)
+            await self._refuse(writer, method, path, error, seen)
             return False
         except h11.RemoteProtocolError as error:
-            await self._refuse(reader, writer, method, path, bad_request(error, seen))
+            await self._refuse(writer, method, path, bad_request(error, seen), seen)
             return False
         status, answer_headers, payload = self._answer(method, path, headers, body)
         try:
@@ -373,23 +374,18 @@ class OfflineServer:
         else:
             await writer.drain()  # returns at once; raises if the client has gone
 
-    async def _refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      method: str, path: str, error: BadRequest) -> None:
-        """A request that cannot be read: a plain-text error, a log line, then close,
-        after draining what the client still sends (so it reads the answer, not a reset)."""
+    async def _refuse(self, writer: asyncio.StreamWriter, method: str, path: str,
+                      error: BadRequest, seen: bytes) -> None:
+        """A request that cannot be read: a plain-text error and a log line (then the
+        connection closes). To a HEAD request (as far as it was read), the head alone."""
         text = f"{error.status} {HTTPStatus(error.status).phrase}: {error}\n".encode()
         head = (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\n"
                 f"server: {SERVER_NAME}\r\ncontent-type: text/plain; charset=utf-8\r\n"
                 f"content-length: {len(text)}\r\nconnection: close\r\n\r\n")
         self.log(f"{method} {path} {error.status} ({error})")
-        try:
-            writer.write(head.encode("latin-1") + text)
-            await self._drain(writer)
-            if writer.can_write_eof():
-                writer.write_eof()
-            await _linger(reader)
-        except (ConnectionError, asyncio.TimeoutError):
-            pass
+        head_only = method == "HEAD" or seen.startswith(b"HEAD ")
+        writer.write(head.encode("latin-1") + (b"" if head_only else text))
+        await self._drain(writer)
 
 
 # ----------------------------------------------------------------- reading and refusing
@@ -416,8 +412,15 @@ async def _read(reader: asyncio.StreamReader, timeout: float) -> bytes | None:
         timer.cancel()
 
 
-async def _linger(reader: asyncio.StreamReader) -> None:
-    """Read and drop what the client still sends, until it closes or LINGER_S pass."""
+async def _close_gently(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """End our side, then read and drop what the client still sends (the rest of a refused
+    body, a pipelined request after `connection: close`) until it closes or LINGER_S pass:
+    closing with unread bytes would reset the connection, and the client could lose the
+    answer it has not read yet."""
+    if reader.at_eof() or writer.transport.is_closing():
+        return
+    if writer.can_write_eof():
+        writer.write_eof()
     deadline = time.monotonic() + LINGER_S
     while (left := deadline - time.monotonic()) > 0:
         if not await _read(reader, min(left, 0.5)):  # closed, or quiet for half a second
