@@ -11,7 +11,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -402,7 +401,7 @@ def odd(draw) -> bytes:
     framed = body
     if coding is not None:
         lines.append(f"transfer-encoding: {coding}")
-        size = draw(st.sampled_from(["%x" % len(body), "-1", "zz", "%X;ext=1" % len(body),
+        size = draw(st.sampled_from([f"{len(body):x}", "-1", "zz", f"{len(body):X};ext=1",
                                      "ffffffffffffffffffff"]))
         framed = (f"{size}\r\n".encode() + body + b"\r\n0\r\n\r\n") if body else b"0\r\n\r\n"
     if length != "none" and (coding is None or draw(st.booleans())):
