@@ -5,12 +5,14 @@ every connection is answered or closed cleanly."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -258,6 +260,25 @@ def test_an_idle_kept_alive_connection_is_closed(server, fake_brain):
     """One answer, then nothing from the client: the server closes after idle_timeout."""
     received = exchange(server.url, post(BODY), half_close=False)
     assert [status for status, _ in responses(received)] == [200]
+
+
+def test_a_client_that_stops_reading_a_long_stream_is_dropped(monkeypatch):
+    long = {"message": {"role": "assistant", "content": "Chengdu is cloudy. " * 30000},
+            "finish_reason": "stop"}
+    monkeypatch.setattr(brain, "reply", lambda body: json.loads(json.dumps(long)))
+    log = io.StringIO()
+    with serve_in_thread(log=log, write_timeout=0.5) as slow:
+        with socket.socket() as conn:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills at once
+            conn.connect(("127.0.0.1", urlsplit(slow.url).port))
+            conn.sendall(post(json.dumps({"model": MODEL_ID, "messages": ASK,
+                                          "stream": True}).encode()))
+            deadline = time.monotonic() + 30
+            while "dropped" not in log.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert only(exchange(slow.url, models_request(b"Bearer k")))[0] == 200
+    assert log.getvalue().splitlines()[0] == (
+        "POST /v1/chat/completions 200 (the client read nothing for 0.5 s: dropped)"), log
 
 
 def test_limits_are_checked_when_the_server_is_made():

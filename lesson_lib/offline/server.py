@@ -257,8 +257,12 @@ class OfflineServer:
         status, answer_headers, payload = self._answer(method, path, headers, body)
         try:
             await self._write_answer(conn, writer, method, status, answer_headers, payload)
-        except (ConnectionError, asyncio.TimeoutError):
-            self.log(f"{method} {path} {status} (the client hung up before the end)")
+        except (ConnectionError, asyncio.TimeoutError) as error:
+            writer.transport.abort()  # what is still buffered for it is dropped too
+            self.log(f"{method} {path} {status} (" + (
+                f"the client read nothing for {self.write_timeout:g} s: dropped"
+                if isinstance(error, asyncio.TimeoutError) else
+                "the client hung up before the end") + ")")
             return False
         self.log(f"{method} {path} {status} {(time.perf_counter() - started) * 1000:.1f} ms")
         return conn.our_state is h11.DONE and conn.their_state is h11.DONE
