@@ -245,7 +245,7 @@ async def with_heavy_neighbours(port: int, clients: int, alone_s: float) -> dict
 def summary(latencies: list[float]) -> dict:
     quantiles = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
     return {"done": len(latencies), "p50": quantiles[49], "p99": quantiles[98],
-            "max": max(latencies, default=0.0)}
+            "max": max(latencies, default=0.0), "slow": sum(1 for ms in latencies if ms > 100)}
 
 
 def heavy_neighbours(clients: int, alone_s: float) -> dict:
@@ -315,6 +315,7 @@ def main() -> int:
                 (f"{tag} p99", f"{s['p99']:.1f} ms",
                  f"< 100  {verdict(s['p99'] < 100)}" if phase == "during" else ""),
                 (f"{tag} max", f"{s['max']:.1f} ms", ""),
+                (f"{tag} over 100 ms", f"{s['slow']} requests", ""),
             ]
         rows.append(("(c) errors", str(len(h["errors"])), f"== 0  {verdict(not h['errors'])}"))
     print(f"offline teaching model benchmark ({os.cpu_count()} cores, Python "
