@@ -148,9 +148,9 @@ def test_a_whole_emoji_as_a_surrogate_pair_is_read(server, fake_brain):
 
 
 def test_a_message_of_a_million_characters_gets_the_context_error_not_a_500():
-    with serve_in_thread() as big:  # the default 4 MiB limit
+    with serve_in_thread() as big:  # the default 2 MiB limit
         data = json.dumps({"model": MODEL_ID, "messages": [
-            {"role": "user", "content": "Chengdu " * 250_000}]}).encode()
+            {"role": "user", "content": "Chengdu " * 150_000}]}).encode()
         status, body = only(exchange(big.url, post(data)))
     assert status == 400 and json.loads(body)["error"]["code"] == "context_length_exceeded"
 

@@ -70,10 +70,11 @@ DEFAULT_PORT = 8765
 KEY_ENV = "LESSON_SERVE_API_KEY"  # where `serve` finds the key if --api-key is not given
 MAX_HEAD = 64 * 1024       # bytes of request line + headers before a 431
 # A body over MAX_BODY gets a 413. The default context window (16,384 tokens) holds about
-# 64 KB of text, and even a 128k-token window well under 1 MB; 4 MiB leaves room for any
+# 64 KB of text, and even a 128k-token window well under 1 MB; 2 MiB leaves room for any
 # request the model could answer, with slack for JSON escapes (a Chinese character sent
-# as \uXXXX is 6 bytes), while no client can make a worker read and parse tens of MB.
-MAX_BODY = 4 * 1024 * 1024
+# as \uXXXX is 6 bytes). And the limit bounds what one request costs the worker that every
+# other connection shares: reading and counting 2 MiB of text takes it about 70 ms.
+MAX_BODY = 2 * 1024 * 1024
 MAX_DEPTH = 100            # JSON nesting a body may have; deeper gets the API's parse error
 HEAD_TIMEOUT_S = 10.0      # a request head must arrive whole within this of its first byte
 BODY_TIMEOUT_S = 30.0      # ... and its body may pause at most this long between bytes
@@ -491,7 +492,9 @@ def unreadable_json(body: bytes) -> bool:
     (JavaScript clients send them when they cut an emoji in two). Cheap for a body with
     neither: two byte counts and one search."""
     deep = body.count(b"[") + body.count(b"{") > MAX_DEPTH
-    if not deep and not SURROGATE.search(body):
+    maybe_surrogate = (b"\\ud" in body or b"\\uD" in body or b"\xed" in body) and \
+        SURROGATE.search(body)
+    if not deep and not maybe_surrogate:
         return False
     try:
         data = json.loads(body)
