@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lesson_lib.offline import MODEL_ID, brain
+from lesson_lib.offline import MODEL_ID, api, brain
 from lesson_lib.offline.server import OfflineServer, serve_in_thread
 
 ASK = [{"role": "user", "content": "What's the weather in Chengdu?"}]
@@ -279,6 +279,25 @@ def test_a_client_that_stops_reading_a_long_stream_is_dropped(monkeypatch):
         assert only(exchange(slow.url, models_request(b"Bearer k")))[0] == 200
     assert log.getvalue().splitlines()[0] == (
         "POST /v1/chat/completions 200 (the client read nothing for 0.5 s: dropped)"), log
+
+
+def test_a_bug_part_way_through_a_stream_is_logged_and_the_server_goes_on(monkeypatch,
+                                                                          fake_brain, capsys):
+    def broken(completion, include_usage):
+        yield b"data: {}\n\n"
+        raise RuntimeError("a bug in the stream")
+
+    monkeypatch.setattr(api, "sse_events", broken)
+    log = io.StringIO()
+    with serve_in_thread(log=log) as buggy:
+        received = exchange(buggy.url, post(json.dumps({"model": MODEL_ID, "messages": ASK,
+                                                        "stream": True}).encode()))
+        assert received.startswith(b"HTTP/1.1 200 OK\r\n"), received
+        assert not received.endswith(b"0\r\n\r\n"), "a broken stream must not look whole"
+        assert only(exchange(buggy.url, models_request(b"Bearer k")))[0] == 200
+    assert log.getvalue().splitlines()[0] == (
+        "POST /v1/chat/completions 200 (the answer failed part way: a bug)"), log.getvalue()
+    assert "RuntimeError: a bug in the stream" in capsys.readouterr().err
 
 
 def test_limits_are_checked_when_the_server_is_made():
