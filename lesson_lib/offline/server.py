@@ -257,21 +257,27 @@ class OfflineServer:
             await self._refuse(writer, method, path, bad_request(error, seen), seen)
             return False
         status, answer_headers, payload = self._answer(method, path, headers, body)
+        problem = await self._deliver(conn, writer, method, status, answer_headers, payload)
+        self.log(f"{method} {path} {status} " + (
+            f"({problem})" if problem else f"{(time.perf_counter() - started) * 1000:.1f} ms"))
+        return not problem and conn.our_state is h11.DONE and conn.their_state is h11.DONE
+
+    async def _deliver(self, conn: h11.Connection, writer: asyncio.StreamWriter, method: str,
+                       status: int, headers: dict[str, str],
+                       payload: bytes | Iterable[bytes]) -> str | None:
+        """Write the answer; None once it is sent, else what went wrong (for the log)."""
         try:
-            await self._write_answer(conn, writer, method, status, answer_headers, payload)
-        except (ConnectionError, asyncio.TimeoutError) as error:
+            await self._write_answer(conn, writer, method, status, headers, payload)
+        except asyncio.TimeoutError:
             writer.transport.abort()  # what is still buffered for it is dropped too
-            self.log(f"{method} {path} {status} (" + (
-                f"the client read nothing for {self.write_timeout:g} s: dropped"
-                if isinstance(error, asyncio.TimeoutError) else
-                "the client hung up before the end") + ")")
-            return False
+            return f"the client read nothing for {self.write_timeout:g} s: dropped"
+        except ConnectionError:
+            writer.transport.abort()
+            return "the client hung up before the end"
         except Exception:  # a bug while a stream is made: it ends without its last chunk
             traceback.print_exc(file=sys.stderr)
-            self.log(f"{method} {path} {status} (the answer failed part way: a bug)")
-            return False
-        self.log(f"{method} {path} {status} {(time.perf_counter() - started) * 1000:.1f} ms")
-        return conn.our_state is h11.DONE and conn.their_state is h11.DONE
+            return "the answer failed part way: a bug"
+        return None
 
     async def _request_head(self, conn: h11.Connection, reader: asyncio.StreamReader,
                             seen: bytearray) -> h11.Request | None:
