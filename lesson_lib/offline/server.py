@@ -16,7 +16,10 @@ any other gets the real API's 401. The start-up line gives the address students 
 never the key.
 
 Requests are read by h11, whose framing follows RFC 9112: a body is sized by
-Content-Length or chunked transfer coding, anything ambiguous is refused. On top of it,
+Content-Length or chunked transfer coding, and anything ambiguous is refused (both
+together, conflicting lengths; a length repeated with the same value counts once, as RFC
+9110 allows). A body Python's json reads but the real API would not (nested over
+MAX_DEPTH levels, a lone UTF-16 surrogate) gets the API's own parse error. On top of it,
 the limits a server shared by a room needs: a request head over `max_head` bytes gets a
 431, a body over `max_body` a 413 (from its Content-Length, before it is read; a chunked
 one as soon as it passes the limit), a head or body that stops arriving a 408, and a
