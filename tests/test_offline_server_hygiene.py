@@ -191,7 +191,9 @@ def test_a_bad_chunk_size_gets_a_400_and_a_clean_close(server, size):
     data = (b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer k\r\n"
             b"transfer-encoding: chunked\r\n\r\n" + size + b"\r\nhello\r\n0\r\n\r\n")
     status, body = only(exchange(server.url, data, half_close=False))
-    assert status == 400 and b"bad chunk size" in body, body
+    quoted = b"'" + size + b"'" if size.isascii() else b""  # the line is quoted as it came
+    assert status == 400 and b"bad chunk size " + quoted in body, body
+    assert b"expected a hexadecimal number of bytes" in body, body
 
 
 @pytest.mark.parametrize("coding", [b"gzip", b"chunked, gzip", b"gzip, chunked"])

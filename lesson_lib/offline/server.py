@@ -476,7 +476,7 @@ def bad_request(error: h11.RemoteProtocolError, seen: bytes = b"") -> BadRequest
     does not know is a 400 here: every answer to a client's mistake is a 4xx."""
     reason = str(error)
     found = re.search(r": bytearray\((b['\"].*['\"])\)$", reason)
-    shown = repr(_bytes_literal(found.group(1))) if found else "?"
+    shown = repr(_bytes_literal(found.group(1)).rstrip("\r\n")) if found else "?"
     for name in ("content-length", "transfer-encoding"):
         if name in reason.lower():
             values = re.findall(rb"(?im)^" + name.encode() + rb"[ \t]*:[ \t]*(.*?)[ \t]*\r?$",
