@@ -155,6 +155,18 @@ def test_a_message_of_a_million_characters_gets_the_context_error_not_a_500():
     assert status == 400 and json.loads(body)["error"]["code"] == "context_length_exceeded"
 
 
+def test_a_long_text_is_counted_in_pieces_as_exactly_as_whole():
+    """Counting a long text in pieces (what lets a big body get the 400, not a 500) keeps
+    the count of the whole text, double spaces, newlines and emoji included."""
+    from lesson_lib.tokens import count_text, encoding_for  # noqa: PLC0415
+
+    words = ["Chengdu", "weather", " ", "cloudy,", "16°C.", "成都", "\n", "tea-house", "🙂"]
+    text = " ".join(words[(k * 7) % len(words)] for k in range(30_000))
+    whole = len(encoding_for(MODEL_ID).encode(text, disallowed_special=()))
+    assert len(text) > 100_000 and count_text(text, MODEL_ID) == whole
+    assert count_text("成" * 1_500_000, MODEL_ID) > 0  # a million characters: counted
+
+
 # ----------------------------------------------------------------- framing (RFC 9112)
 
 @pytest.mark.parametrize("length, says", [
