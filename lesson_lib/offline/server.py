@@ -30,9 +30,9 @@ bytes are drained, so the client sees the answer rather than a reset.
 One asyncio event loop answers every connection of a process. The model is CPU-bound
 Python, so one loop is both the fastest and the fairest way to share a core: no thread
 waits on the GIL behind another. What could hold the loop for long is cut short: a big
-body is refused unread, and a long answer (a stream of n=128 choices) is written a few
-milliseconds at a time, the loop serving other connections in between, so one client's
-big request does not stall the others (benchmarks/offline_model.py, part c).
+body is refused unread, and a long answer (a stream of n=128 choices) is made and written
+half a millisecond at a time, the loop serving other connections in between, so one
+client's big request does not stall the others (benchmarks/offline_model.py, part c).
 `--workers 2` forks a second process on the same listening socket (POSIX only) to use
 a second core.
 
