@@ -193,7 +193,7 @@ def test_a_bad_content_length_gets_a_400(served):
 
 
 def test_an_oversized_request_head_gets_a_431_that_says_the_limit(served):
-    received = raw_exchange(served.url, b"GET /v1/models HTTP/1.1\r\nx-big: "
+    received = raw_exchange(served.url, b"GET /v1/models HTTP/1.1\r\nhost: x\r\nx-big: "
                             + b"a" * 70_000 + b"\r\n\r\n")
     assert received.startswith(b"HTTP/1.1 431 Request Header Fields Too Large"), received[:80]
     assert b"over 65,536 bytes: send fewer or shorter headers" in received, received
@@ -209,7 +209,7 @@ def test_http_1_0_gets_one_answer_then_the_connection_closes(served):
 def test_expect_100_continue_is_honoured(served, fake_brain):
     body = json.dumps(BODY).encode()
     received = raw_exchange(served.url, b"POST /v1/chat/completions HTTP/1.1\r\n"
-                            b"expect: 100-continue\r\nconnection: close\r\n"
+                            b"host: 127.0.0.1\r\nexpect: 100-continue\r\nconnection: close\r\n"
                             b"authorization: Bearer offline\r\n"
                             b"content-length: %d\r\n\r\n%s" % (len(body), body))
     assert received.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"), received
@@ -275,7 +275,8 @@ def test_a_client_that_hangs_up_mid_stream_is_logged_and_the_server_goes_on(serv
     monkeypatch.setattr(brain, "reply", lambda body: json.loads(json.dumps(long_answer)))
     body = json.dumps({**BODY, "stream": True}).encode()
     with socket.create_connection(("127.0.0.1", urlsplit(served.url).port), timeout=5) as conn:
-        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nauthorization: Bearer offline"
+        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+                     b"authorization: Bearer offline"
                      b"\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
         assert conn.recv(100).startswith(b"HTTP/1.1 200 OK"), "expected the stream to begin"
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import hmac
 import json
 import sys
 import traceback
@@ -120,9 +121,11 @@ def mask_key(key: str) -> str:
     return key[:8] + "*" * (len(key) - 12) + key[-4:]
 
 
-def check_key(headers: Mapping[str, str]) -> None:
+def check_key(headers: Mapping[str, str],
+              required: str | None = None) -> None:  # a served classroom's key; None: any
     """Any key is accepted (third-party clients send their own), except none at all and
-    the lesson's deliberately bad ones (starting with BAD_KEY_PREFIX): both get the real 401."""
+    the lesson's deliberately bad ones (starting with BAD_KEY_PREFIX): both get the real 401.
+    With `required` (a server shared beyond this machine), only that key is accepted."""
     key = _header(headers, "authorization").removeprefix("Bearer ").strip()
     if key in ("", "Bearer"):  # no header, or "Bearer" and nothing after it
         raise ProtocolError(  # verbatim opening (verified); the rest as widely quoted
@@ -132,13 +135,16 @@ def check_key(headers: Mapping[str, str]) -> None:
             "your browser and are prompted for a username. You can obtain an API key from "
             "https://platform.openai.com/account/api-keys.", status=401,
             explanation="send a header 'Authorization: Bearer KEY' (offline, any key but "
-                        f"'{BAD_KEY_PREFIX}…' works)")
-    if key.startswith(BAD_KEY_PREFIX):
+                        f"'{BAD_KEY_PREFIX}…' works)" if required is None else
+                        "send a header 'Authorization: Bearer KEY' with the key of this server")
+    wrong = required is not None and not hmac.compare_digest(key.encode(), required.encode())
+    if key.startswith(BAD_KEY_PREFIX) or wrong:
         raise ProtocolError(  # verbatim shape
             f"Incorrect API key provided: {mask_key(key)}. You can find your API key at "
             "https://platform.openai.com/account/api-keys.", code="invalid_api_key", status=401,
             explanation="the key was refused: check OPENAI_API_KEY (offline, any key but "
-                        f"'{BAD_KEY_PREFIX}…' works)")
+                        f"'{BAD_KEY_PREFIX}…' works)" if not wrong else
+                        "this server takes one key only: use the key its owner gave you")
 
 
 def check_model(model: Any) -> str:
@@ -259,7 +265,7 @@ def chat_completion(raw: bytes, window: int) -> Reply:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         request_id = "req_" + hashlib.sha256(completion["id"].encode()).hexdigest()[:32]
         return (200, {**SSE_HEADERS, "x-request-id": request_id},
-                iter(sse_events(completion, include_usage)))
+                sse_events(completion, include_usage))
     return json_reply(200, completion)
 
 
@@ -340,8 +346,9 @@ def choice_deltas(message: Mapping) -> Iterator[dict]:
             yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
 
 
-def sse_events(completion: Mapping, include_usage: bool) -> list[bytes]:
-    """A completion as `data: {chat.completion.chunk}` events ending in `data: [DONE]`."""
+def sse_events(completion: Mapping, include_usage: bool) -> Iterator[bytes]:
+    """A completion as `data: {chat.completion.chunk}` events ending in `data: [DONE]`,
+    made one at a time as they are sent (n=128 long choices are tens of megabytes)."""
     head = {"id": completion["id"], "object": "chat.completion.chunk",
             "created": completion["created"], "model": completion["model"]}
     tail = {"usage": None} if include_usage else {}
@@ -349,16 +356,15 @@ def sse_events(completion: Mapping, include_usage: bool) -> list[bytes]:
     def event(choices: list, **extra: Any) -> bytes:
         return b"data: " + dumps({**head, "choices": choices, **tail, **extra}) + b"\n\n"
 
-    events = []
     for choice in completion["choices"]:
         i = choice["index"]
-        events += [event([{"index": i, "delta": d, "logprobs": None, "finish_reason": None}])
-                   for d in choice_deltas(choice["message"])]
-        events.append(event([{"index": i, "delta": {}, "logprobs": None,
-                              "finish_reason": choice["finish_reason"]}]))
+        for d in choice_deltas(choice["message"]):
+            yield event([{"index": i, "delta": d, "logprobs": None, "finish_reason": None}])
+        yield event([{"index": i, "delta": {}, "logprobs": None,
+                      "finish_reason": choice["finish_reason"]}])
     if include_usage:
-        events.append(event([], usage=completion["usage"]))
-    return events + [b"data: [DONE]\n\n"]
+        yield event([], usage=completion["usage"])
+    yield b"data: [DONE]\n\n"
 
 
 # ----------------------------------------------------------------- models and faults
