@@ -1,0 +1,493 @@
+"""A bank of invented tools and requests for the offline model's tool calls.
+
+Written before the argument filling was tuned, and not shaped to the code: the tools are
+the kind a learner writes for a lesson (travel, finance, calendar, email, translation,
+units, shopping, weather, notes, maps, sports, cooking, ...), the requests are what a
+person would type, in English and in Chinese. Each case is
+
+    Case(tool, lang, request, expect)
+
+where `expect` is either Call({...arguments...}) — the call the request should give — or
+Ask("param") — a required argument the request does not give, which the model must ask
+for instead of calling. Every fourth tool (HELD_OUT) is held out: its cases were not
+looked at while tuning, and benchmarks/tool_bank.py scores them separately.
+
+The clock is frozen at NOW (Friday 2026-05-01, 17:30 in Asia/Shanghai, the model's home
+zone), so "tomorrow" is 2026-05-02 and "5月20日" is 2026-05-20.
+
+How arguments are compared (benchmarks/tool_bank.py, compare()):
+- strings: case, surrounding spaces and punctuation, and repeated spaces ignored;
+  a city the gazetteer knows is the same in English and Chinese ("成都" == "Chengdu");
+- numbers: by value (2 == 2.0), but a string is never a number ("2" != 2);
+- OneOf(a, b, ...): any of the values given is right;
+- lists: element by element, in order;
+- an argument the case does not list is allowed only when it equals the schema's default;
+  any other extra argument, or a missing one, makes the call wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+NOW = "2026-05-01T09:30:00+00:00"
+
+
+# ------------------------------------------------------------------ schema shorthands
+
+def S(description: str = "", **extra: Any) -> dict:
+    return {"type": "string", "description": description, **extra}
+
+
+def I(description: str = "", **extra: Any) -> dict:  # noqa: E743 (an integer parameter)
+    return {"type": "integer", "description": description, **extra}
+
+
+def N(description: str = "", **extra: Any) -> dict:
+    return {"type": "number", "description": description, **extra}
+
+
+def E(values: list, description: str = "", **extra: Any) -> dict:
+    return {"type": "string", "enum": values, "description": description, **extra}
+
+
+def A(items: dict, description: str = "") -> dict:
+    return {"type": "array", "items": items, "description": description}
+
+
+def tool(name: str, description: str, props: dict, required: list[str]) -> dict:
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": props, "required": required}}}
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Any of these values is right."""
+    values: tuple
+
+    def __init__(self, *values: Any) -> None:
+        object.__setattr__(self, "values", values)
+
+
+@dataclass(frozen=True)
+class Call:
+    arguments: dict
+
+
+@dataclass(frozen=True)
+class Ask:
+    param: str
+
+
+@dataclass(frozen=True)
+class Case:
+    tool: str
+    lang: str
+    request: str
+    expect: Call | Ask
+
+
+# ------------------------------------------------------------------ the tools
+
+TOOLS = [
+    tool("search_flights", "Search for flights between two cities on a given date.",
+         {"origin": S("Departure city"), "destination": S("Arrival city"),
+          "date": S("Departure date, YYYY-MM-DD", format="date"),
+          "passengers": I("Number of passengers", default=1)},
+         ["origin", "destination", "date"]),
+    tool("get_stock_price", "Get the latest price of a stock.",
+         {"symbol": S("Stock ticker symbol, e.g. AAPL, MSFT")}, ["symbol"]),
+    tool("translate_text", "Translate text into another language.",
+         {"text": S("The text to translate"),
+          "target_language": S("ISO 639-1 code of the language to translate into, e.g. en, fr")},
+         ["text", "target_language"]),
+    tool("create_calendar_event", "Add an event to the user's calendar.",
+         {"title": S("Short title of the event"), "date": S("Date of the event", format="date"),
+          "start_time": S("Start time, HH:MM (24-hour)")},
+         ["title", "date"]),
+    tool("convert_units", "Convert a length, weight or volume from one unit to another.",
+         {"value": N("The amount to convert"),
+          "from_unit": E(["km", "mile", "meter", "foot", "kg", "pound", "liter", "gallon"]),
+          "to_unit": E(["km", "mile", "meter", "foot", "kg", "pound", "liter", "gallon"])},
+         ["value", "from_unit", "to_unit"]),
+    tool("convert_currency", "Convert an amount of money from one currency to another.",
+         {"amount": N("Amount of money"),
+          "from_currency": S("ISO 4217 code of the currency to convert from, e.g. USD"),
+          "to_currency": S("ISO 4217 code of the currency to convert to, e.g. CNY")},
+         ["amount", "from_currency", "to_currency"]),
+    tool("send_email", "Send an email.",
+         {"to": S("Recipient email address"), "subject": S("Subject line"),
+          "body": S("Body of the email")},
+         ["to", "subject"]),
+    tool("get_weather_forecast", "Weather forecast for the next few days in a city.",
+         {"city": S("City name"), "days": I("How many days ahead, 1 to 7", default=3)},
+         ["city"]),
+    tool("add_note", "Save a note.",
+         {"content": S("What the note says")}, ["content"]),
+    tool("find_restaurants", "Find restaurants near a place.",
+         {"location": S("City or neighbourhood"),
+          "cuisine": E(["chinese", "italian", "japanese", "mexican", "indian", "french"]),
+          "price_level": E(["cheap", "moderate", "expensive"])},
+         ["location"]),
+    tool("get_directions", "Directions from one place to another.",
+         {"origin": S("Starting point"), "destination": S("Where to go"),
+          "mode": E(["driving", "walking", "transit", "cycling"], default="driving")},
+         ["origin", "destination"]),
+    tool("get_match_score", "The latest score of a sports team's match.",
+         {"team": S("Team name")}, ["team"]),
+    tool("find_recipe", "Find a recipe for a dish.",
+         {"dish": S("Name of the dish"), "max_minutes": I("Longest cooking time in minutes")},
+         ["dish"]),
+    tool("set_timer", "Start a countdown timer.",
+         {"minutes": I("Length of the timer in minutes")}, ["minutes"]),
+    tool("book_hotel", "Book a hotel room.",
+         {"city": S("City of the hotel"), "check_in": S("Check-in date", format="date"),
+          "nights": I("Number of nights"), "guests": I("Number of guests", default=1)},
+         ["city", "check_in", "nights"]),
+    tool("track_package", "Track a parcel by its tracking number.",
+         {"tracking_number": S("The carrier's tracking number, e.g. 1Z999AA10123456784")},
+         ["tracking_number"]),
+    tool("get_exchange_rate", "The exchange rate between two currencies.",
+         {"base": S("Base currency, ISO 4217 code"), "quote": S("Quote currency, ISO 4217 code")},
+         ["base", "quote"]),
+    tool("search_products", "Search an online shop's products.",
+         {"query": S("What to search for"), "max_price": N("Highest price")},
+         ["query"]),
+    tool("set_reminder", "Remind the user of something at a given time.",
+         {"message": S("What to remind the user of"), "time": S("Time of day, HH:MM (24-hour)"),
+          "date": S("Date, YYYY-MM-DD; today if not given", format="date")},
+         ["message", "time"]),
+    tool("get_population", "Population of a country.",
+         {"country": S("Country name in English")}, ["country"]),
+    tool("get_flight_status", "Status of a flight: on time, delayed or cancelled.",
+         {"flight_number": S("Airline code and number, e.g. CA981")}, ["flight_number"]),
+    tool("define_word", "Dictionary definition of an English word.",
+         {"word": S("The word to define")}, ["word"]),
+    tool("calculate_tip", "Work out the tip for a restaurant bill.",
+         {"bill_amount": N("Total of the bill"), "tip_percent": N("Tip in percent", default=15)},
+         ["bill_amount"]),
+    tool("convert_temperature", "Convert a temperature between scales.",
+         {"value": N("Temperature to convert"),
+          "from_scale": E(["celsius", "fahrenheit", "kelvin"]),
+          "to_scale": E(["celsius", "fahrenheit", "kelvin"])},
+         ["value", "from_scale", "to_scale"]),
+    tool("get_air_quality", "Air quality index (AQI) of a city.",
+         {"city": S("City name")}, ["city"]),
+    tool("play_music", "Play a song.",
+         {"song": S("Title of the song"), "artist": S("Who sings it")}, ["song"]),
+    tool("get_news_headlines", "Top news headlines in a category.",
+         {"category": E(["business", "sports", "technology", "health", "entertainment"])},
+         ["category"]),
+    tool("schedule_meeting", "Schedule a meeting with other people.",
+         {"attendees": A({"type": "string"}, "Email addresses of the attendees"),
+          "date": S("Date of the meeting", format="date"),
+          "time": S("Start time, HH:MM")},
+         ["attendees", "date", "time"]),
+    tool("check_stock", "Whether a product is in stock, by its SKU.",
+         {"sku": S("Product SKU, e.g. AB-1234")}, ["sku"]),
+    tool("get_train_times", "Train departures between two stations.",
+         {"from_station": S("Departure station or city"),
+          "to_station": S("Arrival station or city"),
+          "date": S("Travel date", format="date")},
+         ["from_station", "to_station", "date"]),
+    tool("log_workout", "Record a workout.",
+         {"activity": E(["running", "cycling", "swimming", "walking", "yoga"]),
+          "minutes": I("How long, in minutes")},
+         ["activity", "minutes"]),
+    tool("count_calories", "Calories in a portion of food.",
+         {"food": S("The food, in English"), "grams": N("Portion size in grams", default=100)},
+         ["food"]),
+    tool("get_sunrise_time", "Sunrise and sunset times for a city on a date.",
+         {"city": S("City name"), "date": S("Date, YYYY-MM-DD", format="date")},
+         ["city"]),
+    tool("detect_language", "Detect which language a piece of text is in.",
+         {"text": S("The text to look at")}, ["text"]),
+    tool("get_crypto_price", "Current price of a cryptocurrency.",
+         {"coin": S("Coin symbol, e.g. BTC, ETH"),
+          "currency": S("ISO 4217 code to price it in", default="USD")},
+         ["coin"]),
+    tool("rent_car", "Rent a car.",
+         {"city": S("Pick-up city"), "pickup_date": S("Pick-up date", format="date"),
+          "days": I("Rental length in days")},
+         ["city", "pickup_date", "days"]),
+    tool("create_todo", "Add a task to the to-do list.",
+         {"task": S("What needs doing"),
+          "priority": E(["low", "medium", "high"], default="medium")},
+         ["task"]),
+    tool("get_movie_showtimes", "Cinema showtimes for a film in a city.",
+         {"movie": S("Film title"), "city": S("City")}, ["movie", "city"]),
+    tool("get_league_standings", "Current table of a football league.",
+         {"league": E(["premier_league", "la_liga", "serie_a", "bundesliga", "ligue_1"])},
+         ["league"]),
+    tool("search_jobs", "Search job listings.",
+         {"title": S("Job title"), "location": S("City"),
+          "remote": {"type": "boolean", "description": "Only remote jobs"}},
+         ["title"]),
+    tool("get_nutrition_facts", "Nutrition facts for a packaged food by barcode.",
+         {"barcode": S("EAN-13 barcode number, 13 digits")}, ["barcode"]),
+    tool("set_thermostat", "Set the home thermostat.",
+         {"temperature": N("Target temperature in degrees Celsius"),
+          "room": E(["living_room", "bedroom", "kitchen", "office"])},
+         ["temperature", "room"]),
+]
+TOOL = {t["function"]["name"]: t for t in TOOLS}
+HELD_OUT = {t["function"]["name"] for t in TOOLS[3::4]}
+
+
+# ------------------------------------------------------------------ the requests
+
+CASES = [
+    # search_flights
+    Case("search_flights", "en", "Find flights from Beijing to Tokyo on 2026-06-15 for 2 passengers",
+         Call({"origin": "Beijing", "destination": "Tokyo", "date": "2026-06-15", "passengers": 2})),
+    Case("search_flights", "zh", "帮我查一下明天从上海到成都的机票",
+         Call({"origin": "上海", "destination": "成都", "date": "2026-05-02"})),
+    Case("search_flights", "en", "I need a flight to London",
+         Ask("origin")),
+    Case("search_flights", "zh", "查一下6月3日从广州飞北京的航班，3个人",
+         Call({"origin": "广州", "destination": "北京", "date": "2026-06-03", "passengers": 3})),
+    # get_stock_price
+    Case("get_stock_price", "en", "What's the stock price of AAPL?", Call({"symbol": "AAPL"})),
+    Case("get_stock_price", "zh", "TSLA现在股价多少？", Call({"symbol": "TSLA"})),
+    Case("get_stock_price", "en", "How is the stock market doing today?", Ask("symbol")),
+    # translate_text
+    Case("translate_text", "en", "Translate 'good morning' into French",
+         Call({"text": "good morning", "target_language": "fr"})),
+    Case("translate_text", "zh", "把“你好，朋友”翻译成英文",
+         Call({"text": "你好，朋友", "target_language": "en"})),
+    Case("translate_text", "en", "Please translate this into Japanese", Ask("text")),
+    Case("translate_text", "zh", "“谢谢”用德语怎么说？",
+         Call({"text": "谢谢", "target_language": "de"})),
+    # create_calendar_event (held out)
+    Case("create_calendar_event", "en", "Add 'Dentist appointment' to my calendar on 2026-05-20 at 14:30",
+         Call({"title": "Dentist appointment", "date": "2026-05-20", "start_time": "14:30"})),
+    Case("create_calendar_event", "zh", "在日历上加一个“项目评审”，时间是5月8日",
+         Call({"title": "项目评审", "date": "2026-05-08"})),
+    Case("create_calendar_event", "en", "Put a meeting on my calendar", Ask("date")),
+    # convert_units
+    Case("convert_units", "en", "Convert 5 km to miles",
+         Call({"value": 5, "from_unit": "km", "to_unit": "mile"})),
+    Case("convert_units", "zh", "10公斤是多少磅？",
+         Call({"value": 10, "from_unit": "kg", "to_unit": "pound"})),
+    Case("convert_units", "en", "How many feet is 100 meters?",
+         Call({"value": 100, "from_unit": "meter", "to_unit": "foot"})),
+    Case("convert_units", "zh", "把英里换算成公里", Ask("value")),
+    # convert_currency
+    Case("convert_currency", "en", "How much is 100 US dollars in euros?",
+         Call({"amount": 100, "from_currency": "USD", "to_currency": "EUR"})),
+    Case("convert_currency", "zh", "100美元能换多少人民币？",
+         Call({"amount": 100, "from_currency": "USD", "to_currency": "CNY"})),
+    Case("convert_currency", "en", "Convert 250 GBP to JPY",
+         Call({"amount": 250, "from_currency": "GBP", "to_currency": "JPY"})),
+    Case("convert_currency", "zh", "把欧元换成日元", Ask("amount")),
+    # send_email
+    Case("send_email", "en", "Email bob@example.com with the subject \"Lunch on Friday\"",
+         Call({"to": "bob@example.com", "subject": "Lunch on Friday"})),
+    Case("send_email", "zh", "给 alice@example.com 发一封邮件，主题是“周报”",
+         Call({"to": "alice@example.com", "subject": "周报"})),
+    Case("send_email", "en", "Send an email to my boss", Ask("to")),
+    # get_weather_forecast (held out)
+    Case("get_weather_forecast", "en", "What's the forecast for Paris for the next 5 days?",
+         Call({"city": "Paris", "days": 5})),
+    Case("get_weather_forecast", "zh", "北京未来三天的天气预报",
+         Call({"city": "北京", "days": 3})),
+    Case("get_weather_forecast", "en", "Weather forecast for Oslo",
+         Call({"city": "Oslo"})),
+    Case("get_weather_forecast", "zh", "未来一周天气怎么样？", Ask("city")),
+    # add_note
+    Case("add_note", "en", "Save a note: buy milk and eggs",
+         Call({"content": "buy milk and eggs"})),
+    Case("add_note", "zh", "记一下：周五交房租",
+         Call({"content": "周五交房租"})),
+    Case("add_note", "en", "Take a note", Ask("content")),
+    # find_restaurants
+    Case("find_restaurants", "en", "Find cheap Italian restaurants in Shanghai",
+         Call({"location": "Shanghai", "cuisine": "italian", "price_level": "cheap"})),
+    Case("find_restaurants", "zh", "成都有什么好吃的日本料理餐厅？",
+         Call({"location": "成都", "cuisine": "japanese"})),
+    Case("find_restaurants", "en", "Any good Mexican restaurants around here?",
+         Ask("location")),
+    # get_directions
+    Case("get_directions", "en", "How do I get from the Louvre to the Eiffel Tower on foot?",
+         Call({"origin": "the Louvre", "destination": "the Eiffel Tower", "mode": "walking"})),
+    Case("get_directions", "zh", "从天安门到故宫怎么走？",
+         Call({"origin": "天安门", "destination": "故宫"})),
+    Case("get_directions", "en", "Directions to the airport please", Ask("origin")),
+    # get_match_score (held out)
+    Case("get_match_score", "en", "What was the score of the Lakers game?",
+         Call({"team": "Lakers"})),
+    Case("get_match_score", "zh", "皇家马德里的比赛比分是多少？",
+         Call({"team": "皇家马德里"})),
+    Case("get_match_score", "en", "What's the score?", Ask("team")),
+    # find_recipe
+    Case("find_recipe", "en", "Find me a recipe for lasagna",
+         Call({"dish": "lasagna"})),
+    Case("find_recipe", "zh", "宫保鸡丁怎么做？给我一个菜谱",
+         Call({"dish": "宫保鸡丁"})),
+    Case("find_recipe", "en", "A recipe for pancakes that takes at most 20 minutes",
+         Call({"dish": "pancakes", "max_minutes": 20})),
+    # set_timer
+    Case("set_timer", "en", "Set a timer for 15 minutes", Call({"minutes": 15})),
+    Case("set_timer", "zh", "定一个10分钟的计时器", Call({"minutes": 10})),
+    Case("set_timer", "en", "Start a timer", Ask("minutes")),
+    # book_hotel
+    Case("book_hotel", "en", "Book a hotel in Tokyo from 2026-07-01 for 3 nights for 2 guests",
+         Call({"city": "Tokyo", "check_in": "2026-07-01", "nights": 3, "guests": 2})),
+    Case("book_hotel", "zh", "帮我订杭州的酒店，明天入住，住两晚",
+         Call({"city": "杭州", "check_in": "2026-05-02", "nights": 2})),
+    Case("book_hotel", "en", "Book me a hotel in Berlin", Ask("check_in")),
+    # track_package (held out)
+    Case("track_package", "en", "Where is my package 1Z999AA10123456784?",
+         Call({"tracking_number": "1Z999AA10123456784"})),
+    Case("track_package", "zh", "帮我查快递 SF1234567890 到哪了",
+         Call({"tracking_number": "SF1234567890"})),
+    Case("track_package", "en", "Track my parcel", Ask("tracking_number")),
+    # get_exchange_rate
+    Case("get_exchange_rate", "en", "What's the exchange rate from euros to dollars?",
+         Call({"base": "EUR", "quote": "USD"})),
+    Case("get_exchange_rate", "zh", "人民币兑日元的汇率是多少？",
+         Call({"base": "CNY", "quote": "JPY"})),
+    Case("get_exchange_rate", "en", "What's the exchange rate?", Ask("base")),
+    # search_products
+    Case("search_products", "en", "Search for wireless headphones under 100",
+         Call({"query": "wireless headphones", "max_price": 100})),
+    Case("search_products", "zh", "搜索一下“机械键盘”",
+         Call({"query": "机械键盘"})),
+    Case("search_products", "en", "Search the shop for running shoes",
+         Call({"query": "running shoes"})),
+    # set_reminder
+    Case("set_reminder", "en", "Remind me to call mom at 18:00",
+         Call({"message": "call mom", "time": "18:00"})),
+    Case("set_reminder", "zh", "明天早上8点提醒我“带伞”",
+         Call({"message": "带伞", "time": "08:00", "date": "2026-05-02"})),
+    Case("set_reminder", "en", "Remind me to water the plants", Ask("time")),
+    # get_population (held out)
+    Case("get_population", "en", "What's the population of Japan?", Call({"country": "Japan"})),
+    Case("get_population", "zh", "法国有多少人口？", Call({"country": "France"})),
+    Case("get_population", "en", "How many people live there?", Ask("country")),
+    # get_flight_status
+    Case("get_flight_status", "en", "Is flight CA981 on time?", Call({"flight_number": "CA981"})),
+    Case("get_flight_status", "zh", "MU5101航班延误了吗？", Call({"flight_number": "MU5101"})),
+    Case("get_flight_status", "en", "Is my flight delayed?", Ask("flight_number")),
+    # define_word
+    Case("define_word", "en", "What does 'serendipity' mean?", Call({"word": "serendipity"})),
+    Case("define_word", "zh", "ephemeral 这个单词是什么意思？", Call({"word": "ephemeral"})),
+    Case("define_word", "en", "Define a word for me", Ask("word")),
+    # calculate_tip
+    Case("calculate_tip", "en", "What's a 20% tip on a bill of 85 dollars?",
+         Call({"bill_amount": 85, "tip_percent": 20})),
+    Case("calculate_tip", "zh", "账单120元，小费应该给多少？", Call({"bill_amount": 120})),
+    Case("calculate_tip", "en", "How much should I tip?", Ask("bill_amount")),
+    # convert_temperature (held out)
+    Case("convert_temperature", "en", "Convert 30 degrees Celsius to Fahrenheit",
+         Call({"value": 30, "from_scale": "celsius", "to_scale": "fahrenheit"})),
+    Case("convert_temperature", "zh", "100华氏度是多少摄氏度？",
+         Call({"value": 100, "from_scale": "fahrenheit", "to_scale": "celsius"})),
+    Case("convert_temperature", "en", "What is 300 kelvin in Celsius?",
+         Call({"value": 300, "from_scale": "kelvin", "to_scale": "celsius"})),
+    # get_air_quality
+    Case("get_air_quality", "en", "How's the air quality in Delhi today?", Call({"city": "Delhi"})),
+    Case("get_air_quality", "zh", "西安的空气质量怎么样？", Call({"city": "西安"})),
+    Case("get_air_quality", "en", "Is the air bad today?", Ask("city")),
+    # play_music
+    Case("play_music", "en", "Play 'Yesterday' by The Beatles",
+         Call({"song": "Yesterday", "artist": "The Beatles"})),
+    Case("play_music", "zh", "播放周杰伦的《晴天》",
+         Call({"song": "晴天", "artist": "周杰伦"})),
+    Case("play_music", "en", "Play some music", Ask("song")),
+    # get_news_headlines
+    Case("get_news_headlines", "en", "Show me the latest technology headlines",
+         Call({"category": "technology"})),
+    Case("get_news_headlines", "zh", "今天有什么体育新闻？", Call({"category": "sports"})),
+    Case("get_news_headlines", "en", "What's in the news?", Ask("category")),
+    # schedule_meeting (held out)
+    Case("schedule_meeting", "en",
+         "Schedule a meeting with anna@example.com and li@example.com on 2026-05-12 at 10:00",
+         Call({"attendees": ["anna@example.com", "li@example.com"], "date": "2026-05-12",
+               "time": "10:00"})),
+    Case("schedule_meeting", "zh", "约 wang@example.com 明天下午3点开会",
+         Call({"attendees": ["wang@example.com"], "date": "2026-05-02", "time": "15:00"})),
+    Case("schedule_meeting", "en", "Set up a meeting with the team tomorrow", Ask("attendees")),
+    # check_stock
+    Case("check_stock", "en", "Is AB-1234 in stock?", Call({"sku": "AB-1234"})),
+    Case("check_stock", "zh", "商品 XK-2048 还有货吗？", Call({"sku": "XK-2048"})),
+    Case("check_stock", "en", "Is this item in stock?", Ask("sku")),
+    # get_train_times
+    Case("get_train_times", "en", "Trains from Shanghai to Hangzhou tomorrow",
+         Call({"from_station": "Shanghai", "to_station": "Hangzhou", "date": "2026-05-02"})),
+    Case("get_train_times", "zh", "5月10日从北京到天津的火车",
+         Call({"from_station": "北京", "to_station": "天津", "date": "2026-05-10"})),
+    Case("get_train_times", "en", "When is the next train to Nanjing?", Ask("from_station")),
+    # log_workout
+    Case("log_workout", "en", "Log 30 minutes of running", Call({"activity": "running", "minutes": 30})),
+    Case("log_workout", "zh", "记录一下我今天游泳45分钟", Call({"activity": "swimming", "minutes": 45})),
+    Case("log_workout", "en", "I went cycling today, log it", Ask("minutes")),
+    # count_calories (held out)
+    Case("count_calories", "en", "How many calories are in 200 grams of rice?",
+         Call({"food": "rice", "grams": 200})),
+    Case("count_calories", "zh", "一个苹果有多少卡路里？", Call({"food": "apple"})),
+    Case("count_calories", "en", "How many calories did I eat?", Ask("food")),
+    # get_sunrise_time
+    Case("get_sunrise_time", "en", "When is sunrise in Sydney tomorrow?",
+         Call({"city": "Sydney", "date": "2026-05-02"})),
+    Case("get_sunrise_time", "zh", "拉萨几点日出？", Call({"city": "拉萨"})),
+    Case("get_sunrise_time", "en", "What time does the sun rise?", Ask("city")),
+    # detect_language
+    Case("detect_language", "en", "What language is 'Guten Morgen'?", Call({"text": "Guten Morgen"})),
+    Case("detect_language", "zh", "“Bonjour tout le monde”是什么语言？",
+         Call({"text": "Bonjour tout le monde"})),
+    Case("detect_language", "en", "Which language is this?", Ask("text")),
+    # get_crypto_price
+    Case("get_crypto_price", "en", "What's the price of BTC?", Call({"coin": "BTC"})),
+    Case("get_crypto_price", "zh", "ETH现在多少人民币？", Call({"coin": "ETH", "currency": "CNY"})),
+    Case("get_crypto_price", "en", "How much is bitcoin in euros?",
+         Call({"coin": "BTC", "currency": "EUR"})),
+    # rent_car (held out)
+    Case("rent_car", "en", "Rent a car in Madrid from 2026-08-01 for 5 days",
+         Call({"city": "Madrid", "pickup_date": "2026-08-01", "days": 5})),
+    Case("rent_car", "zh", "我想在重庆租车，5月5日取车，租3天",
+         Call({"city": "重庆", "pickup_date": "2026-05-05", "days": 3})),
+    Case("rent_car", "en", "I want to rent a car in Rome", Ask("pickup_date")),
+    # create_todo
+    Case("create_todo", "en", "Add 'renew passport' to my to-do list with high priority",
+         Call({"task": "renew passport", "priority": "high"})),
+    Case("create_todo", "zh", "待办事项加一条：“买猫粮”",
+         Call({"task": "买猫粮"})),
+    Case("create_todo", "en", "Add something to my to-do list", Ask("task")),
+    # get_movie_showtimes
+    Case("get_movie_showtimes", "en", "Showtimes for 'Dune' in Chicago",
+         Call({"movie": "Dune", "city": "Chicago"})),
+    Case("get_movie_showtimes", "zh", "《流浪地球》在深圳有哪些场次？",
+         Call({"movie": "流浪地球", "city": "深圳"})),
+    Case("get_movie_showtimes", "en", "What movies are on in Toronto tonight?", Ask("movie")),
+    # get_league_standings (held out)
+    Case("get_league_standings", "en", "Show me the Premier League table",
+         Call({"league": "premier_league"})),
+    Case("get_league_standings", "zh", "西甲积分榜", Call({"league": "la_liga"})),
+    Case("get_league_standings", "en", "Who's top of the league?", Ask("league")),
+    # search_jobs
+    Case("search_jobs", "en", "Find remote Python developer jobs",
+         Call({"title": "Python developer", "remote": True})),
+    Case("search_jobs", "zh", "在上海找数据分析师的工作",
+         Call({"title": "数据分析师", "location": "上海"})),
+    Case("search_jobs", "en", "I'm looking for a job", Ask("title")),
+    # get_nutrition_facts
+    Case("get_nutrition_facts", "en", "Nutrition facts for barcode 6901234567892",
+         Call({"barcode": "6901234567892"})),
+    Case("get_nutrition_facts", "zh", "条形码 4006381333931 的营养成分",
+         Call({"barcode": "4006381333931"})),
+    Case("get_nutrition_facts", "en", "What's in this snack?", Ask("barcode")),
+    # set_thermostat
+    Case("set_thermostat", "en", "Set the bedroom to 21 degrees",
+         Call({"temperature": 21, "room": "bedroom"})),
+    Case("set_thermostat", "zh", "把客厅温度调到24度", Call({"temperature": 24, "room": "living_room"})),
+    Case("set_thermostat", "en", "Make the kitchen warmer", Ask("temperature")),
+]
+
+
+def offered(name: str) -> list[dict]:
+    """The tools offered with a case: its own and the two after it in TOOLS (other
+    domains), so the model must also pick the right one."""
+    at = next(k for k, t in enumerate(TOOLS) if t["function"]["name"] == name)
+    return [TOOLS[(at + k) % len(TOOLS)] for k in range(3)]
