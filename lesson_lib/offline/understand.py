@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.places import Place, find_places
+from lesson_lib.offline import slots
+from lesson_lib.places import Place, find_places, lookup
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -182,7 +183,42 @@ CONCEPTS: dict[str, str] = {
                  "算算 等于多少 算式 表达式",
     "convert": "convert conversion 换算 转换 换成 转成",
     "translate": "translate translation 翻译",
-    "exchange": "exchange currency 汇率 货币 兑换",
+    "exchange": "exchange currency money dollar euro yen 汇率 货币 兑换 美元 美金 人民币 欧元 日元 "
+                "英镑 港币 换多少",
+    # Everyday topics of the tools learners write, so that a request in Chinese finds a
+    # tool described in English ("股价" → get_stock_price) and the reverse.
+    "flight": "flight fly airline airport plane 航班 机票 飞机 起飞 飞往",
+    "stock": "stock share ticker 股价 股票 股市",
+    "calendar": "calendar event appointment 日历 日程 行程",
+    "email": "email mail 邮件 邮箱 发信",
+    "note": "note memo 笔记 备忘 记一下 记下",
+    "restaurant": "restaurant dining cuisine 餐厅 饭店 饭馆 料理 美食",
+    "directions": "direction route navigate navigation 怎么走 路线 导航 怎么去",
+    "sport": "score match game team 比分 比赛 球队",
+    "recipe": "recipe cook dish 菜谱 食谱 怎么做 做法",
+    "timer": "timer countdown 计时器 倒计时 定时器",
+    "hotel": "hotel 酒店 宾馆 入住 住宿",
+    "package": "package parcel tracking delivery 快递 包裹 物流",
+    "shop": "shop shopping product 商品 购物 网购",
+    "reminder": "remind reminder 提醒",
+    "population": "population inhabitant 人口",
+    "define": "define definition meaning mean 意思 定义 含义 释义",
+    "tip": "tip gratuity 小费",
+    "music": "music song 音乐 歌曲 播放",
+    "meeting": "meeting 会议 开会",
+    "train": "train railway 火车 高铁 动车 列车",
+    "workout": "workout exercise 运动 锻炼 健身",
+    "calorie": "calorie nutrition 卡路里 热量 营养",
+    "sun": "sunrise sunset 日出 日落",
+    "language": "language 语言 语种",
+    "crypto": "crypto cryptocurrency coin bitcoin 比特币 以太坊",
+    "car": "car rent rental 租车",
+    "todo": "todo task 待办",
+    "movie": "movie film cinema showtime 电影 场次 影院",
+    "league": "league standing 积分榜 联赛 排名",
+    "job": "job career hiring 工作 职位 招聘",
+    "thermostat": "thermostat heating 空调 暖气 调到",
+    "air": "air pollution aqi 空气 雾霾 污染",
 }
 LIVE_DATA = ("weather", "time", "news", "exchange")  # things only a tool can know
 TOPIC_ZH = {"weather": "天气", "time": "时间", "news": "新闻", "search": "搜索结果",
@@ -503,13 +539,33 @@ def until_in(text: str) -> str | None:
 _SENTENCES = re.compile(r"[?？!！。;；\n]+|(?<!\d)\.(?!\d)")
 _JOINERS = re.compile(r"(?i)(?<!\d),|,(?!\d)|\s+(?:and|also|then)\s+|，|、|另外|还有|以及|并且|"
                       r"同时|然后|(?<![暖温柔平缓])和(?![平谐])")
+_QUOTED = re.compile(r"\"[^\"]*\"|(?:^|(?<=\s))'[^']+'(?=$|[\s,.?!])|「[^」]*」|《[^》]*》|(?<!\d):(?!\d).*$|：.*$")
 
 
 def segments(text: str) -> list[str]:
     """`text` cut at sentence ends and at "and" / "，" / "和": the pieces a clause is made of."""
-    pieces = []
-    for sentence in _SENTENCES.split(math_symbols(tidy(text))):
-        pieces += [p.strip() for p in _JOINERS.split(sentence) if p and p.strip()]
+    return [piece for _, piece in joined_segments(text)]
+
+
+def joined_segments(text: str) -> list[tuple[str, str]]:
+    """The pieces of segments(), each with the words that joined it to the one before
+    (" and ", "，", "? "). Nothing inside quotes, or after a colon ("Save a note: milk
+    and eggs"), is cut."""
+    text = math_symbols(tidy(text))
+    keep = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+    cuts = [(m.start(), m.end()) for pattern in (_SENTENCES, _JOINERS) for m in pattern.finditer(text)
+            if not any(a <= m.start() < b for a, b in keep)]
+    pieces, at, joiner = [], 0, ""
+    for start, end in sorted(set(cuts)):
+        if start < at:
+            continue
+        if text[at:start].strip():
+            pieces.append((joiner, text[at:start].strip()))
+            joiner = ""
+        joiner += text[start:end]
+        at = end
+    if text[at:].strip():
+        pieces.append((joiner, text[at:].strip()))
     return pieces
 
 
@@ -631,18 +687,19 @@ class Clause:
 
 def clauses(text: str, tools: list) -> list[Clause]:
     """The requests in `text`. A piece that fits no tool ("Beijing" in "Beijing and
-    Shanghai weather") joins the request before it, or the next one if it comes first."""
+    Shanghai weather") joins the request before it, or the next one if it comes first,
+    with the words that joined them ("weather in Oslo and Rome" stays one request)."""
     found: list[Clause] = []
-    waiting: list[str] = []
-    for piece in segments(text):
+    waiting = ""
+    for joiner, piece in joined_segments(text):
         tool, points = best_tool(piece, tools)
         if points >= THRESHOLD:
-            found.append(Clause(" ".join([*waiting, piece]), tool))
-            waiting = []
+            found.append(Clause((waiting + joiner if waiting else "") + piece, tool))
+            waiting = ""
         elif found:
-            found[-1].text += " " + piece
+            found[-1].text += (joiner if joiner.strip() else " ") + piece
         else:
-            waiting.append(piece)
+            waiting += (joiner if waiting else "") + piece
     return found
 
 
@@ -657,10 +714,24 @@ _ZONE_ABOUT = re.compile(r"(?i)\biana\b|time ?zone|时区")
 _EXPR_ABOUT = re.compile(r"(?i)arithmetic|expression|formula|equation|表达式|算式")
 
 
+_DATE_ABOUT = re.compile(r"(?i)yyyy-mm-dd|\bdate\b|日期")
+_TIME_ABOUT = re.compile(r"(?i)hh:mm|\btime of day\b|\bstart time\b|几点")
+_EMAIL_ABOUT = re.compile(r"(?i)e-?mail|邮箱|邮件地址")
+_CURRENCY_ABOUT = re.compile(r"(?i)iso 4217|\bcurrency\b|货币|币种")
+_CODE_NAMES = {"symbol", "ticker", "sku", "barcode", "iata", "icao", "isbn", "code", "coin"}
+_CODE_ABOUT = re.compile(r"(?i)\b(?:ticker|symbol|iata|sku|barcode|tracking number|flight number"
+                         r"|airline code)\b|代码|条形码|单号|航班号")
+_ORIGIN_NAMES = {"origin", "departure", "depart", "start", "source", "from"}
+_DESTINATION_NAMES = {"destination", "arrival", "arrive", "dest", "end", "to"}
+_ROUTE_ABOUT = re.compile(r"(?i)\b(?:city|cities|station|airport|place|point|address|location|"
+                          r"where|go)\b|城市|车站|机场|地点|出发|到达")
+
+
 def param_kind(name: str, schema: Mapping) -> str:
-    """What a parameter takes, from its type, name and description: "enum", "number",
-    "boolean", "places", "timezone", "place", "expression", "language", "text",
-    "from", "to" or "other"."""
+    """What a parameter takes, from its type, format, name and description: "enum",
+    "number", "boolean", "places", "emails", "date", "time", "email", "currency", "code",
+    "origin", "destination", "country", "timezone", "place", "expression", "language",
+    "text", "from", "to" or "other"."""
     named, about = set(split_name(name)), f"{name} {schema.get('description') or ''}"
     kind = schema.get("type")
     if isinstance(kind, list):  # ["string", "null"]: the first real type
@@ -668,7 +739,43 @@ def param_kind(name: str, schema: Mapping) -> str:
     if "enum" in schema or kind in ("integer", "number", "boolean"):
         return "enum" if "enum" in schema else {"boolean": "boolean"}.get(kind, "number")
     if kind == "array":
+        if _EMAIL_ABOUT.search(about):
+            return "emails"
         return "places" if named & _PLACE_NAMES or _PLACE_ABOUT.search(about) else "other"
+    if kind not in (None, "string"):
+        return "other"
+    return typed_kind(name, schema, named, about) or named_kind(named, about)
+
+
+def typed_kind(name: str, schema: Mapping, named: set[str], about: str) -> str | None:
+    """The string kinds read from the schema's format and words: dates, times, e-mail
+    addresses, currencies, codes, the ends of a route, countries."""
+    form = str(schema.get("format") or "")
+    if form == "date" or (named & {"date", "day"} and "time" not in named) or \
+            (_DATE_ABOUT.search(about) and not named & {"timezone", "tz", "zone"}
+             and not _TIME_ABOUT.search(about)):
+        return "date"
+    if form == "time" or _TIME_ABOUT.search(about) or named == {"time"}:
+        return "time"
+    if form == "email" or _EMAIL_ABOUT.search(about):
+        return "email"
+    if _CURRENCY_ABOUT.search(about) and not named & _CODE_NAMES - {"code"}:
+        return "currency"
+    if named & _CODE_NAMES or _CODE_ABOUT.search(about) or \
+            named & {"number", "id"} and not named & _PLACE_NAMES:
+        return "code"
+    routed = _ROUTE_ABOUT.search(about) or named & {"station", "city", "airport", "place"}
+    if named & {"origin", "departure"} or named & _ORIGIN_NAMES and routed:
+        return "origin"
+    if named & {"destination", "arrival"} or named & _DESTINATION_NAMES and routed:
+        return "destination"
+    if "country" in named:
+        return "country"
+    return None
+
+
+def named_kind(named: set[str], about: str) -> str:
+    """The older kinds, by name first, then by description."""
     for kind_, names in (("timezone", {"timezone", "tz", "zone"}), ("place", _PLACE_NAMES),
                          ("expression", {"expression", "expr", "formula", "equation", "math"}),
                          ("language", {"language", "lang"}), ("text", _TEXT_NAMES),
@@ -679,10 +786,15 @@ def param_kind(name: str, schema: Mapping) -> str:
                            ("expression", _EXPR_ABOUT)):
         if pattern.search(about):
             return kind_
-    return "text" if kind in (None, "string") else "other"
+    if re.search(r"(?i)\blanguage\b|语言", about):
+        return "language"
+    return "text"
 
 
-_ENUM_WORDS = {"celsius": ("摄氏", "°c", "℃", "centigrade"), "fahrenheit": ("华氏", "°f", "℉")}
+def enum_forms(value: Any) -> list[str]:
+    """The ways an enum value is written: itself, "premier league" for "premier_league",
+    plurals ("miles"), synonyms in English and Chinese ("on foot", "步行"; slots.SYNONYMS)."""
+    return slots.enum_forms(value)
 
 
 def enum_value(values: list, text: str, role: str = "") -> Any:
@@ -692,10 +804,13 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     Celsius", from_unit is "fahrenheit" and to_unit "celsius"."""
     lowered, found = (text or "").lower(), []
     for value in values:
-        for word in (str(value).lower(), *_ENUM_WORDS.get(str(value).lower(), ())):
+        for word in enum_forms(value):
             hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
+            if hit and len(word) == 1 and not re.search(r"\d\s*$", lowered[:hit.start()]):
+                continue  # "m", "中", "高": a unit letter only right after a number ("5 m")
             if hit and word:
                 found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end())))
+                break
     found.sort(key=lambda f: f[0])
     if role:  # a value said for the other side is not this one's
         mine = [value for _, value, side in found if side == role]
@@ -739,55 +854,172 @@ def unit_role(name: str, schema: Mapping) -> str:
     return "to" if _TO_ABOUT.search(about) else ""
 
 
-_ABOUT_EN = re.compile(r"(?i)\b(?:about|on|regarding|for)\s+(.+)")
+_ABOUT_EN = re.compile(r"(?i)\b(?:about|regarding|on)\s+(.+)")
 _ABOUT_ZH = re.compile(r"关于(.+?)(?:的(?:新闻|消息|资讯|信息|内容)|$)")
+_QUOTE = re.compile(r"\"([^\"]+)\"|(?:^|(?<=[\s\u4e00-\u9fff]))'([^']+)'(?=$|[\s,.?!\u4e00-\u9fff])"
+                    r"|「([^」]+)」|《([^》]+)》")
+_COLON = re.compile(r"(?<!\d)[:：]\s*(.+)$")
+# Words that start a request but are not what it is about ("Find me a recipe for ...").
+_LEAD_EN = set("""find search show get play add save put set look looking give need want some
+please me i i'm my a an the what what's whats how is are was were does do mean means take make
+list new latest current any good best remind tell let can could would you check start create
+book send up out for of to about on in at with into from by this that it there here today
+tonight now tomorrow quick simple""".split())
+# Words after which the rest of an English phrase is about something else.
+_CUT_EN = set("""that which who with under below over in at on by from to for into near tomorrow
+today tonight this next please between within less more than using via than and""".split())
+_GENERIC = set("""something anything thing things stuff item items product products word words
+text one this that it music song songs movie movies film job jobs note notes task tasks package
+parcel flight stock market language languages league team score recipe dish meeting event
+reminder timer food me here there""".split()) | {
+    "这个", "那个", "东西", "什么", "商品", "音乐", "歌", "电影", "工作", "笔记", "待办", "快递",
+    "航班", "语言", "比分", "菜谱", "会议", "一下", "一首歌", "首歌", "单词"}
+_LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要|想要|想|一下|一个|一款|一条|一封|"
+                      r"一首|一份|一些|个|款|查查|查一下|查|看看|看一下|找找|找|搜一下|搜索|搜|"
+                      r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
+                      r"最新的|最新|今天|现在|明天)+")
+_CUT_ZH = re.compile(r"的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
+                     r"还|要|能|到|给|和|跟|与|现在|今天|明天|[，,。.？?！!、：:；;\s]")
 
 
 def free_text(text: str, tool: Any) -> str | None:
-    """The words left for a query-like parameter: what follows "about"/"关于", else the
-    text without the tool's own words, place-less filler and question words."""
-    found = _ABOUT_EN.search(text) or _ABOUT_ZH.search(text)
-    if found:
-        rest = found.group(1)
-    elif CJK.search(text):
-        rest, own = text, tool_text(tool) + " " + " ".join(split_name(tool_name(tool)))
-        for concept in sorted(concepts(own)):
-            for word in (w for w in CONCEPTS[concept].split() if CJK.search(w)):
-                rest = rest.replace(word, "")
-        rest = _FILLER_ZH.sub("", rest)
-    else:
-        own = " ".join(split_name(tool_name(tool))) + " " + tool_text(tool)
-        own_words = words(own) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
-        rest = " ".join(w for w in re.findall(r"[\w'-]+", text)
-                        if stem(w.lower()) not in _STOP | own_words and w.lower() not in _STOP)
-    rest = re.sub(r"(?i)\bplease\b", "", rest).strip(" \t?？!！。.,，:：'\"")
-    return rest or None
+    """The words left for a query-like parameter, without claiming: see leftover()."""
+    return leftover(Reading(text), tool)
+
+
+def quoted(reading: "Reading") -> str | None:
+    """The first quoted piece still free ('good morning', "hello", 「你好」, 《晴天》). Claimed."""
+    words_ = reading.words
+    for found in _QUOTE.finditer(words_.rest):
+        said = next((g for g in found.groups() if g), None)
+        if said and said.strip():
+            words_.claim(found.start(), found.end())
+            return said.strip()
+    return None
+
+
+def leftover(reading: "Reading", tool: Any) -> str | None:
+    """The free text a text parameter takes, when nothing quoted is left: what follows a
+    colon ("Save a note: buy milk"), "about"/"关于", else the first phrase no other
+    parameter took, without the tool's own words, the request's verbs and fillers, and cut
+    where another part of the sentence starts ("pancakes that take ..."). None when only
+    generic words are left ("Take a note", "Define a word"): then it is asked for."""
+    rest = reading.words.rest
+    found = _COLON.search(rest) or _ABOUT_EN.search(rest) or _ABOUT_ZH.search(rest)
+    if found and found.group(1).replace("\x00", "").strip(" ?？!！。.,，"):
+        start, end = found.span(1)
+        said = rest[start:end].split("\x00")[0].strip(" ?？!！。.,，'\"")
+        if said and said.lower() not in _GENERIC:
+            reading.words.claim(start, start + len(said))
+            return said
+    return leftover_zh(reading, tool) if CJK.search(rest) else leftover_en(reading, tool)
+
+
+def own_words_of(tool: Any) -> set[str]:
+    """A tool's own English words (stems) and those of its concepts."""
+    own = " ".join(split_name(tool_name(tool))) + " " + tool_text(tool)
+    return set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
+
+
+def leftover_en(reading: "Reading", tool: Any) -> str | None:
+    own, rest = own_words_of(tool), reading.words.rest
+    for run in re.finditer(r"[^\x00,;?!.:]+", rest):
+        tokens = list(re.finditer(r"[\w'&-]+", run.group(0)))
+        kept: list[re.Match] = []
+        for k, token in enumerate(tokens):
+            word = token.group(0)
+            low = word.lower()
+            if not kept:
+                proper = low == "the" and k + 1 < len(tokens) and tokens[k + 1].group(0)[0].isupper()
+                if (low in _LEAD_EN or stem(low) in own or low in _STOP) and not proper:
+                    continue
+            elif low in _CUT_EN:
+                break
+            kept.append(token)
+        while kept and (stem(kept[-1].group(0).lower()) in own or kept[-1].group(0).lower()
+                        in _STOP | _LEAD_EN):
+            kept.pop()
+        if not kept:
+            continue
+        start, end = run.start() + kept[0].start(), run.start() + kept[-1].end()
+        said = rest[start:end]
+        if all(w.lower() in _GENERIC | _STOP | _LEAD_EN or stem(w.lower()) in own
+               for w in re.findall(r"[\w'&-]+", said)):
+            continue
+        reading.words.claim(start, end)
+        return said
+    return None
+
+
+def leftover_zh(reading: "Reading", tool: Any) -> str | None:
+    own = sorted({w for c in concepts(tool_text(tool) + " " + " ".join(split_name(tool_name(tool))))
+                  for w in CONCEPTS[c].split() if CJK.search(w)}, key=len, reverse=True)
+    rest = reading.words.rest
+    masked = rest
+    for word in own:
+        masked = masked.replace(word, "\x00" * len(word))
+    masked = _CUT_ZH.sub(lambda m: "\x00" * len(m.group(0)), masked)
+    for run in re.finditer(r"[^\x00]+", masked):
+        lead = _LEAD_ZH.match(run.group(0))
+        start = run.start() + (lead.end() if lead else 0)
+        said = rest[start:run.end()].strip()
+        if len(said) < 2 or said in _GENERIC or said.lower() in _GENERIC or \
+                re.fullmatch(r"[\d\W_]+", said):
+            continue
+        reading.words.claim(start, run.end())
+        return said
+    return None
 
 
 # ------------------------------------------------------------------ filling arguments
 
 @dataclass
 class Reading:
-    """What one request offers a tool's parameters. Numbers are used up in order."""
+    """What one request offers a tool's parameters; what one takes, the next cannot."""
     text: str
     target: Target | None = None                         # the place this call is about
     targets: list[Target] = field(default_factory=list)  # every place of the request
-    numbers: list[float] = field(default_factory=list)
-    text_taken: bool = False                             # free text goes to one parameter
     prefer: Mapping = field(default_factory=dict)        # the user's lasting preferences
+    words: slots.Words = None                            # the words not taken yet
+    route: tuple | None = None                           # (origin, destination), once read
+
+    def __post_init__(self) -> None:
+        self.text = tidy(self.text)
+        self.words = self.words or slots.Words(self.text)
+
+
+# Which parameters read the words first: the most recognisable values, so that a date's
+# digits are not taken for a number and a code's letters are not free text.
+_KIND_ORDER = ("emails", "email", "code", "date", "time", "origin", "destination", "currency",
+               "language", "country", "enum", "boolean", "timezone", "expression", "from", "to",
+               "number", "places", "place", "text", "other")
 
 
 def fill_arguments(tool: Any, text: str, target: Target | None = None,
                    targets: list[Target] | None = None,
                    prefer: Mapping | None = None) -> tuple[dict, list[str]]:
     """Arguments for `tool` from `text` (and the place this call is about), plus the
-    required parameters nothing could fill. An enum value the text does not name is the
-    one the user prefers, if any ("units: fahrenheit" in a profile); a value not found
-    falls back to the schema's default; an optional parameter with neither is left out."""
-    reading = Reading(text, target, list(targets or []), numbers_in(text), prefer=prefer or {})
+    required parameters nothing could fill with confidence. Each parameter reads the
+    words by its kind (param_kind), the most recognisable kinds first; what one takes is
+    not read again. An enum value the text does not name is the one the user prefers, if
+    any ("units: fahrenheit" in a profile); a value not found falls back to the schema's
+    default; an optional parameter with neither is left out."""
+    reading = Reading(text, target, list(targets or []), prefer=prefer or {})
+    props = properties(tool)
+    kinds = {name: param_kind(name, schema) for name, schema in props.items()}
+    found: dict[str, Any] = {}
+    for name in sorted(props, key=lambda n: _KIND_ORDER.index(kinds[n])):
+        if kinds[name] != "number":
+            found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+    numbers = [n for n in props if kinds[n] == "number"]
+    for alone in (False, True):  # first the numbers said with their unit, then the rest
+        for name in numbers:
+            if found.get(name) is None:
+                left = [n for n in numbers if found.get(n) is None]
+                found[name] = number_for(name, props, reading, numbers, alone and len(left) == 1)
     arguments, missing = {}, []
-    for name, schema in properties(tool).items():
-        value = value_for(name, schema, reading, tool)
+    for name, schema in props.items():
+        value = found.get(name)
         value = schema.get("default") if value is None else value
         if value is not None:
             arguments[name] = value
@@ -796,15 +1028,62 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     return arguments, missing
 
 
+def number_for(name: str, props: Mapping, reading: Reading, numbers: list[str],
+               alone: bool) -> int | float | None:
+    schema = props[name]
+    others = [slots.unit_words(list(split_name(n))) for n in numbers if n != name]
+    return slots.find_number(reading.words, list(split_name(name)),
+                             str(schema.get("description") or ""),
+                             schema.get("type") == "integer", others, alone)
+
+
+_IN_ENGLISH = re.compile(r"(?i)\bin english\b(?!\s*(?:or|and|/)\s*chinese)|英文(?![或和/]中文)")
+
+
+def in_language(value: Any, schema: Mapping) -> Any:
+    """A value in the language the schema asks for: "Country name in English" gets
+    "France" for "法国" (places and countries are known in both); a Chinese value it
+    cannot put in English is not sent (None: asked for, if required)."""
+    if not isinstance(value, str) or not CJK.search(value) or \
+            not _IN_ENGLISH.search(str(schema.get("description") or "")):
+        return value
+    place = lookup(value)
+    if place:
+        return place.name
+    return slots.COUNTRIES.get(value)
+
+
 def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     """The value of one parameter, by its kind (see param_kind); None when not found."""
-    kind, text, target = param_kind(name, schema), reading.text, reading.target
+    kind, text, target, words_ = param_kind(name, schema), reading.text, reading.target, \
+        reading.words
+    about, named = str(schema.get("description") or ""), set(split_name(name))
     if kind == "enum":
         values, role = schema.get("enum") or [], unit_role(name, schema)
-        said = enum_value(values, text, role)
+        said = enum_value(values, words_.rest, role)
         return said if said is not None or role else preferred(values, reading.prefer)
-    if kind == "number":
-        return number_value(schema, reading)
+    if kind == "boolean":
+        return True if any(re.search(rf"(?i)\b{re.escape(w)}\b", words_.rest)
+                           for w in named - _STOP - {"only", "is", "include"}) else None
+    if kind in ("emails", "email"):
+        found = slots.find_emails(words_)
+        return (found or None) if kind == "emails" else (found[0] if found else None)
+    if kind == "code":
+        coin = named & {"coin", "crypto"} or re.search(r"(?i)\b(?:coin|crypto)", about)
+        found = slots.find_code(words_, about, named)
+        return found or (slots.find_currency(words_, "", crypto=True) if coin else None)
+    if kind == "date":
+        return slots.find_date(words_)
+    if kind == "time":
+        return slots.find_time(words_)
+    if kind in ("origin", "destination"):
+        if reading.route is None:
+            reading.route = slots.find_route(words_)
+        return reading.route[kind == "destination"]
+    if kind == "currency":
+        return slots.find_currency(words_, currency_side(name, schema, tool))
+    if kind == "country":
+        return slots.find_country(words_) or (target.value if target else None)
     if kind == "places":
         return [t.value for t in reading.targets] or None
     if kind == "place":
@@ -817,21 +1096,25 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         pair = conversion_in(text)
         return pair[kind == "to"] if pair else None
     if kind == "language":
-        found = languages_in(text)
-        source = set(split_name(name)) & {"from", "source"}
-        return (found[0] if source else found[-1]) if found else None
-    if kind == "text" and not reading.text_taken:
-        reading.text_taken = True
-        return quoted_in(text) or free_text(text, tool)
+        source = bool(named & {"from", "source"})
+        return slots.find_language(words_, source, slots.wants_code(schema))
+    if kind == "text":
+        return quoted(reading) or leftover(reading, tool)
     return None
 
 
-def number_value(schema: Mapping, reading: Reading) -> int | float | None:
-    """The next unused number of the text, as an int when the schema wants one."""
-    if not reading.numbers:
-        return None
-    value = reading.numbers.pop(0)
-    return int(value) if schema.get("type") == "integer" or value.is_integer() else value
+def currency_side(name: str, schema: Mapping, tool: Any) -> str:
+    """"from" or "to" for a currency parameter (from_currency, base / to_currency, quote,
+    target); "" for a lone one (the currency a price is given in)."""
+    named = set(split_name(name))
+    if named & {"from", "source", "base", "sell"}:
+        return "from"
+    if named & {"to", "target", "quote", "into", "buy"}:
+        return "to"
+    currencies = [n for n, s in properties(tool).items() if param_kind(n, s) == "currency"]
+    if len(currencies) == 2:
+        return "from" if currencies[0] == name else "to"
+    return ""
 
 
 # ------------------------------------------------------------------ tool results
