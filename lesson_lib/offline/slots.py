@@ -421,7 +421,7 @@ def find_country(words: Words) -> str | None:
 
 # ------------------------------------------------------------------ routes: from X to Y
 
-_END_EN = (r"(?=\s+(?:on|at|by|for|in|via|tomorrow|today|tonight|next|this|and|with|under|"
+_END_EN = (r"(?=\s*\x00|\s+(?:on|at|by|for|in|via|tomorrow|today|tonight|next|this|and|with|under|"
            r"please|leaving|departing|around)\b|\s*[,.?!;]|\s*$|\s+\d)")
 _PLACE_EN = r"((?:the\s+)?[A-Z][\w'.-]*(?:\s+(?:[A-Z][\w'.-]*|de|of|la|del))*)"
 _ROUTE_EN = re.compile(rf"\bfrom\s+{_PLACE_EN}\s+(?:to|for)\s+{_PLACE_EN}{_END_EN}")
@@ -610,10 +610,25 @@ def find_number(words: Words, name_words: list[str], about: str, integer: bool,
         chosen = free[0] if len(free) == 1 else None
     if chosen is None:
         return None
-    unit = _said_with(words.rest[chosen.end:], mine) if mine else None
-    words.claim(chosen.start, chosen.end + (unit.end() if unit else 0))
+    words.claim(*_span_of(words.rest, chosen, mine))
     value = chosen.value
     return int(value) if integer or float(value).is_integer() else value
+
+
+_MONEY_UNITS = r"dollars?|bucks|euros?|yuan|rmb|元|块钱|块|美元|欧元|英镑|日元"
+
+
+def _span_of(rest: str, chosen: Quantity, mine: str | None) -> tuple[int, int]:
+    """What a number takes with it: its unit, a money word, and "under"/"以内" around it."""
+    start, end = chosen.start, chosen.end
+    unit = _said_with(rest[end:], mine) if mine else None
+    end += unit.end() if unit else 0
+    money = re.match(rf"(?i)\s*(?:{_MONEY_UNITS})", rest[end:])
+    end += money.end() if money else 0
+    after = re.match(rf"(?i)\s*(?:{_MAX_CUES}|{_MIN_CUES})", rest[end:])
+    end += after.end() if after else 0
+    before = re.search(rf"(?i)(?:{_MAX_CUES}|{_MIN_CUES})\s*$", rest[:start])
+    return (before.start() if before else start), end
 
 
 # ------------------------------------------------------------------ enum values by their synonyms

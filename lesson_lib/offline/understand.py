@@ -182,7 +182,7 @@ CONCEPTS: dict[str, str] = {
     "calculate": "calculate calculator compute evaluate arithmetic math expression 计算 算一下 "
                  "算算 等于多少 算式 表达式",
     "convert": "convert conversion 换算 转换 换成 转成",
-    "translate": "translate translation 翻译",
+    "translate": "translate translation 翻译 怎么说 译成",
     "exchange": "exchange currency money dollar euro yen 汇率 货币 兑换 美元 美金 人民币 欧元 日元 "
                 "英镑 港币 换多少",
     # Everyday topics of the tools learners write, so that a request in Chinese finds a
@@ -199,7 +199,8 @@ CONCEPTS: dict[str, str] = {
     "timer": "timer countdown 计时器 倒计时 定时器",
     "hotel": "hotel 酒店 宾馆 入住 住宿",
     "package": "package parcel tracking delivery 快递 包裹 物流",
-    "shop": "shop shopping product 商品 购物 网购",
+    "shop": "shop shopping product buy 商品 购物 网购 购买 买一 找一款",
+    "inventory": "stock inventory available availability 有货 库存 缺货 现货",
     "reminder": "remind reminder 提醒",
     "population": "population inhabitant 人口",
     "define": "define definition meaning mean 意思 定义 含义 释义",
@@ -207,7 +208,7 @@ CONCEPTS: dict[str, str] = {
     "music": "music song 音乐 歌曲 播放",
     "meeting": "meeting 会议 开会",
     "train": "train railway 火车 高铁 动车 列车",
-    "workout": "workout exercise 运动 锻炼 健身",
+    "workout": "workout exercise log 运动 锻炼 健身 记录",
     "calorie": "calorie nutrition 卡路里 热量 营养",
     "sun": "sunrise sunset 日出 日落",
     "language": "language 语言 语种",
@@ -239,10 +240,16 @@ _UNSTEMMED = {"news", "series", "physics", "celsius", "gas", "bus", "yes", "this
               "was", "does"}
 
 
+_IE_PLURALS = {"movies", "calories", "cookies", "brownies", "smoothies", "selfies", "zombies",
+               "rookies", "pies", "ties", "lies", "goalies", "aunties", "hippies"}
+
+
 def stem(word: str) -> str:
     """A crude English stem: "cities" → "city", "raining" → "rain", "planning" → "plan"."""
     if word in _UNSTEMMED:
         return word
+    if word in _IE_PLURALS:
+        return word[:-1]
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 5 and word.endswith("ing"):
@@ -636,6 +643,29 @@ def argument_points(tool: Any, text: str) -> int:
     points += 2 if conversion_in(text) and {"from", "to"} <= kinds else 0
     points += 2 if iana_zone(text) and "timezone" in kinds else 0
     points += 1 if find_places(text) and kinds & {"place", "places", "timezone"} else 0
+    return points + typed_points(tool, text, kinds)
+
+
+def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
+    """Points for typed values only this tool's parameters take: a route ("from X to Y")
+    for origin and destination, a code shaped like its example, an e-mail address, two
+    currencies for a converter, an enum value of its own named ("swimming", "客厅")."""
+    said, points = slots.Words(tidy(text)), 0
+    if {"origin", "destination"} & kinds and any(slots.find_route(said)):
+        points += 2
+    for name, schema in properties(tool).items():
+        kind = param_kind(name, schema)
+        if kind == "code" and slots.find_code(said, str(schema.get("description") or ""),
+                                              set(split_name(name))):
+            points += 2
+        elif kind in ("email", "emails") and slots.EMAIL.search(text):
+            points += 2
+        elif kind == "enum" and unit_role(name, schema) == "" and \
+                enum_value(schema.get("enum") or [], text) is not None and \
+                not set(map(str, schema.get("enum") or [])) <= {"celsius", "fahrenheit"}:
+            points += 1
+    if kinds >= {"currency"} and len(slots.currencies_in(slots.Words(tidy(text)))) >= 2:
+        points += 2
     return points
 
 
@@ -806,8 +836,8 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     for value in values:
         for word in enum_forms(value):
             hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
-            if hit and len(word) == 1 and not re.search(r"\d\s*$", lowered[:hit.start()]):
-                continue  # "m", "中", "高": a unit letter only right after a number ("5 m")
+            if hit and len(word) == 1 and not side_of(lowered, hit.start(), hit.end()):
+                continue  # "m", "磅", "高": a one-letter unit only with a number or "to" ("5 m")
             if hit and word:
                 found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end())))
                 break
@@ -879,7 +909,7 @@ _LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要
                       r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
                       r"最新的|最新|今天|现在|明天)+")
 _CUT_ZH = re.compile(r"的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
-                     r"还|要|能|到|给|和|跟|与|现在|今天|明天|[，,。.？?！!、：:；;\s]")
+                     r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;\s]")
 
 
 def free_text(text: str, tool: Any) -> str | None:
@@ -909,7 +939,9 @@ def leftover(reading: "Reading", tool: Any) -> str | None:
     if found and found.group(1).replace("\x00", "").strip(" ?？!！。.,，"):
         start, end = found.span(1)
         said = rest[start:end].split("\x00")[0].strip(" ?？!！。.,，'\"")
-        if said and said.lower() not in _GENERIC:
+        own = own_words_of(tool)
+        if said and not all(w.lower() in _GENERIC or is_own(w.lower(), own)
+                            for w in re.findall(r"[\w'&-]+", said)):
             reading.words.claim(start, start + len(said))
             return said
     return leftover_zh(reading, tool) if CJK.search(rest) else leftover_en(reading, tool)
@@ -919,6 +951,13 @@ def own_words_of(tool: Any) -> set[str]:
     """A tool's own English words (stems) and those of its concepts."""
     own = " ".join(split_name(tool_name(tool))) + " " + tool_text(tool)
     return set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
+
+
+def is_own(word: str, own: set[str]) -> bool:
+    """Whether a word is the tool's own, a stop word or a request's verb ("to-do" is: both
+    of its parts are)."""
+    return all(part in _LEAD_EN or part in _STOP or stem(part) in own
+               for part in word.split("-") if part)
 
 
 def leftover_en(reading: "Reading", tool: Any) -> str | None:
@@ -931,19 +970,18 @@ def leftover_en(reading: "Reading", tool: Any) -> str | None:
             low = word.lower()
             if not kept:
                 proper = low == "the" and k + 1 < len(tokens) and tokens[k + 1].group(0)[0].isupper()
-                if (low in _LEAD_EN or stem(low) in own or low in _STOP) and not proper:
+                if is_own(low, own) and not proper:
                     continue
             elif low in _CUT_EN:
                 break
             kept.append(token)
-        while kept and (stem(kept[-1].group(0).lower()) in own or kept[-1].group(0).lower()
-                        in _STOP | _LEAD_EN):
+        while kept and is_own(kept[-1].group(0).lower(), own):
             kept.pop()
         if not kept:
             continue
         start, end = run.start() + kept[0].start(), run.start() + kept[-1].end()
         said = rest[start:end]
-        if all(w.lower() in _GENERIC | _STOP | _LEAD_EN or stem(w.lower()) in own
+        if all(w.lower() in _GENERIC or is_own(w.lower(), own)
                for w in re.findall(r"[\w'&-]+", said)):
             continue
         reading.words.claim(start, end)
@@ -1008,15 +1046,12 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     props = properties(tool)
     kinds = {name: param_kind(name, schema) for name, schema in props.items()}
     found: dict[str, Any] = {}
-    for name in sorted(props, key=lambda n: _KIND_ORDER.index(kinds[n])):
-        if kinds[name] != "number":
-            found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
-    numbers = [n for n in props if kinds[n] == "number"]
-    for alone in (False, True):  # first the numbers said with their unit, then the rest
-        for name in numbers:
-            if found.get(name) is None:
-                left = [n for n in numbers if found.get(n) is None]
-                found[name] = number_for(name, props, reading, numbers, alone and len(left) == 1)
+    order = sorted(props, key=lambda n: _KIND_ORDER.index(kinds[n]))
+    for name in [n for n in order if _KIND_ORDER.index(kinds[n]) < _KIND_ORDER.index("number")]:
+        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+    fill_numbers(tool, props, kinds, reading, found)
+    for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
+        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     arguments, missing = {}, []
     for name, schema in props.items():
         value = found.get(name)
@@ -1026,6 +1061,20 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
         elif name in required(tool):
             missing.append(name)
     return arguments, missing
+
+
+def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
+                 found: dict) -> None:
+    """Number parameters: first those whose unit is said with a number ("3 nights",
+    "20%", "under 100"), then a single number left over goes to the single required number
+    parameter still empty (or to the single one at all)."""
+    numbers = [n for n in props if kinds[n] == "number"]
+    for name in numbers:
+        found[name] = number_for(name, props, reading, numbers, alone=False)
+    for group in ([n for n in numbers if n in required(tool)], numbers):
+        left = [n for n in group if found.get(n) is None]
+        if len(left) == 1:
+            found[left[0]] = number_for(left[0], props, reading, numbers, alone=True)
 
 
 def number_for(name: str, props: Mapping, reading: Reading, numbers: list[str],
@@ -1087,6 +1136,8 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     if kind == "places":
         return [t.value for t in reading.targets] or None
     if kind == "place":
+        if target:
+            claim_place(words_, target.value)
         return target.value if target else None
     if kind == "timezone":
         return (target.timezone if target else None) or iana_zone(text)
@@ -1101,6 +1152,14 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     if kind == "text":
         return quoted(reading) or leftover(reading, tool)
     return None
+
+
+def claim_place(words_: slots.Words, value: str) -> None:
+    """Take every way the place is written out of the words (it is not free text)."""
+    place = lookup(value)
+    for key in {value, *((place.name, place.zh, *place.aliases) if place else ())}:
+        for found in re.finditer(re.escape(key), words_.rest, flags=re.I):
+            words_.claim(found.start(), found.end())
 
 
 def currency_side(name: str, schema: Mapping, tool: Any) -> str:
