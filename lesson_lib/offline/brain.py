@@ -95,6 +95,8 @@ class Turn:
     prefer: dict = field(default_factory=dict)  # lasting preferences: the profile in a system
                                 # message, then what user messages stated (the latest wins)
     name_from_profile: bool = False  # the name is known from the profile only
+    earlier: list[Call] = field(default_factory=list)  # answered calls before the request:
+                                # "Which one is warmer?" after a weather answer ranks them
 
     def answered(self) -> list[Call]:
         return [c for c in self.calls if c.result is not None]
@@ -175,7 +177,18 @@ def read_turn(messages: list) -> Turn:
             results[m.get("tool_call_id")] = u.text_of(m)
     for call in turn.calls:
         call.result = results.get(call.id)
+    turn.earlier = answered_before(messages[:max(last, 0)])
     return turn
+
+
+def answered_before(earlier: list) -> list[Call]:
+    """The tool calls of earlier turns that got a result, with it, in the order made."""
+    results = {m.get("tool_call_id"): u.text_of(m) for m in earlier if m.get("role") == "tool"}
+    calls = [made_call(c) for m in earlier if m.get("role") == "assistant"
+             for c in m.get("tool_calls") or [] if isinstance(c, Mapping)]
+    for call in calls:
+        call.result = results.get(call.id)
+    return [c for c in calls if c.result is not None]
 
 
 def made_call(call: Mapping) -> Call:
@@ -313,7 +326,11 @@ def own_targets(clause: u.Clause) -> list[u.Target]:
     writes out instead, if it does ("the time in UTC" asks for UTC, whatever the places)."""
     kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
     zone = u.zone_target(clause.text) if "timezone" in kinds else None
-    return [zone] if zone else u.targets_in(clause.text)
+    if zone:
+        return [zone]
+    if kinds & {"place", "places"}:  # "weather in Oslo and Rome": Oslo is not in the gazetteer
+        return u.all_targets_in(clause.text, avoid_words(clause.tool))
+    return u.targets_in(clause.text)
 
 
 def winner_of(before: Step, turn: Turn, tools: list) -> list[u.Target] | None:
@@ -336,7 +353,11 @@ def winner_of(before: Step, turn: Turn, tools: list) -> list[u.Target] | None:
 def avoid_words(tool: Any) -> set[str]:
     """Capitalised words after "in" that are not places: the tool's enum values, and units."""
     values = {str(v).lower() for s in u.properties(tool).values() for v in s.get("enum") or []}
-    return values | {"celsius", "fahrenheit", "english", "chinese", "utc", "gmt"}
+    values |= {w for v in values for w in u.enum_forms(v)}
+    return values | {"celsius", "fahrenheit", "english", "chinese", "utc", "gmt"} | \
+        {w.lower() for w in ("January February March April May June July August September "
+                             "October November December Monday Tuesday Wednesday Thursday "
+                             "Friday Saturday Sunday").split()}
 
 
 def add_calls(plan: Plan, clause: u.Clause, targets: list[u.Target], tools: list,
@@ -440,7 +461,9 @@ def any_calls(turn: Turn, tools: list, name: str = "") -> list[Call]:
     """Calls when one is required but no clause asked for one: the tool named `name`;
     else the best-fitting tool if one fits; else the first tool whose required arguments
     can be filled (defaults count). If none can be, the first choice is called with what
-    could be filled: a forced call cannot ask a question back."""
+    could be filled and a typed best-effort value for each required argument still
+    missing (u.best_effort): a forced call cannot ask a question back, and "{}" would
+    break the tool's own required list."""
     text = u.without_introduction(turn.request)
     best, points = u.best_tool(text, tools)
     choices = [t for t in tools if u.tool_name(t) == name] or \
@@ -450,8 +473,8 @@ def any_calls(turn: Turn, tools: list, name: str = "") -> list[Call]:
         add_calls(plan, u.Clause(text, tool), u.targets_in(text), tools, turn.prefer)
         if plan.calls:
             return plan.calls
-    arguments, _ = u.fill_arguments(choices[0], text, prefer=turn.prefer)
-    return [Call(u.tool_name(choices[0]), arguments)]
+    arguments, missing = u.fill_arguments(choices[0], text, prefer=turn.prefer)
+    return [Call(u.tool_name(choices[0]), u.best_effort(choices[0], text, arguments, missing))]
 
 
 # ------------------------------------------------------------------ writing the answer
@@ -463,11 +486,28 @@ def write_answer(turn: Turn, plan: Plan, tools: list, choice: Any) -> str:
         return from_results(turn, plan, tools)
     if u.asks_name(turn.request):
         return answer.name_answer(turn.name, lang, turn.name_from_profile)
+    if not plan.calls and earlier_comparison(turn, tools):
+        return earlier_comparison(turn, tools)
     if wanted and choice == "none":
         return answer.told_not_to(list(dict.fromkeys(wanted)), lang)
     if plan.asks:
         return answer.clarify(*plan.asks[0], lang)
     return small_talk(turn, tools)
+
+
+def earlier_comparison(turn: Turn, tools: list) -> str:
+    """"Which one is warmer?" / "哪个更暖和？" naming no place, after tool answers: ranked
+    from the results already in the conversation (the latest of each distinct call), not
+    asked back. "" when the request compares nothing or fewer than two results have
+    the number it compares."""
+    asked = u.comparison_in(turn.request)
+    if not asked or not turn.earlier or u.targets_in(turn.request):
+        return ""
+    latest: list[Call] = []
+    for call in turn.earlier:
+        latest = [c for c in latest if not same_call(c, call, tools)] + [call]
+    ranking = ranked(latest, asked)
+    return answer.comparison(asked, ranking, turn.lang) if len(ranking) >= 2 else ""
 
 
 def small_talk(turn: Turn, tools: list) -> str:

@@ -330,6 +330,18 @@ def targets_in(text: str) -> list[Target]:
     return [Target(place_value(p, text), p.timezone) for p in find_places(text)]
 
 
+def all_targets_in(text: str, avoid: set[str]) -> list[Target]:
+    """The places named in `text`, in order: the gazetteer's, and capitalised names it does
+    not know said where a place goes ("weather in Oslo and Rome" → Oslo, Rome; no time
+    zone for Oslo). Words in `avoid` (units, enum values) are not places."""
+    known = [(text.lower().find(p.name.lower()) if p.name.lower() in text.lower() else
+              min((text.find(k) for k in (p.zh, *p.aliases) if k in text), default=len(text)),
+              Target(place_value(p, text), p.timezone)) for p in find_places(text)]
+    unknown = [(at, Target(name)) for at, name in slots.places_said(tidy(text), avoid)
+               if lookup(name) is None and not find_places(name)]
+    return [t for _, t in sorted(known + unknown, key=lambda pair: pair[0])]
+
+
 _IANA = re.compile(r"(?<![A-Za-z0-9_/])([A-Z][A-Za-z_]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?"
                    r"|UTC|GMT)(?![A-Za-z0-9_/])")  # "UTC时间" too: Chinese has no spaces
 
@@ -1075,6 +1087,45 @@ def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
         left = [n for n in group if found.get(n) is None]
         if len(left) == 1:
             found[left[0]] = number_for(left[0], props, reading, numbers, alone=True)
+
+
+def best_effort(tool: Any, text: str, arguments: dict, missing: list[str]) -> dict:
+    """`arguments` with every required parameter in `missing` given a value of its type,
+    for a call that must be made (tool_choice "required" or a named function) although
+    the words do not say it: a real model forced to call guesses too. The guess is the
+    plainest one the schema allows: an example from its description, its first enum
+    value, today's date, the first place or number in the text, the text itself."""
+    filled = dict(arguments)
+    for name in missing:
+        filled[name] = guess(name, properties(tool).get(name, {}), text)
+    return {name: filled[name] for name in properties(tool) if name in filled}
+
+
+def guess(name: str, schema: Mapping, text: str) -> Any:
+    """A typed best-effort value for one parameter (see best_effort)."""
+    kind, about = param_kind(name, schema), str(schema.get("description") or "")
+    numbers = [float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", text)]
+    examples = slots.code_examples(about)
+    places = find_places(text)
+    if kind == "enum":
+        return (schema.get("enum") or [None])[0]
+    if kind == "boolean":
+        return False
+    if kind == "number":
+        value = numbers[0] if numbers else 1
+        return int(value) if schema.get("type") == "integer" or float(value).is_integer() else value
+    if kind in ("places", "emails", "other") and schema.get("type") == "array":
+        return [p.name for p in places] if kind == "places" else []
+    simple = {"date": slots.today().isoformat(), "time": slots.clock.now().strftime("%H:%M"),
+              "currency": "USD", "timezone": "UTC",
+              "language": "en" if slots.wants_code(schema) else "English"}
+    if kind in simple:
+        return simple[kind]
+    if kind in ("place", "origin", "destination", "country") and places:
+        return places[0].name
+    if examples:
+        return examples[0]
+    return tidy(text).strip() or name
 
 
 def number_for(name: str, props: Mapping, reading: Reading, numbers: list[str],
