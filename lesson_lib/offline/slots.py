@@ -80,8 +80,8 @@ _MONTHS = {m: k + 1 for k, names in enumerate(
      "august aug", "september sep sept", "october oct", "november nov", "december dec"])
     for m in names.split()}
 _WEEKDAYS = {w: k for k, names in enumerate(
-    ["monday mon 一", "tuesday tue tues 二", "wednesday wed 三", "thursday thu thur thurs 四",
-     "friday fri 五", "saturday sat 六", "sunday sun 日 天"]) for w in names.split()}
+    ["monday 一", "tuesday 二", "wednesday 三", "thursday 四", "friday 五", "saturday 六",
+     "sunday 日 天"]) for w in names.split()}  # no "sun", "sat": "when does the sun set"
 _MONTH_WORDS = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _DAY_WORDS = "|".join(w for w in sorted(_WEEKDAYS, key=len, reverse=True) if w.isascii())
 _DATES = (

@@ -758,7 +758,7 @@ _EXPR_ABOUT = re.compile(r"(?i)arithmetic|expression|formula|equation|表达式|
 
 _DATE_ABOUT = re.compile(r"(?i)yyyy-mm-dd|\bdate\b|日期")
 _TIME_ABOUT = re.compile(r"(?i)hh:mm|\btime of day\b|\bstart time\b|几点")
-_EMAIL_ABOUT = re.compile(r"(?i)e-?mail|邮箱|邮件地址")
+_EMAIL_ABOUT = re.compile(r"(?i)\be-?mail(?:s|\s+address(?:es)?)\b|^e-?mail\b|邮箱|邮件地址")
 _CURRENCY_ABOUT = re.compile(r"(?i)iso 4217|\bcurrency\b|货币|币种")
 _CODE_NAMES = {"symbol", "ticker", "sku", "barcode", "iata", "icao", "isbn", "code", "coin"}
 _CODE_ABOUT = re.compile(r"(?i)\b(?:ticker|symbol|iata|sku|barcode|tracking number|flight number"
@@ -799,7 +799,7 @@ def typed_kind(name: str, schema: Mapping, named: set[str], about: str) -> str |
         return "date"
     if form == "time" or _TIME_ABOUT.search(about) or named == {"time"}:
         return "time"
-    if form == "email" or _EMAIL_ABOUT.search(about):
+    if form == "email" or named & {"email", "mail"} or _EMAIL_ABOUT.search(about):
         return "email"
     if _CURRENCY_ABOUT.search(about) and not named & _CODE_NAMES - {"code"}:
         return "currency"
@@ -977,12 +977,15 @@ def leftover_en(reading: "Reading", tool: Any) -> str | None:
     for run in re.finditer(r"[^\x00,;?!.:]+", rest):
         tokens = list(re.finditer(r"[\w'&-]+", run.group(0)))
         kept: list[re.Match] = []
+        verbs_done = False  # after "remind me to", "take" is what to do, not a request's verb
         for k, token in enumerate(tokens):
             word = token.group(0)
             low = word.lower()
             if not kept:
                 proper = low == "the" and k + 1 < len(tokens) and tokens[k + 1].group(0)[0].isupper()
-                if is_own(low, own) and not proper:
+                skip = low in _STOP or stem(low) in own if verbs_done else is_own(low, own)
+                verbs_done = verbs_done or low in ("to", "that")
+                if skip and not proper:
                     continue
             elif low in _CUT_EN:
                 break
@@ -1058,7 +1061,8 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     props = properties(tool)
     kinds = {name: param_kind(name, schema) for name, schema in props.items()}
     found: dict[str, Any] = {}
-    order = sorted(props, key=lambda n: _KIND_ORDER.index(kinds[n]))
+    order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),  # "by X" before the rest
+                                         not set(split_name(n)) & (_BY_NAMES | {"subject", "body"})))
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) < _KIND_ORDER.index("number")]:
         found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     fill_numbers(tool, props, kinds, reading, found)
@@ -1201,8 +1205,46 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         source = bool(named & {"from", "source"})
         return slots.find_language(words_, source, slots.wants_code(schema))
     if kind == "text":
+        if named & _BY_NAMES:
+            return by_whom(reading)
+        if named & {"subject", "body"}:
+            return cued(reading, _SUBJECT if "subject" in named else _BODY)
         return quoted(reading) or leftover(reading, tool)
     return None
+
+
+_BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
+             "performer"}
+_BY_EN = re.compile(r"\bby\s+((?:[Tt]he\s+)?[A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*)*)")
+_BY_ZH = re.compile(r"([\u4e00-\u9fff]{2,5}?)(?:唱的|的(?=[《“\"「]))")
+_SUBJECT = re.compile(r"(?i)\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]?\s*[\"']([^\"']+)[\"']"
+                      r"|\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]\s*([^,.;!?]+)"
+                      r"|主题(?:是|为|：|:)\s*[“\"「]?([^”\"」，。！？]+)")
+_BODY = re.compile(r"(?i)\b(?:saying|that says|with the (?:text|message|body))\s+[\"']?([^\"']+)"
+                   r"|(?:内容是|内容为|正文是|说)\s*[“\"「]?([^”\"」。！？]+)")
+
+
+def by_whom(reading: Reading) -> str | None:
+    """Who made it: "by The Beatles", "周杰伦的《晴天》". Claimed."""
+    found = _BY_EN.search(reading.words.rest) or _BY_ZH.search(reading.words.rest)
+    if not found:
+        return None
+    who = found.group(1).strip()
+    lead = _LEAD_ZH.match(who) if CJK.search(who) else None
+    reading.words.claim(found.start(), found.end())
+    return who[lead.end():] if lead and lead.end() < len(who) else who
+
+
+def cued(reading: Reading, pattern: re.Pattern) -> str | None:
+    """Text the words introduce for this parameter ("with the subject 'Lunch'",
+    "saying I'll be late", "主题是“周报”"); None without the cue: an e-mail's subject is
+    not guessed from the rest of the sentence. Claimed."""
+    found = pattern.search(reading.words.rest)
+    said = next((g for g in found.groups() if g), None) if found else None
+    if not said or not said.strip(" .,!?。，！？\x00"):
+        return None
+    reading.words.claim(found.start(), found.end())
+    return said.split("\x00")[0].strip(" .,!?。，！？")
 
 
 def claim_place(words_: slots.Words, value: str) -> None:
