@@ -170,6 +170,7 @@ _TIMES = (
     re.compile(r"(?i)(?:\bat\s+)?(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?\s*(am|pm|a\.m\.|p\.m\.)?"),
     re.compile(r"(?i)(?:\bat\s+)?(?<![\d:])(\d{1,2})()\s*(am|pm|a\.m\.|p\.m\.)"),
     re.compile(r"(?i)\bat\s+(\d{1,2})()(?:\s*o'clock)?()(?![\d:.\w])"),
+    re.compile(r"(?i)\b(?:at\s+)?(noon|midday|midnight)()()\b"),
     re.compile(r"(早上|上午|凌晨|中午|下午|晚上|傍晚|今晚)?(\d{1,2}|[一二三四五六七八九十]{1,3})[点點时]"
                r"(半|(\d{1,2})分?)?"),
 )
@@ -192,7 +193,9 @@ def find_time(words: Words) -> str | None:
 
 def _clock_of(pattern: int, found: re.Match) -> tuple[int | None, int]:
     g = found.groups()
-    if pattern == 3:
+    if pattern == 3 and g[0] in ("noon", "midday", "midnight"):
+        return (0 if g[0] == "midnight" else 12), 0
+    if pattern == 4:
         hour = _int(g[1])
         minute = 30 if g[2] == "半" else int(g[3] or 0)
         if g[0] and _PARTS_OF_DAY[g[0]] and hour < 12:
@@ -266,7 +269,9 @@ def _fits(token: str, examples: list[str], digits: re.Match | None, name_words: 
         return token.isdigit() and len(token) == int(digits.group(1) or digits.group(2))
     if examples:
         return any(shape(token.upper()) == shape(e.upper())
-                   and len(e) // 2 <= len(token) <= len(e) * 2 for e in examples)
+                   and len(e) // 2 <= len(token) <= len(e) * 2
+                   or len(e) >= 8 and len(token) >= 8 and re.search(r"\d", token)
+                   and re.search(r"[A-Za-z]", e) and re.search(r"\d", e) for e in examples)
     if token.isdigit():
         return len(token) >= 6 and bool(name_words & {"number", "barcode", "id", "tracking"})
     return bool(re.search(r"\d", token)) or 2 <= len(token) <= 5
@@ -431,6 +436,7 @@ _STOP_ZH = r"(?=的|怎么|怎样|有|吗|呢|，|,|。|？|\?|！|!|\s|出发|�
 _ROUTE_ZH = re.compile(rf"从\s*({CJK_RUN}+?|[A-Za-z][\w ]*?)\s*(?:到|去|飞往|飞到|飞|至|往)\s*"
                        rf"({CJK_RUN}+?|[A-Za-z][\w ]*?){_STOP_ZH}")
 _TO_ZH = re.compile(rf"(?:去|到|飞往|前往)\s*({CJK_RUN}{{2,}}?|[A-Za-z][\w ]*?){_STOP_ZH}")
+_FROM_ZH = re.compile(rf"从\s*({CJK_RUN}{{2,}}?|[A-Za-z][\w ]*?)\s*出发")
 _BARE_ROUTE_ZH = re.compile(rf"({CJK_RUN}{{2,4}}?)\s*(?:飞|到)\s*({CJK_RUN}{{2,4}}?){_STOP_ZH}")
 
 
@@ -446,8 +452,7 @@ def _place_text(said: str) -> str:
 def _trim_zh(said: str) -> str:
     """A Chinese route end without leading filler ("去机场" is 机场; "的航班" is cut)."""
     said = re.sub(r"^(?:一下|查查|查一下|看看|帮我查|帮我|我要|我想)", "", said)
-    places = find_places(said)
-    return places[0].zh if places and said.startswith(places[0].zh) else said
+    return said
 
 
 def find_route(words: Words) -> tuple[str | None, str | None]:
@@ -463,7 +468,7 @@ def find_route(words: Words) -> tuple[str | None, str | None]:
             words.claim(found.start(), found.end())
             return _place_text(a), _place_text(b)
     origin = destination = None
-    for pattern in (_FROM_EN,):
+    for pattern in (_FROM_EN, _FROM_ZH):
         found = pattern.search(rest)
         if found:
             origin = _place_text(found.group(1))
@@ -561,7 +566,7 @@ def quantities(words: Words) -> list[Quantity]:
 
 def _masked(text: str) -> str:
     """Dates, times and codes blanked, so their digits are not read as numbers."""
-    for pattern in (_DATES[0][1], _DATES[1][1], _TIMES[0], _TIMES[3],
+    for pattern in (_DATES[0][1], _DATES[1][1], _TIMES[0], _TIMES[4],
                     re.compile(r"[A-Za-z]+\d[\w-]*|\d+[A-Za-z][\w-]*")):
         text = pattern.sub(lambda m: "\x00" * len(m.group(0)), text)
     return text
@@ -654,7 +659,8 @@ SYNONYMS = {
     "science": "科学", "politics": "政治",
     "running": "run,ran,jog,jogging,跑步", "swimming": "swim,swam,游泳",
     "yoga": "瑜伽", "hiking": "hike,徒步,爬山",
-    "low": "低", "medium": "normal,中", "high": "urgent,important,高,紧急,重要",
+    "low": "低,低优先级,不急", "medium": "normal,中,中优先级,普通",
+    "high": "urgent,important,高,高优先级,紧急,重要",
     "living room": "lounge,客厅", "bedroom": "卧室", "kitchen": "厨房", "office": "study,书房,办公室",
     "bathroom": "卫生间,浴室",
     "premier league": "epl,英超", "la liga": "laliga,西甲", "serie a": "意甲",

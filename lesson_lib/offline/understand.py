@@ -742,7 +742,25 @@ def clauses(text: str, tools: list) -> list[Clause]:
             found[-1].text += (joiner if joiner.strip() else " ") + piece
         else:
             waiting += (joiner if waiting else "") + piece
-    return found
+    return completed(found)
+
+
+def completed(found: list[Clause]) -> list[Clause]:
+    """Clauses for the same tool that complete each other are one request: in
+    "下周五去大阪的机票，从北京出发" the second only adds the origin the first lacks."""
+    merged: list[Clause] = []
+    for clause in found:
+        before = merged[-1] if merged else None
+        if before is not None and before.tool is clause.tool and not keeper_of(clause.tool):
+            lacking = fill_arguments(before.tool, before.text)[1]
+            both = f"{before.text}，{clause.text}" if CJK.search(clause.text) else \
+                f"{before.text}, {clause.text}"
+            if lacking and len(fill_arguments(before.tool, both)[1]) < len(lacking) and \
+                    fill_arguments(clause.tool, clause.text)[1]:
+                before.text = both
+                continue
+        merged.append(clause)
+    return merged
 
 
 # ------------------------------------------------------------------ parameters
@@ -908,20 +926,21 @@ list new latest current any good best remind tell let can could would you check 
 book send up out for of to about on in at with into from by this that it there here today
 tonight now tomorrow quick simple""".split())
 # Words after which the rest of an English phrase is about something else.
-_CUT_EN = set("""that which who with under below over in at on by from to for into near tomorrow
-today tonight this next please between within less more than using via than and""".split())
+_CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
+today tonight this next please between within less more than using via""".split())
 _GENERIC = set("""something anything thing things stuff item items product products word words
 text one this that it music song songs movie movies film job jobs note notes task tasks package
 parcel flight stock market language languages league team score recipe dish meeting event
 reminder timer food me here there""".split()) | {
     "这个", "那个", "东西", "什么", "商品", "音乐", "歌", "电影", "工作", "笔记", "待办", "快递",
     "航班", "语言", "比分", "菜谱", "会议", "一下", "一首歌", "首歌", "单词"}
-_LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要|想要|想|一下|一个|一款|一条|一封|"
+_LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要|想要|想|我|一下|一个|一款|一条|一封|"
                       r"一首|一份|一些|个|款|查查|查一下|查|看看|看一下|找找|找|搜一下|搜索|搜|"
                       r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
                       r"最新的|最新|今天|现在|明天)+")
 _CUT_ZH = re.compile(r"的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
-                     r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;\s]")
+                     r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;]"
+                     r"|\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+")
 
 
 def free_text(text: str, tool: Any) -> str | None:
@@ -1165,6 +1184,8 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     if kind == "enum":
         values, role = schema.get("enum") or [], unit_role(name, schema)
         said = enum_value(values, words_.rest, role)
+        if said is not None:
+            claim_words(words_, enum_forms(said))
         return said if said is not None or role else preferred(values, reading.prefer)
     if kind == "boolean":
         return True if any(re.search(rf"(?i)\b{re.escape(w)}\b", words_.rest)
@@ -1245,6 +1266,15 @@ def cued(reading: Reading, pattern: re.Pattern) -> str | None:
         return None
     reading.words.claim(found.start(), found.end())
     return said.split("\x00")[0].strip(" .,!?。，！？")
+
+
+def claim_words(words_: slots.Words, forms: list[str]) -> None:
+    """Take the first way of writing an enum value found ("high priority" takes "high")."""
+    for form in forms:
+        hit = re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", words_.rest.lower())
+        if hit and len(form) > 1:
+            words_.claim(hit.start(), hit.end())
+            return
 
 
 def claim_place(words_: slots.Words, value: str) -> None:
