@@ -317,7 +317,8 @@ def targets_for(clause: u.Clause, before: Step | None, turn: Turn, tools: list,
     if before and u.refers_back(clause.text):
         return winner_of(before, turn, tools)
     kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
-    unknown = u.unknown_place(clause.text, avoid_words(clause.tool)) if "place" in kinds else None
+    unknown = u.unknown_place(clause.text, avoid_words(clause.tool)) \
+        if kinds & {"place", "timezone"} else None
     return [u.Target(unknown)] if unknown else everywhere
 
 
@@ -328,7 +329,7 @@ def own_targets(clause: u.Clause) -> list[u.Target]:
     zone = u.zone_target(clause.text) if "timezone" in kinds else None
     if zone:
         return [zone]
-    if kinds & {"place", "places"}:  # "weather in Oslo and Rome": Oslo is not in the gazetteer
+    if kinds & {"place", "places", "timezone"}:  # "in Oslo and Rome": Oslo is not in the gazetteer
         return u.all_targets_in(clause.text, avoid_words(clause.tool))
     return u.targets_in(clause.text)
 

@@ -1060,6 +1060,9 @@ class Reading:
         self.words = self.words or slots.Words(self.text)
 
 
+UNKNOWN = object()  # value_for: said, but not known well enough to send (not even the default)
+
+
 # Which parameters read the words first: the most recognisable values, so that a date's
 # digits are not taken for a number and a code's letters are not free text.
 _KIND_ORDER = ("emails", "email", "code", "date", "time", "origin", "destination", "currency",
@@ -1090,6 +1093,9 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     arguments, missing = {}, []
     for name, schema in props.items():
         value = found.get(name)
+        if value is UNKNOWN:  # the words say it, but not in a form it can be sent in
+            missing.append(name)
+            continue
         value = schema.get("default") if value is None else value
         if value is not None:
             arguments[name] = value
@@ -1216,6 +1222,8 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
             claim_place(words_, target.value)
         return target.value if target else None
     if kind == "timezone":
+        if target and not target.timezone and not iana_zone(text):
+            return UNKNOWN  # "the time in Oslo": a place whose zone is not known
         return (target.timezone if target else None) or iana_zone(text)
     if kind == "expression":
         return expression_in(text)
