@@ -219,3 +219,24 @@ def test_the_bank_is_mostly_right_in_each_language(bank_scores):
             table.values())))())
         total = sum(counts.values())
         assert counts["right"] >= 0.85 * total, f"{lang}: {dict(counts)} of {total}"
+
+
+def test_the_time_in_a_place_without_a_known_zone_is_asked_for_not_defaulted():
+    clock = fn("get_current_time", "The current time in a time zone", {
+        "timezone": {"type": "string", "default": "Asia/Shanghai",
+                     "description": "IANA time zone name, e.g. Asia/Shanghai"}}, [])
+    expect_question("What time is it in Oslo?", "timezone", tools=[clock])
+    expect_question("奥斯陆现在几点？", "timezone", tools=[clock])
+    expect_call("What time is it in Tokyo?", "get_current_time", {"timezone": "Asia/Tokyo"},
+                tools=[clock])
+
+
+def test_free_text_is_what_no_other_parameter_took():
+    reminder = fn("set_reminder", "Remind the user", {
+        "message": {"type": "string", "description": "What to remind of"},
+        "time": {"type": "string", "description": "HH:MM"}}, ["message", "time"])
+    expect_call("Remind me at 7pm to take my medicine", "set_reminder",
+                {"message": "take my medicine", "time": "19:00"}, tools=[reminder])
+    expect_call("明天早上8点提醒我开会", "set_reminder", {"message": "开会", "time": "08:00"},
+                tools=[reminder])
+    expect_question("Remind me at 7pm", "message", tools=[reminder])

@@ -10,10 +10,12 @@ This module turns the user's words into things the brain can act on:
   (天气 → weather, 几点 → time, warmer → weather, 换算 → convert, ...);
 - clauses: "weather in Chengdu and the time in New York" is two requests;
 - follow-ups that only name a place or a time zone ("上海呢？", "And UTC?");
-- what each tool parameter can take from the text: places (lesson_lib.places),
-  time zones, numbers, enum values (and which side of "100 °F to Celsius" they
-  are on), an arithmetic expression, "5 km to miles", a language, or the free
-  text that remains;
+- what each tool parameter can take from the text, by its schema: places
+  (lesson_lib.places, and capitalised names after "in"), time zones, dates,
+  times, numbers by their unit, currencies, codes, e-mail addresses, the ends
+  of a route (slots.py), enum values by their synonyms (and which side of
+  "100 °F to Celsius" they are on), an arithmetic expression, "5 km to
+  miles", a language, or the free text no other parameter took;
 - tool results: JSON or plain text, and the numbers in them;
 - lasting preferences the user states ("I'm vegetarian", "我不吃辣", "call me Xiaoming",
   "use Fahrenheit", "请用中文回答"), the profile a system message carries ("What you know
