@@ -234,10 +234,10 @@ _LABELS_ZH = {
     "barcode": "条形码", "tracking": "快递", "number": "号码", "flight": "航班", "word": "单词",
     "song": "歌名", "artist": "歌手", "movie": "电影", "team": "球队", "dish": "菜名",
     "food": "食物", "minutes": "分钟数", "nights": "晚数", "days": "天数", "guests": "人数",
-    "passengers": "乘客人数", "attendees": "参加者", "to": "收件人", "subject": "主题",
+    "passengers": "乘客人数", "attendees": "参加者", "to": "目标", "subject": "主题",
     "query": "搜索内容", "league": "联赛", "temperature": "温度", "language": "语言",
     "target": "目标", "source": "源", "currency": "货币", "check": "", "in": "入住",
-    "pickup": "取车", "from": "出发", "station": "车站", "expression": "算式", "coin": "币种",
+    "pickup": "取车", "from": "原", "station": "车站", "expression": "算式", "coin": "币种",
     "bill": "账单", "percent": "百分比", "tip": "小费", "room": "房间", "activity": "活动",
     "email": "邮箱", "name": "名称", "unit": "单位", "code": "代码", "id": "编号", "quote": "报价",
     "base": "基准", "category": "类别", "priority": "优先级", "timezone": "时区", "key": "键"}
@@ -247,6 +247,9 @@ def label_zh(param: str) -> str:
     """A parameter's name in Chinese when each of its words is known ("pickup_date" →
     取车日期), else the name itself."""
     parts = split_name(param)
+    whole = {"to": "收件人", "from_station": "出发站", "to_station": "到达站", "check_in": "入住日期"}
+    if param in whole:
+        return whole[param]
     if parts and all(p in _LABELS_ZH for p in parts):
         return "".join(_LABELS_ZH[p] for p in parts) or param
     return param

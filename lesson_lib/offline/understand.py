@@ -386,6 +386,8 @@ def unknown_place(text: str, avoid: set[str]) -> str | None:
             return found.group(1)
     topic = re.search(r"天气|气温|温度|时间|几点|新闻", text)
     before = _FILLER_ZH.sub("", text[:topic.start()]) if topic else ""
+    if concepts(before):  # "日出时间": what the time is of, not where
+        return None
     return before if 2 <= len(before) <= 6 and CJK.fullmatch(before[0]) else None
 
 
@@ -926,7 +928,7 @@ _LEAD_EN = set("""find search show get play add save put set look looking give n
 please me i i'm my a an the what what's whats how is are was were does do mean means take make
 list new latest current any good best remind tell let can could would you check start create
 book send up out for of to about on in at with into from by this that it there here today
-tonight now tomorrow quick simple""".split())
+tonight now tomorrow quick simple down""".split())
 # Words after which the rest of an English phrase is about something else.
 _CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
 today tonight this next please between within less more than using via""".split())
