@@ -41,8 +41,9 @@ OUTCOMES = ("right", "asked", "wrong", "other")
 
 
 def normal(value):
-    """A value as compared: strings without case, outer punctuation or repeated spaces,
-    known cities by their English name; numbers as floats (a bool stays a bool)."""
+    """A value as compared: strings without case, outer punctuation, repeated spaces or a
+    leading article, known cities by their English name; numbers as floats (a bool stays
+    a bool)."""
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
@@ -50,7 +51,8 @@ def normal(value):
     if isinstance(value, str):
         place = lookup(value.strip())
         text = place.name if place else value
-        return re.sub(r"\s+", " ", text.casefold()).strip(" \t.,!?;:。，！？；：\"'“”‘’")
+        text = re.sub(r"\s+", " ", text.casefold()).strip(" \t.,!?;:。，！？；：\"'“”‘’")
+        return re.sub(r"^(?:the|a|an) ", "", text)
     if isinstance(value, list):
         return [normal(v) for v in value]
     return value

@@ -16,13 +16,18 @@ The clock is frozen at NOW (Friday 2026-05-01, 17:30 in Asia/Shanghai, the model
 zone), so "tomorrow" is 2026-05-02 and "5月20日" is 2026-05-20.
 
 How arguments are compared (benchmarks/tool_bank.py, compare()):
-- strings: case, surrounding spaces and punctuation, and repeated spaces ignored;
+- strings: case, surrounding spaces and punctuation, repeated spaces and a leading
+  article ("the Lakers" == "Lakers") ignored;
   a city the gazetteer knows is the same in English and Chinese ("成都" == "Chengdu");
 - numbers: by value (2 == 2.0), but a string is never a number ("2" != 2);
 - OneOf(a, b, ...): any of the values given is right;
 - lists: element by element, in order;
 - an argument the case does not list is allowed only when it equals the schema's default;
   any other extra argument, or a missing one, makes the call wrong.
+
+Changed after the held-out part was first scored (and said so in the report): the leading
+article rule above (the bank expected "the Louvre" in one case and "Lakers" in another, so
+"the Lakers" was counted wrong), and "湖人队" ("the Lakers team") accepted beside "湖人".
 """
 
 from __future__ import annotations
@@ -508,7 +513,7 @@ CASES = [
     Case("get_population", "zh", "日本的人口是多少？", Call({"country": "Japan"})),
     Case("rent_car", "zh", "我要租车", Ask("city")),
     Case("track_package", "zh", "我的快递到哪了？", Ask("tracking_number")),
-    Case("get_match_score", "zh", "湖人队的比分", Call({"team": "湖人"})),
+    Case("get_match_score", "zh", "湖人队的比分", Call({"team": OneOf("湖人", "湖人队")})),
     Case("search_jobs", "zh", "我想找工作", Ask("title")),
     Case("count_calories", "zh", "200克米饭有多少热量？", Call({"food": "rice", "grams": 200})),
 ]

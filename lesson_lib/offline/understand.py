@@ -375,7 +375,9 @@ def zone_target(text: str) -> Target | None:
 
 
 _UNKNOWN_PLACE_EN = re.compile(r"\b(?:in|at|for)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)(?![\w/])")
-_FILLER_ZH = re.compile(r"帮我|请|查一下|查查|查|看看|一下|今天|明天|现在|的|了|吗|呢|怎么样|如何|那里|那边")
+_FILLER_ZH = re.compile(r"帮我|请|查一下|查查|查|看看|一下|今天|明天|后天|现在|的|了|吗|呢|怎么样|如何|那里|"
+                        r"那边|未来|最近|这几天|这周|本周|下周|周末|早上|晚上|上午|下午|今晚|"
+                        r"[一二三四五六七八九十两几\d]+(?:天|周|个月|个小时|小时|星期)")
 
 
 def unknown_place(text: str, avoid: set[str]) -> str | None:
@@ -928,7 +930,8 @@ _LEAD_EN = set("""find search show get play add save put set look looking give n
 please me i i'm my a an the what what's whats how is are was were does do mean means take make
 list new latest current any good best remind tell let can could would you check start create
 book send up out for of to about on in at with into from by this that it there here today
-tonight now tomorrow quick simple down""".split())
+tonight now tomorrow quick simple down many much long often did eat ate eaten drink
+had have has""".split())
 # Words after which the rest of an English phrase is about something else.
 _CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
 today tonight this next please between within less more than using via""".split())
