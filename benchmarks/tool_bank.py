@@ -4,7 +4,10 @@
 
 Each case of benchmarks/tool_bank_cases.py (42 invented tools, requests in English and
 Chinese) is sent to the offline model (brain.reply, the clock frozen at the bank's NOW)
-with its tool and the two after it in the bank offered. The reply is scored:
+with its tool and the two after it in the bank offered. Three parts are scored apart:
+"tuned" (looked at while the rules were written), "held-out" (every fourth tool, scored
+once at the end, then looked at) and "fresh" (ten more tools written after that, scored
+once). The reply is scored:
 
 - right: the expected call (the right tool, every argument as expected, see
   tool_bank_cases for the normalisation), or, when the request lacks a required argument,
@@ -105,8 +108,8 @@ def score(part: str) -> tuple[dict, list]:
     table, failures = {}, []
     with frozen(bank.NOW):
         for case in bank.CASES:
-            held = case.tool in bank.HELD_OUT
-            which = "held-out" if held else "tuned"
+            which = "fresh" if case.tool in bank.FRESH else \
+                "held-out" if case.tool in bank.HELD_OUT else "tuned"
             if part != "all" and part != which:
                 continue
             outcome, said = run(case)
@@ -118,13 +121,14 @@ def score(part: str) -> tuple[dict, list]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("all", "tuned", "held-out"), default="all")
+    parser.add_argument("--part", choices=("all", "tuned", "held-out", "fresh"), default="all")
     parser.add_argument("--show", choices=("wrong", "all", "none"), default="wrong")
     args = parser.parse_args()
     table, failures = score(args.part)
     print(f"{'part':<9} {'lang':<4} {'cases':>5} " + " ".join(f"{o:>6}" for o in OUTCOMES)
           + "  right%")
-    for (which, lang), counts in sorted(table.items(), key=lambda kv: (kv[0][0] != "tuned",
+    parts = ("tuned", "held-out", "fresh")
+    for (which, lang), counts in sorted(table.items(), key=lambda kv: (parts.index(kv[0][0]),
                                                                        kv[0][1])):
         total = sum(counts.values())
         print(f"{which:<9} {lang:<4} {total:>5} " + " ".join(f"{counts[o]:>6}" for o in OUTCOMES)

@@ -519,8 +519,101 @@ CASES = [
 ]
 
 
+# ------------------------------------------------------------------ a second, fresh held-out part
+
+# Written after the first held-out part had been scored (and so looked at): ten more tools
+# and their requests, scored once at the end and reported as "fresh".
+FRESH_TOOLS = [
+    tool("get_bus_arrival", "When the next bus arrives at a stop.",
+         {"stop_id": S("Bus stop ID, e.g. 10243"), "route": S("Bus route number, e.g. 42")},
+         ["stop_id"]),
+    tool("order_food", "Order food for delivery.",
+         {"restaurant": S("Restaurant name"), "items": A({"type": "string"}, "Dishes to order"),
+          "delivery_time": S("Delivery time, HH:MM")},
+         ["restaurant", "items"]),
+    tool("get_tide_times", "High and low tide times at a coastal place.",
+         {"location": S("Coastal town or beach"), "date": S("Date", format="date")},
+         ["location"]),
+    tool("convert_shoe_size", "Convert a shoe size between sizing systems.",
+         {"size": N("The shoe size"), "from_system": E(["us", "uk", "eu", "cn"]),
+          "to_system": E(["us", "uk", "eu", "cn"])},
+         ["size", "from_system", "to_system"]),
+    tool("book_table", "Book a table at a restaurant.",
+         {"restaurant": S("Restaurant name, e.g. Hotpot House"),
+          "people": I("Number of people"), "when": S("Time of the booking, 24-hour HH:MM")},
+         ["restaurant", "people"]),
+    tool("get_public_holidays", "Public holidays of a country in a year.",
+         {"country": S("ISO 3166-1 alpha-2 country code, e.g. US, CN"), "year": I("The year")},
+         ["country"]),
+    tool("water_plants", "Turn on the garden sprinklers.",
+         {"zone": E(["front_yard", "back_yard", "balcony"]),
+          "minutes": I("How long to water, in minutes", default=10)},
+         ["zone"]),
+    tool("create_invoice", "Create an invoice for a client.",
+         {"client": S("Client name"), "amount": N("Amount due"),
+          "currency": S("ISO 4217 code", default="USD"),
+          "due_date": S("Due date", format="date")},
+         ["client", "amount"]),
+    tool("search_podcasts", "Search podcasts.",
+         {"topic": S("What the podcast is about"), "language": E(["en", "zh", "es", "fr"])},
+         ["topic"]),
+    tool("find_parking", "Find parking in a city.",
+         {"city": S("City name"), "max_price_per_hour": N("Highest price per hour")},
+         ["city"]),
+]
+TOOL.update({t["function"]["name"]: t for t in FRESH_TOOLS})
+FRESH = {t["function"]["name"] for t in FRESH_TOOLS}
+
+CASES += [
+    Case("get_bus_arrival", "en", "When does bus 42 arrive at stop 10243?",
+         Call({"stop_id": "10243", "route": "42"})),
+    Case("get_bus_arrival", "zh", "10243站的公交什么时候到？", Call({"stop_id": "10243"})),
+    Case("get_bus_arrival", "en", "When's the next bus?", Ask("stop_id")),
+    Case("order_food", "en", "Order food from Pizza Hut", Ask("items")),
+    Case("order_food", "zh", "帮我点外卖", Ask("restaurant")),
+    Case("get_tide_times", "en", "Tide times in Brighton tomorrow",
+         Call({"location": "Brighton", "date": "2026-05-02"})),
+    Case("get_tide_times", "zh", "青岛明天的潮汐", Call({"location": "青岛", "date": "2026-05-02"})),
+    Case("get_tide_times", "en", "When is high tide?", Ask("location")),
+    Case("convert_shoe_size", "en", "Convert US size 9 to EU",
+         Call({"size": 9, "from_system": "us", "to_system": "eu"})),
+    Case("convert_shoe_size", "zh", "英码8码是欧码多少？",
+         Call({"size": 8, "from_system": "uk", "to_system": "eu"})),
+    Case("convert_shoe_size", "en", "What's my shoe size in EU?", Ask("size")),
+    Case("book_table", "en", "Book a table at Hotpot House for 4 at 19:00",
+         Call({"restaurant": "Hotpot House", "people": 4, "when": "19:00"})),
+    Case("book_table", "zh", "订一张海底捞的桌子，6个人", Call({"restaurant": "海底捞", "people": 6})),
+    Case("book_table", "en", "Book a table for two", Ask("restaurant")),
+    Case("get_public_holidays", "en", "Public holidays in Japan in 2026",
+         Call({"country": "JP", "year": 2026})),
+    Case("get_public_holidays", "zh", "中国2027年有哪些法定节假日？",
+         Call({"country": "CN", "year": 2027})),
+    Case("get_public_holidays", "en", "What holidays are coming up?", Ask("country")),
+    Case("water_plants", "en", "Water the balcony for 5 minutes",
+         Call({"zone": "balcony", "minutes": 5})),
+    Case("water_plants", "zh", "给后院浇水15分钟", Call({"zone": "back_yard", "minutes": 15})),
+    Case("water_plants", "en", "Water the plants", Ask("zone")),
+    Case("create_invoice", "en", "Invoice Acme Corp 500 euros due June 30",
+         Call({"client": "Acme Corp", "amount": 500, "currency": "EUR",
+               "due_date": "2026-06-30"})),
+    Case("create_invoice", "zh", "给张三开一张3000元的发票",
+         Call({"client": "张三", "amount": 3000, "currency": "CNY"})),
+    Case("create_invoice", "en", "Create an invoice", Ask("client")),
+    Case("search_podcasts", "en", "Find podcasts about history in Spanish",
+         Call({"topic": "history", "language": "es"})),
+    Case("search_podcasts", "zh", "找一些关于人工智能的中文播客",
+         Call({"topic": "人工智能", "language": "zh"})),
+    Case("search_podcasts", "en", "Recommend a podcast", Ask("topic")),
+    Case("find_parking", "en", "Parking in Seattle under 5 dollars an hour",
+         Call({"city": "Seattle", "max_price_per_hour": 5})),
+    Case("find_parking", "zh", "上海的停车场", Call({"city": "上海"})),
+    Case("find_parking", "en", "Where can I park?", Ask("city")),
+]
+
+
 def offered(name: str) -> list[dict]:
-    """The tools offered with a case: its own and the two after it in TOOLS (other
+    """The tools offered with a case: its own and the two after it in its list (other
     domains), so the model must also pick the right one."""
-    at = next(k for k, t in enumerate(TOOLS) if t["function"]["name"] == name)
-    return [TOOLS[(at + k) % len(TOOLS)] for k in range(3)]
+    tools = FRESH_TOOLS if name in FRESH else TOOLS
+    at = next(k for k, t in enumerate(tools) if t["function"]["name"] == name)
+    return [tools[(at + k) % len(tools)] for k in range(3)]
