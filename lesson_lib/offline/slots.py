@@ -57,6 +57,10 @@ def today() -> date:
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
               "七": 7, "八": 8, "九": 9}
 CN_NUMBER = r"[零〇一二两三四五六七八九十百]+"
+# Words a Chinese number is counted in: classifiers ("三张", "两个") and units ("三天").
+CN_CLASSIFIERS = r"[个位名张份杯瓶本部件双首条篇项间封辆台只把次]"
+CN_MEASURES = (r"(?:[个位名张份杯瓶本部件双首条篇项间封辆台只把次天晚夜周年岁页元块度米克%]|小时|分钟|"
+               r"公里|公斤|千克|星期|个月)")
 
 
 def cn_number(word: str) -> int | None:
@@ -245,23 +249,32 @@ def code_examples(description: str) -> list[str]:
 
 
 def find_code(words: Words, description: str, name_words: set[str],
-              lowercase_ok: bool = False) -> str | None:
+              others: set[str] = frozenset()) -> str | None:
     """A code the way the schema shows it: same shape as one of the description's examples
     (and a length near it), or "N digits" long; without either, an upper-case token with
-    a digit or of 2 to 5 letters (a ticker). Claimed; None when no token fits."""
+    a digit or of 2 to 5 letters (a ticker). Of several, the one the words label for this
+    parameter ("stop 10243" for stop_id; "bus 42" is a route's when another parameter is
+    the stop), else the first. Claimed; None when no token fits."""
     examples = [e for e in code_examples(description) if re.search(r"[A-Z0-9]", e)]
     digits = re.search(r"(\d+)[- ]digits?|(\d+)\s*位", description or "")
+    about = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", description or "")}
+    mine = {w.rstrip("s") for w in name_words}
+    best, best_score = None, None
     for found in _CODE_TOKEN.finditer(words.rest):
         token = found.group(0)
-        if not lowercase_ok and token != token.upper():
-            continue
-        if token.upper() in _NOT_CODES or lookup(token):
+        if token != token.upper() or token.upper() in _NOT_CODES or lookup(token):
             continue
         if not _fits(token, examples, digits, name_words):
             continue
-        words.claim(found.start(), found.end())
-        return token.upper()
-    return None
+        label = re.search(r"([A-Za-z]+)\W{0,2}$", words.rest[:found.start()])
+        said = label.group(1).lower().rstrip("s") if label else ""
+        score = 2 if said in mine else -2 if said in others - mine else 1 if said in about else 0
+        if best_score is None or score > best_score:
+            best, best_score = found, score
+    if best is None or best_score < 0:
+        return None
+    words.claim(best.start(), best.end())
+    return best.group(0).upper()
 
 
 def _fits(token: str, examples: list[str], digits: re.Match | None, name_words: set[str]) -> bool:
@@ -401,6 +414,14 @@ COUNTRIES = {"中国": "China", "美国": "United States", "日本": "Japan", "�
              "瑞士": "Switzerland", "瑞典": "Sweden", "挪威": "Norway", "土耳其": "Turkey",
              "阿根廷": "Argentina", "南非": "South Africa", "新西兰": "New Zealand",
              "印度尼西亚": "Indonesia", "葡萄牙": "Portugal", "希腊": "Greece"}
+ISO_COUNTRIES = {"China": "CN", "United States": "US", "Japan": "JP", "France": "FR",
+                 "Germany": "DE", "United Kingdom": "GB", "Italy": "IT", "Spain": "ES",
+                 "Russia": "RU", "South Korea": "KR", "India": "IN", "Brazil": "BR",
+                 "Canada": "CA", "Australia": "AU", "Mexico": "MX", "Egypt": "EG",
+                 "Thailand": "TH", "Vietnam": "VN", "Singapore": "SG", "Netherlands": "NL",
+                 "Switzerland": "CH", "Sweden": "SE", "Norway": "NO", "Turkey": "TR",
+                 "Argentina": "AR", "South Africa": "ZA", "New Zealand": "NZ",
+                 "Indonesia": "ID", "Portugal": "PT", "Greece": "GR"}
 _COUNTRY_EN = {v.lower(): v for v in COUNTRIES.values()} | {
     "usa": "United States", "us": "United States", "america": "United States",
     "uk": "United Kingdom", "britain": "United Kingdom", "england": "United Kingdom"}
@@ -533,7 +554,10 @@ UNITS = {
 _MONEY_WORDS = {"price", "amount", "bill", "budget", "cost", "total", "fare", "salary"}
 _MAX_CUES = r"under|below|less than|at most|up to|no more than|max(?:imum)?|cheaper than|以内|以下|之内|不超过|最多|低于"
 _MIN_CUES = r"over|above|more than|at least|min(?:imum)?|以上|至少|超过|高于"
-NUMBER = re.compile(rf"(?<![A-Za-z0-9_.\-:/@])(-?\d+(?:\.\d+)?)(?![\d:/]|\.\d)|({CN_NUMBER})")
+_EN_NUMBERS = {w: k + 2 for k, w in enumerate(
+    "two three four five six seven eight nine ten eleven twelve".split())}  # not "one": "which one"
+NUMBER = re.compile(rf"(?<![A-Za-z0-9_.\-:/@])(-?\d+(?:\.\d+)?)(?![\d:/]|\.\d)|({CN_NUMBER})"
+                    rf"|(?i:\b({'|'.join(_EN_NUMBERS)})\b)")
 
 
 @dataclass
@@ -553,12 +577,14 @@ def quantities(words: Words) -> list[Quantity]:
     for hit in NUMBER.finditer(rest):
         if hit.group(1):
             value = float(hit.group(1))
+        elif hit.group(3):
+            value = float(_EN_NUMBERS[hit.group(3).lower()])
         else:
             value = cn_number(hit.group(2))
             after = rest[hit.end():hit.end() + 3]
-            if value is None or not re.match(r"[\u4e00-\u9fff%]", after) or \
-                    re.match(r"[点月号]", after):
-                continue  # "一" of "一下", not a number; "三点" is a time
+            if value is None or not re.match(CN_MEASURES, after) or re.match(r"[点月号]", after) \
+                    or hit.group(2) == "一" and re.match(CN_CLASSIFIERS, after):
+                continue  # "张三" is a name, "三点" a time, "一张" is "a", not a number
         unit = re.match(r"\s*(%|°[CF]?|℃|℉|[A-Za-z]+|[\u4e00-\u9fff]{1,3})", rest[hit.end():])
         found.append(Quantity(hit.start(), hit.end(), value, unit.group(1) if unit else ""))
     return found
@@ -573,8 +599,9 @@ def _masked(text: str) -> str:
 
 
 def _said_with(after: str, unit: str) -> re.Match | None:
-    """The unit right after a number, or one English word later ("3 news articles")."""
-    return re.match(rf"(?i)\s*(?:[A-Za-z]+\s+)?(?:{unit})(?![A-Za-z])", after)
+    """The unit right after a number, or one English word later ("3 news articles"), or
+    after a classifier ("6个人")."""
+    return re.match(rf"(?i)\s*(?:[A-Za-z]+\s+|个|名)?(?:{unit})(?![A-Za-z])", after)
 
 
 def unit_words(name_words: list[str]) -> str | None:
@@ -661,6 +688,8 @@ SYNONYMS = {
     "yoga": "瑜伽", "hiking": "hike,徒步,爬山",
     "low": "低,低优先级,不急", "medium": "normal,中,中优先级,普通",
     "high": "urgent,important,高,高优先级,紧急,重要",
+    "back yard": "backyard,后院,后花园", "front yard": "frontyard,前院", "balcony": "阳台",
+    "garden": "花园", "garage": "车库",
     "living room": "lounge,客厅", "bedroom": "卧室", "kitchen": "厨房", "office": "study,书房,办公室",
     "bathroom": "卫生间,浴室",
     "premier league": "epl,英超", "la liga": "laliga,西甲", "serie a": "意甲",
@@ -676,4 +705,7 @@ def enum_forms(value: Any) -> list[str]:
     if spaced.endswith("y"):
         forms.add(spaced[:-1] + "ies")
     forms |= set(SYNONYMS.get(spaced, SYNONYMS.get(said, "")).split(","))
+    for name, code, words_ in LANGUAGES:  # a language enum: "en" is English, 英文, 英语
+        if said in (code, name.lower()):
+            forms |= set(words_.split("|")) | {name.lower()}
     return sorted((f for f in forms if f), key=len, reverse=True)

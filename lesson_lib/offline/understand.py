@@ -222,6 +222,45 @@ CONCEPTS: dict[str, str] = {
     "job": "job career hiring 工作 职位 招聘",
     "thermostat": "thermostat heating 空调 暖气 调到",
     "air": "air pollution aqi 空气 雾霾 污染",
+    # A small bilingual glossary of everyday things tools are about (one idea a line).
+    "bus": "bus 公交 公交车 巴士", "tide": "tide 潮汐 涨潮 退潮", "shoe": "shoe 鞋 鞋码",
+    "size": "size 尺码 尺寸 码数", "table": "table 桌子 餐桌 订桌 订座",
+    "booking": "book booking reserve reservation 预订 预约 订座 订位", "holiday": "holiday 节假日 假期 假日 节日",
+    "garden": "garden yard lawn plant sprinkler 花园 院子 浇水 植物 草坪",
+    "invoice": "invoice 发票 开票", "client": "client customer 客户",
+    "podcast": "podcast 播客", "parking": "parking park 停车 停车场 车位",
+    "order": "order delivery takeaway takeout 点餐 外卖 下单 订餐",
+    "medicine": "medicine pill medication 药 吃药", "doctor": "doctor hospital clinic 医生 医院 挂号",
+    "school": "school homework class 学校 作业 课程", "library": "library 图书馆",
+    "book": "novel ebook 书 书籍 小说", "price": "price cost 价格 多少钱",
+    "map": "map 地图", "distance": "distance 距离 多远", "battery": "battery 电量 电池",
+    "light": "light lamp 灯 台灯 开灯 关灯", "door": "door lock 门 门锁 锁门",
+    "alarm": "alarm 闹钟", "video": "video 视频", "photo": "photo picture 照片 图片",
+    "message": "sms text 短信 消息", "phone": "phone call dial 电话 打电话",
+    "contact": "contact 联系人", "bank": "bank balance account 银行 余额 账户",
+    "payment": "pay payment transfer 支付 付款 转账", "bill": "bill 账单 缴费",
+    "tax": "tax 税 个税", "salary": "salary wage 工资 薪水", "insurance": "insurance 保险",
+    "loan": "loan mortgage 贷款 房贷", "rate": "rate interest 利率 利息",
+    "pharmacy": "pharmacy drugstore 药店", "fuel": "fuel gas petrol 油价 加油",
+    "electricity": "electricity power 电费 用电", "ticket": "ticket 票 门票 车票",
+    "concert": "concert show 演唱会 音乐会 演出", "museum": "museum 博物馆",
+    "zoo": "zoo 动物园", "beach": "beach coast 海滩 海边", "camping": "camping camp 露营",
+    "ski": "ski skiing 滑雪", "gym": "gym fitness 健身房", "sleep": "sleep 睡眠 睡觉",
+    "weight": "weight 体重", "step": "step pedometer 步数", "heart": "heart pulse 心率",
+    "taxi": "taxi cab ride 出租车 打车", "subway": "subway metro 地铁",
+    "ferry": "ferry boat 轮渡 渡轮", "visa": "visa passport 签证 护照",
+    "luggage": "luggage baggage 行李", "tv": "tv television channel 电视 频道",
+    "game": "videogame gaming 游戏", "lottery": "lottery 彩票",
+    "horoscope": "horoscope zodiac 星座 运势", "coffee": "coffee cafe 咖啡",
+    "tea": "tea 茶", "grocery": "grocery supermarket 超市 杂货 买菜",
+    "coupon": "coupon discount deal 优惠券 折扣 打折", "refund": "refund return 退款 退货",
+    "review": "review rating 评价 评分 点评", "earthquake": "earthquake 地震",
+    "traffic": "traffic congestion 交通 路况 堵车", "pet": "pet dog cat 宠物 狗 猫",
+    "birthday": "birthday 生日", "gift": "gift present 礼物", "flower": "flower 花 鲜花",
+    "dictionary": "dictionary synonym 词典 字典 同义词", "file": "file document folder 文件 文档",
+    "password": "password 密码", "printer": "printer print 打印 打印机",
+    "volume": "volume 音量", "fan": "fan 风扇", "appliance": "fridge oven washer 冰箱 烤箱 洗衣机",
+    "clothes": "clothes clothing shirt 衣服 衬衫",
 }
 LIVE_DATA = ("weather", "time", "news", "exchange")  # things only a tool can know
 TOPIC_ZH = {"weather": "天气", "time": "时间", "news": "新闻", "search": "搜索结果",
@@ -828,7 +867,7 @@ def typed_kind(name: str, schema: Mapping, named: set[str], about: str) -> str |
     if _CURRENCY_ABOUT.search(about) and not named & _CODE_NAMES - {"code"}:
         return "currency"
     if named & _CODE_NAMES or _CODE_ABOUT.search(about) or \
-            named & {"number", "id"} and not named & _PLACE_NAMES:
+            named & {"number", "id"} and not named & _PLACE_NAMES or codes_shown(about):
         return "code"
     routed = _ROUTE_ABOUT.search(about) or named & {"station", "city", "airport", "place"}
     if named & {"origin", "departure"} or named & _ORIGIN_NAMES and routed:
@@ -838,6 +877,13 @@ def typed_kind(name: str, schema: Mapping, named: set[str], about: str) -> str |
     if "country" in named:
         return "country"
     return None
+
+
+def codes_shown(about: str) -> bool:
+    """Whether the description's examples are codes ("e.g. 42", "e.g. CA981, MU5101"):
+    digits or capitals and digits, no lower-case word among them."""
+    examples = slots.code_examples(about)
+    return bool(examples) and all(re.fullmatch(r"[A-Z0-9-]*\d[A-Z0-9-]*", e) for e in examples)
 
 
 def named_kind(named: set[str], about: str) -> str:
@@ -931,7 +977,9 @@ please me i i'm my a an the what what's whats how is are was were does do mean m
 list new latest current any good best remind tell let can could would you check start create
 book send up out for of to about on in at with into from by this that it there here today
 tonight now tomorrow quick simple down many much long often did eat ate eaten drink
-had have has""".split())
+had have has recommend suggest open order buy reserve schedule cancel remove delete update
+share post call track convert calculate compute translate define detect explain describe
+summarize summarise read write record log turn switch pull bring fetch lookup""".split())
 # Words after which the rest of an English phrase is about something else.
 _CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
 today tonight this next please between within less more than using via""".split())
@@ -942,10 +990,12 @@ reminder timer food me here there""".split()) | {
     "这个", "那个", "东西", "什么", "商品", "音乐", "歌", "电影", "工作", "笔记", "待办", "快递",
     "航班", "语言", "比分", "菜谱", "会议", "一下", "一首歌", "首歌", "单词"}
 _LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要|想要|想|我|一下|一个|一款|一条|一封|"
+                      r"订|预订|预约|一张|一间|一份|一杯|一瓶|一本|一部|一些|给|"
                       r"一首|一份|一些|个|款|查查|查一下|查|看看|看一下|找找|找|搜一下|搜索|搜|"
                       r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
                       r"最新的|最新|今天|现在|明天)+")
-_CUT_ZH = re.compile(r"的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
+_CUT_ZH = re.compile(r"[开买订点要写发打做来拿寄送查找放听看叫约租借换]?[一两二三四五六七八九十几]+"
+                     r"[张个份杯瓶本部件双首条篇项间封辆台只]|的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
                      r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;]"
                      r"|\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+")
 
@@ -977,6 +1027,11 @@ def leftover(reading: "Reading", tool: Any) -> str | None:
     if found and found.group(1).replace("\x00", "").strip(" ?？!！。.,，"):
         start, end = found.span(1)
         said = rest[start:end].split("\x00")[0].strip(" ?？!！。.,，'\"")
+        if not CJK.search(said) and found.re is not _COLON:  # "history in Spanish": cut at "in"
+            cut = next((m.start() for m in re.finditer(r"[\w'&-]+", said)
+                        if m.start() > 0 and m.group(0).lower() in _CUT_EN), len(said))
+            said = said[:cut].strip()
+        said = re.sub(r"[的了吗呢吧]+$", "", said)
         own = own_words_of(tool)
         if said and not all(w.lower() in _GENERIC or is_own(w.lower(), own)
                             for w in re.findall(r"[\w'&-]+", said)):
@@ -985,9 +1040,13 @@ def leftover(reading: "Reading", tool: Any) -> str | None:
     return leftover_zh(reading, tool) if CJK.search(rest) else leftover_en(reading, tool)
 
 
+_EXAMPLE_TEXT = re.compile(r"(?i)(?:e\.g\.|for example|such as|例如|比如)[^.;)）。]*")
+
+
 def own_words_of(tool: Any) -> set[str]:
-    """A tool's own English words (stems) and those of its concepts."""
-    own = " ".join(split_name(tool_name(tool))) + " " + tool_text(tool)
+    """A tool's own English words (stems) and those of its concepts; not the examples its
+    descriptions give ("Restaurant name, e.g. Hotpot House": "Hotpot" is a value)."""
+    own = " ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool))
     return set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
 
 
@@ -1208,7 +1267,9 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         return (found or None) if kind == "emails" else (found[0] if found else None)
     if kind == "code":
         coin = named & {"coin", "crypto"} or re.search(r"(?i)\b(?:coin|crypto)", about)
-        found = slots.find_code(words_, about, named)
+        others = {w.rstrip("s") for n, sc in properties(tool).items()
+                  if n != name and param_kind(n, sc) == "code" for w in split_name(n)}
+        found = slots.find_code(words_, about, named, others)
         return found or (slots.find_currency(words_, "", crypto=True) if coin else None)
     if kind == "date":
         return slots.find_date(words_)
@@ -1221,7 +1282,10 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     if kind == "currency":
         return slots.find_currency(words_, currency_side(name, schema, tool))
     if kind == "country":
-        return slots.find_country(words_) or (target.value if target else None)
+        country = slots.find_country(words_) or (target.value if target else None)
+        if country and re.search(r"(?i)\biso\b|\bcode\b|alpha-?2|代码", about):
+            return slots.ISO_COUNTRIES.get(country) or slots.find_code(words_, about, named)
+        return country
     if kind == "places":
         return [t.value for t in reading.targets] or None
     if kind == "place":
