@@ -7,7 +7,8 @@ Chinese) is sent to the offline model (brain.reply, the clock frozen at the bank
 with its tool and the two after it in the bank offered. Three parts are scored apart:
 "tuned" (looked at while the rules were written), "held-out" (every fourth tool, scored
 once at the end, then looked at) and "fresh" (ten more tools written after that, scored
-once). The reply is scored:
+once, then looked at) and "fresh-2" (eight more, written after that). The reply is
+scored:
 
 - right: the expected call (the right tool, every argument as expected, see
   tool_bank_cases for the normalisation), or, when the request lacks a required argument,
@@ -108,7 +109,7 @@ def score(part: str) -> tuple[dict, list]:
     table, failures = {}, []
     with frozen(bank.NOW):
         for case in bank.CASES:
-            which = "fresh" if case.tool in bank.FRESH else \
+            which = "fresh" if case.tool in bank.FRESH else "fresh-2" if case.tool in bank.FRESH2 else \
                 "held-out" if case.tool in bank.HELD_OUT else "tuned"
             if part != "all" and part != which:
                 continue
@@ -121,13 +122,13 @@ def score(part: str) -> tuple[dict, list]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("all", "tuned", "held-out", "fresh"), default="all")
+    parser.add_argument("--part", choices=("all", "tuned", "held-out", "fresh", "fresh-2"), default="all")
     parser.add_argument("--show", choices=("wrong", "all", "none"), default="wrong")
     args = parser.parse_args()
     table, failures = score(args.part)
     print(f"{'part':<9} {'lang':<4} {'cases':>5} " + " ".join(f"{o:>6}" for o in OUTCOMES)
           + "  right%")
-    parts = ("tuned", "held-out", "fresh")
+    parts = ("tuned", "held-out", "fresh", "fresh-2")
     for (which, lang), counts in sorted(table.items(), key=lambda kv: (parts.index(kv[0][0]),
                                                                        kv[0][1])):
         total = sum(counts.values())

@@ -611,9 +611,77 @@ CASES += [
 ]
 
 
+# ------------------------------------------------------------------ a third part, fresh again
+
+# Written after the "fresh" part had been scored and looked at: eight more tools, scored
+# once and reported as "fresh-2".
+FRESH2_TOOLS = [
+    tool("get_horoscope", "Daily horoscope for a zodiac sign.",
+         {"sign": E(["aries", "taurus", "gemini", "cancer", "leo", "virgo", "libra", "scorpio",
+                     "sagittarius", "capricorn", "aquarius", "pisces"]),
+          "day": E(["today", "tomorrow"], default="today")},
+         ["sign"]),
+    tool("send_sms", "Send a text message to a phone.",
+         {"phone_number": S("Phone number, e.g. +8613800138000"), "text": S("The message")},
+         ["phone_number", "text"]),
+    tool("get_fuel_price", "Fuel prices in a city.",
+         {"city": S("City name"), "fuel": E(["regular", "premium", "diesel"], default="regular")},
+         ["city"]),
+    tool("reserve_library_book", "Reserve a library book by ISBN.",
+         {"isbn": S("ISBN-13, e.g. 9780140449136")}, ["isbn"]),
+    tool("set_alarm", "Set an alarm clock.",
+         {"time": S("Time, HH:MM (24-hour)"), "label": S("Optional label")}, ["time"]),
+    tool("get_earthquakes", "Recent earthquakes in a region.",
+         {"region": S("Country or region"), "min_magnitude": N("Smallest magnitude to list")},
+         ["region"]),
+    tool("transfer_money", "Transfer money to a bank account.",
+         {"to_account": S("Account number of the recipient"), "amount": N("Amount"),
+          "currency": S("ISO 4217 code", default="CNY")},
+         ["to_account", "amount"]),
+    tool("get_visa_requirements", "Whether a visa is needed for a trip.",
+         {"passport_country": S("Country that issued the passport, in English"),
+          "destination_country": S("Country to visit, in English")},
+         ["passport_country", "destination_country"]),
+]
+TOOL.update({t["function"]["name"]: t for t in FRESH2_TOOLS})
+FRESH2 = {t["function"]["name"] for t in FRESH2_TOOLS}
+
+CASES += [
+    Case("get_horoscope", "en", "What's the horoscope for Leo today?", Call({"sign": "leo"})),
+    Case("get_horoscope", "zh", "天蝎座明天的运势", Call({"sign": "scorpio", "day": "tomorrow"})),
+    Case("get_horoscope", "en", "What's my horoscope?", Ask("sign")),
+    Case("send_sms", "en", "Text +8613800138000 saying I'm running late",
+         Call({"phone_number": "+8613800138000", "text": "I'm running late"})),
+    Case("send_sms", "zh", "给13800138000发短信：晚上回家吃饭",
+         Call({"phone_number": "13800138000", "text": "晚上回家吃饭"})),
+    Case("send_sms", "en", "Send a text message", Ask("phone_number")),
+    Case("get_fuel_price", "en", "Diesel prices in Houston", Call({"city": "Houston", "fuel": "diesel"})),
+    Case("get_fuel_price", "zh", "北京今天油价多少？", Call({"city": "北京"})),
+    Case("get_fuel_price", "en", "How much is gas?", Ask("city")),
+    Case("reserve_library_book", "en", "Reserve the book with ISBN 9780140449136",
+         Call({"isbn": "9780140449136"})),
+    Case("reserve_library_book", "zh", "帮我预约这本书", Ask("isbn")),
+    Case("set_alarm", "en", "Set an alarm for 6:30", Call({"time": "06:30"})),
+    Case("set_alarm", "zh", "设一个早上7点的闹钟", Call({"time": "07:00"})),
+    Case("set_alarm", "en", "Wake me up", Ask("time")),
+    Case("get_earthquakes", "en", "Any earthquakes in Japan above magnitude 5?",
+         Call({"region": "Japan", "min_magnitude": 5})),
+    Case("get_earthquakes", "zh", "最近智利有地震吗？", Call({"region": "智利"})),
+    Case("get_earthquakes", "en", "Were there any earthquakes?", Ask("region")),
+    Case("transfer_money", "en", "Transfer 200 yuan to account 6222021234567890",
+         Call({"to_account": "6222021234567890", "amount": 200, "currency": "CNY"})),
+    Case("transfer_money", "zh", "转账500元", Ask("to_account")),
+    Case("get_visa_requirements", "en", "Do I need a visa to visit Japan with a Chinese passport?",
+         Call({"passport_country": "China", "destination_country": "Japan"})),
+    Case("get_visa_requirements", "zh", "美国护照去泰国要签证吗？",
+         Call({"passport_country": "United States", "destination_country": "Thailand"})),
+    Case("get_visa_requirements", "en", "Do I need a visa?", Ask("passport_country")),
+]
+
+
 def offered(name: str) -> list[dict]:
     """The tools offered with a case: its own and the two after it in its list (other
     domains), so the model must also pick the right one."""
-    tools = FRESH_TOOLS if name in FRESH else TOOLS
+    tools = FRESH_TOOLS if name in FRESH else FRESH2_TOOLS if name in FRESH2 else TOOLS
     at = next(k for k, t in enumerate(tools) if t["function"]["name"] == name)
     return [tools[(at + k) % len(tools)] for k in range(3)]
