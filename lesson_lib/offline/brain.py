@@ -333,7 +333,7 @@ def targets_for(clause: u.Clause, before: Step | None, turn: Turn, tools: list,
     if before and u.refers_back(clause.text):
         return winner_of(before, turn, tools)
     kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
-    unknown = u.unknown_place(clause.text, avoid_words(clause.tool)) \
+    unknown = u.unknown_place(clause.text, avoid_words(clause.tool), u.topic_words_zh(clause.tool)) \
         if kinds & {"place", "timezone"} else None
     return [u.Target(unknown)] if unknown else everywhere
 

@@ -227,7 +227,7 @@ def find_emails(words: Words) -> list[str]:
 
 # ------------------------------------------------------------------ codes shaped like the example
 
-_CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9@.])[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9](?![A-Za-z0-9@])"
+_CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9@.+])\+?[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9](?![A-Za-z0-9@])"
                          r"|(?<![A-Za-z0-9@.])[A-Z](?![A-Za-z0-9@])")
 _EXAMPLES = re.compile(r"(?i)(?:e\.g\.|eg\.?|for example|such as|like|例如|比如)[:：,\s]*"
                        r"([A-Za-z0-9][A-Za-z0-9-]*(?:\s*(?:,|、|or)\s*[A-Za-z0-9][A-Za-z0-9-]*)*)")
@@ -427,9 +427,36 @@ _COUNTRY_EN = {v.lower(): v for v in COUNTRIES.values()} | {
     "uk": "United Kingdom", "britain": "United Kingdom", "england": "United Kingdom"}
 
 
-def find_country(words: Words) -> str | None:
-    """A country named in English or Chinese, as its English name. Claimed."""
+DEMONYMS = {"chinese": "China", "american": "United States", "japanese": "Japan",
+            "french": "France", "german": "Germany", "british": "United Kingdom",
+            "italian": "Italy", "spanish": "Spain", "russian": "Russia", "korean": "South Korea",
+            "indian": "India", "brazilian": "Brazil", "canadian": "Canada",
+            "australian": "Australia", "mexican": "Mexico", "thai": "Thailand"}
+_TO_COUNTRY = re.compile(r"(?i)(?:\b(?:to|visit|visiting|into|entering|for)\s+(?:the\s+)?|去|到|前往|飞往|入境)\s*$")
+_FROM_COUNTRY = re.compile(r"(?i)^\s*(?:passport|citizen|national)|^\s*(?:的)?(?:护照|公民|国籍)")
+
+
+def find_country(words: Words, role: str = "") -> str | None:
+    """A country named in English or Chinese ("Chinese passport": China), as its English
+    name. With a role, only the country the words give that role: "to" after "to",
+    "visit", "去"; "from" before "passport", "护照". Claimed."""
+    hits = _country_hits(words)
+    if role == "to":
+        hits = [h for h in hits if _TO_COUNTRY.search(words.rest[:h[0]])]
+    elif role == "from":
+        hits = [h for h in hits if _FROM_COUNTRY.search(words.rest[h[1]:])]
+    if not hits:
+        return None
+    start, end, name = min(hits)
+    words.claim(start, end)
+    return name
+
+
+def _country_hits(words: Words) -> list[tuple[int, int, str]]:
     hits = []
+    for said, name in DEMONYMS.items():
+        for hit in re.finditer(rf"(?i)\b{said}\b", words.rest):
+            hits.append((hit.start(), hit.end(), name))
     for zh, name in COUNTRIES.items():
         at = words.rest.find(zh)
         if at >= 0:
@@ -438,11 +465,7 @@ def find_country(words: Words) -> str | None:
         for hit in re.finditer(rf"(?i)\b{re.escape(said)}\b", words.rest):
             if said not in ("us",) or words.rest[hit.start():hit.end()] == "US":
                 hits.append((hit.start(), hit.end(), name))
-    if not hits:
-        return None
-    start, end, name = min(hits)
-    words.claim(start, end)
-    return name
+    return hits
 
 
 # ------------------------------------------------------------------ routes: from X to Y
@@ -630,8 +653,12 @@ def find_number(words: Words, name_words: list[str], about: str, integer: bool,
                                                     words.rest[:q.start])
                        or re.match(rf"\s*\S{{0,3}}\s*(?:{_MAX_CUES})", words.rest[q.end:])), None)
     if chosen is None and {"min", "minimum"} & set(name_words):
-        chosen = next((q for q in said if re.search(rf"(?i)(?:{_MIN_CUES})\s*$",
+        chosen = next((q for q in said if re.search(rf"(?i)(?:{_MIN_CUES})\s*(?:[A-Za-z]+\s+)?$",
                                                     words.rest[:q.start])), None)
+    if chosen is None:  # labelled: "magnitude 5", "stop 3" for min_magnitude, stop
+        labels = {w.rstrip("s") for w in name_words} - {"min", "max", "minimum", "maximum", "number"}
+        chosen = next((q for q in said if (lambda m: m and m.group(1).lower().rstrip("s") in labels)(
+            re.search(r"([A-Za-z]+)\s*$", words.rest[:q.start]))), None)
     if chosen is None and alone:
         free = [q for q in said if not any(p.match(q.unit) for p in taken_by_others)]
         if set(name_words) & {"max", "min", "maximum", "minimum"}:

@@ -414,18 +414,21 @@ def zone_target(text: str) -> Target | None:
 
 
 _UNKNOWN_PLACE_EN = re.compile(r"\b(?:in|at|for)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)(?![\w/])")
-_FILLER_ZH = re.compile(r"帮我|请|查一下|查查|查|看看|一下|今天|明天|后天|现在|的|了|吗|呢|怎么样|如何|那里|"
-                        r"那边|未来|最近|这几天|这周|本周|下周|周末|早上|晚上|上午|下午|今晚|"
+_FILLER_ZH = re.compile(r"帮我|请|我想|我要|想要|需要|能不能|可以|我们|我|你|想|要|去|在|查一下|查查|查|看看|一下|今天|明天|后天|现在|的|了|吗|呢|怎么样|如何|那里|"
+                        r"那边|未来|最近|这几天|这周|本周|下周|周末|早上|晚上|上午|下午|今晚|有|会|"
                         r"[一二三四五六七八九十两几\d]+(?:天|周|个月|个小时|小时|星期)")
 
 
-def unknown_place(text: str, avoid: set[str]) -> str | None:
+def unknown_place(text: str, avoid: set[str], topics: tuple[str, ...] = ()) -> str | None:
     """A place the gazetteer does not know: "weather in Lhasa" → "Lhasa",
-    "拉萨天气" → "拉萨" (the Chinese words before the first topic word)."""
+    "拉萨天气" → "拉萨" (the Chinese words before the first topic word: weather, time,
+    news, or one of `topics`, the tool's own Chinese words: "智利有地震吗")."""
     for found in _UNKNOWN_PLACE_EN.finditer(text):
         if found.group(1).lower() not in avoid:
             return found.group(1)
-    topic = re.search(r"天气|气温|温度|时间|几点|新闻", text)
+    words_ = "|".join(["天气", "气温", "温度", "时间", "几点", "新闻",
+                       *sorted(map(re.escape, topics), key=len, reverse=True)])
+    topic = re.search(words_, text)
     before = _FILLER_ZH.sub("", text[:topic.start()]) if topic else ""
     if concepts(before):  # "日出时间": what the time is of, not where
         return None
@@ -823,7 +826,8 @@ _DATE_ABOUT = re.compile(r"(?i)yyyy-mm-dd|\bdate\b|日期")
 _TIME_ABOUT = re.compile(r"(?i)hh:mm|\btime of day\b|\bstart time\b|几点")
 _EMAIL_ABOUT = re.compile(r"(?i)\be-?mail(?:s|\s+address(?:es)?)\b|^e-?mail\b|邮箱|邮件地址")
 _CURRENCY_ABOUT = re.compile(r"(?i)iso 4217|\bcurrency\b|货币|币种")
-_CODE_NAMES = {"symbol", "ticker", "sku", "barcode", "iata", "icao", "isbn", "code", "coin"}
+_CODE_NAMES = {"symbol", "ticker", "sku", "barcode", "iata", "icao", "isbn", "code", "coin",
+               "account", "iban", "phone"}
 _CODE_ABOUT = re.compile(r"(?i)\b(?:ticker|symbol|iata|sku|barcode|tracking number|flight number"
                          r"|airline code)\b|代码|条形码|单号|航班号")
 _ORIGIN_NAMES = {"origin", "departure", "depart", "start", "source", "from"}
@@ -879,6 +883,9 @@ def typed_kind(name: str, schema: Mapping, named: set[str], about: str) -> str |
     return None
 
 
+_UNIT_WORDS_ = {"unit", "units", "scale", "system", "format", "measure", "type", "currency"}
+
+
 def codes_shown(about: str) -> bool:
     """Whether the description's examples are codes ("e.g. 42", "e.g. CA981, MU5101"):
     digits or capitals and digits, no lower-case word among them."""
@@ -892,8 +899,8 @@ def named_kind(named: set[str], about: str) -> str:
                          ("expression", {"expression", "expr", "formula", "equation", "math"}),
                          ("language", {"language", "lang"}), ("text", _TEXT_NAMES),
                          ("from", {"from", "source", "base"}), ("to", {"to", "target", "into"})):
-        if named & names:
-            return kind_
+        if named & names and (kind_ not in ("from", "to") or len(named) == 1 or named & _UNIT_WORDS_):
+            return kind_  # "to_unit" is a side of a conversion; "to_account" is not
     for kind_, pattern in (("timezone", _ZONE_ABOUT), ("place", _PLACE_ABOUT),
                            ("expression", _EXPR_ABOUT)):
         if pattern.search(about):
@@ -1023,11 +1030,13 @@ def leftover(reading: "Reading", tool: Any) -> str | None:
     where another part of the sentence starts ("pancakes that take ..."). None when only
     generic words are left ("Take a note", "Define a word"): then it is asked for."""
     rest = reading.words.rest
-    found = _COLON.search(rest) or _ABOUT_EN.search(rest) or _ABOUT_ZH.search(rest)
-    if found and found.group(1).replace("\x00", "").strip(" ?？!！。.,，"):
-        start, end = found.span(1)
+    found = _COLON.search(rest) or _BODY.search(rest) or _ABOUT_EN.search(rest) or \
+        _ABOUT_ZH.search(rest)
+    group = next((k for k in range(1, (found.re.groups if found else 0) + 1) if found.group(k)), 1)
+    if found and (found.group(group) or "").replace("\x00", "").strip(" ?？!！。.,，"):
+        start, end = found.span(group)
         said = rest[start:end].split("\x00")[0].strip(" ?？!！。.,，'\"")
-        if not CJK.search(said) and found.re is not _COLON:  # "history in Spanish": cut at "in"
+        if not CJK.search(said) and found.re not in (_COLON, _BODY):  # "history in Spanish"
             cut = next((m.start() for m in re.finditer(r"[\w'&-]+", said)
                         if m.start() > 0 and m.group(0).lower() in _CUT_EN), len(said))
             said = said[:cut].strip()
@@ -1041,6 +1050,14 @@ def leftover(reading: "Reading", tool: Any) -> str | None:
 
 
 _EXAMPLE_TEXT = re.compile(r"(?i)(?:e\.g\.|for example|such as|例如|比如)[^.;)）。]*")
+
+
+def topic_words_zh(tool: Any) -> tuple[str, ...]:
+    """The Chinese words (two characters or more) of the concepts a tool is about, its name
+    and description; weather, time and news words are unknown_place's own already."""
+    about = " ".join(split_name(tool_name(tool))) + " " + str(function_of(tool).get("description") or "")
+    return tuple(w for c in sorted(concepts(about) - {"weather", "time", "news"})
+                 for w in CONCEPTS[c].split() if CJK.search(w) and len(w) >= 2)
 
 
 def own_words_of(tool: Any) -> set[str]:
@@ -1282,7 +1299,10 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     if kind == "currency":
         return slots.find_currency(words_, currency_side(name, schema, tool))
     if kind == "country":
-        country = slots.find_country(words_) or (target.value if target else None)
+        role = "to" if named & {"destination", "to", "visit", "target"} else \
+            "from" if named & {"passport", "origin", "from", "home", "citizenship", "nationality"} \
+            else ""
+        country = slots.find_country(words_, role) or (target.value if target and not role else None)
         if country and re.search(r"(?i)\biso\b|\bcode\b|alpha-?2|代码", about):
             return slots.ISO_COUNTRIES.get(country) or slots.find_code(words_, about, named)
         return country
@@ -1320,7 +1340,7 @@ _BY_ZH = re.compile(r"([\u4e00-\u9fff]{2,5}?)(?:唱的|的(?=[《“\"「]))")
 _SUBJECT = re.compile(r"(?i)\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]?\s*[\"']([^\"']+)[\"']"
                       r"|\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]\s*([^,.;!?]+)"
                       r"|主题(?:是|为|：|:)\s*[“\"「]?([^”\"」，。！？]+)")
-_BODY = re.compile(r"(?i)\b(?:saying|that says|with the (?:text|message|body))\s+[\"']?([^\"']+)"
+_BODY = re.compile(r"(?i)\b(?:saying|that says|with the (?:text|message|body))\s+[\"“]?([^\"”]+)"
                    r"|(?:内容是|内容为|正文是|说)\s*[“\"「]?([^”\"」。！？]+)")
 
 
