@@ -240,7 +240,7 @@ _LABELS_ZH = {
     "pickup": "取车", "from": "原", "station": "车站", "expression": "算式", "coin": "币种",
     "bill": "账单", "percent": "百分比", "tip": "小费", "room": "房间", "activity": "活动",
     "email": "邮箱", "name": "名称", "unit": "单位", "code": "代码", "id": "编号", "quote": "报价",
-    "base": "基准", "category": "类别", "priority": "优先级", "timezone": "时区", "key": "键"}
+    "base": "基准", "category": "类别", "phone": "电话", "account": "账户", "sign": "星座", "priority": "优先级", "timezone": "时区", "key": "键"}
 
 
 def label_zh(param: str) -> str:

@@ -227,10 +227,11 @@ def find_emails(words: Words) -> list[str]:
 
 # ------------------------------------------------------------------ codes shaped like the example
 
-_CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9@.+])\+?[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9](?![A-Za-z0-9@])"
+_CODE_TOKEN = re.compile(r"(?<![A-Za-z0-9@.+])\+?[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9](?![A-Za-z0-9@])"
                          r"|(?<![A-Za-z0-9@.])[A-Z](?![A-Za-z0-9@])")
 _EXAMPLES = re.compile(r"(?i)(?:e\.g\.|eg\.?|for example|such as|like|例如|比如)[:：,\s]*"
-                       r"([A-Za-z0-9][A-Za-z0-9-]*(?:\s*(?:,|、|or)\s*[A-Za-z0-9][A-Za-z0-9-]*)*)")
+                       r"(\+?[A-Za-z0-9](?:[A-Za-z0-9-]|\.(?=\w))*"
+                       r"(?:\s*(?:,|、|or)\s*\+?[A-Za-z0-9](?:[A-Za-z0-9-]|\.(?=\w))*)*)")
 _NOT_CODES = {"I", "A", "OK", "AM", "PM", "UTC", "GMT", "AI", "TV", "US", "USA", "UK", "EU",
               "AQI", "SKU", "ID", "PDF"}
 
@@ -281,12 +282,13 @@ def _fits(token: str, examples: list[str], digits: re.Match | None, name_words: 
     if digits:
         return token.isdigit() and len(token) == int(digits.group(1) or digits.group(2))
     if examples:
-        return any(shape(token.upper()) == shape(e.upper())
+        return any(shape(token.upper().lstrip("+")) == shape(e.upper().lstrip("+"))
                    and len(e) // 2 <= len(token) <= len(e) * 2
                    or len(e) >= 8 and len(token) >= 8 and re.search(r"\d", token)
                    and re.search(r"[A-Za-z]", e) and re.search(r"\d", e) for e in examples)
     if token.isdigit():
-        return len(token) >= 6 and bool(name_words & {"number", "barcode", "id", "tracking"})
+        return len(token) >= 6 and bool(name_words & {"number", "barcode", "id", "tracking",
+                                                      "account", "phone", "iban"})
     return bool(re.search(r"\d", token)) or 2 <= len(token) <= 5
 
 

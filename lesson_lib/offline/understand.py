@@ -261,6 +261,7 @@ CONCEPTS: dict[str, str] = {
     "password": "password 密码", "printer": "printer print 打印 打印机",
     "volume": "volume 音量", "fan": "fan 风扇", "appliance": "fridge oven washer 冰箱 烤箱 洗衣机",
     "clothes": "clothes clothing shirt 衣服 衬衫",
+    "expense": "expense spend spent spending 花了 花费 支出 开销 记账",
 }
 LIVE_DATA = ("weather", "time", "news", "exchange")  # things only a tool can know
 TOPIC_ZH = {"weather": "天气", "time": "时间", "news": "新闻", "search": "搜索结果",
@@ -715,9 +716,10 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
         points += 2
     for name, schema in properties(tool).items():
         kind = param_kind(name, schema)
-        if kind == "code" and slots.find_code(said, str(schema.get("description") or ""),
-                                              set(split_name(name))):
-            points += 2
+        code = slots.find_code(said, str(schema.get("description") or ""),
+                               set(split_name(name))) if kind == "code" else None
+        if code:  # "CA981" says which tool; a bare number ("30 dollars") hardly does
+            points += 2 if re.search(r"[A-Z]", code) or len(code) >= 6 else 1
         elif kind in ("email", "emails") and slots.EMAIL.search(text):
             points += 2
         elif kind == "enum" and unit_role(name, schema) == "" and \
@@ -873,6 +875,8 @@ def typed_kind(name: str, schema: Mapping, named: set[str], about: str) -> str |
     if named & _CODE_NAMES or _CODE_ABOUT.search(about) or \
             named & {"number", "id"} and not named & _PLACE_NAMES or codes_shown(about):
         return "code"
+    if "country" in named:
+        return "country"
     routed = _ROUTE_ABOUT.search(about) or named & {"station", "city", "airport", "place"}
     if named & {"origin", "departure"} or named & _ORIGIN_NAMES and routed:
         return "origin"
@@ -1023,25 +1027,24 @@ def quoted(reading: "Reading") -> str | None:
     return None
 
 
-def leftover(reading: "Reading", tool: Any) -> str | None:
+def leftover(reading: "Reading", tool: Any, said_as: bool = False) -> str | None:
     """The free text a text parameter takes, when nothing quoted is left: what follows a
-    colon ("Save a note: buy milk"), "about"/"关于", else the first phrase no other
-    parameter took, without the tool's own words, the request's verbs and fillers, and cut
-    where another part of the sentence starts ("pancakes that take ..."). None when only
-    generic words are left ("Take a note", "Define a word"): then it is asked for."""
-    rest = reading.words.rest
-    found = _COLON.search(rest) or _BODY.search(rest) or _ABOUT_EN.search(rest) or \
-        _ABOUT_ZH.search(rest)
+    colon ("Save a note: buy milk"), "saying"/"说" (for a message, `said_as`),
+    "about"/"关于", else the first phrase no other parameter took, without the tool's own
+    words, the request's verbs and fillers, and cut where another part of the sentence
+    starts ("pancakes that take ..."). None when only generic words are left ("Take a
+    note", "Define a word"): then it is asked for."""
+    rest, own = reading.words.rest, own_words_of(tool)
+    cues = (_COLON, _BODY, _ABOUT_EN, _ABOUT_ZH) if said_as else (_COLON, _ABOUT_EN, _ABOUT_ZH)
+    found = next(filter(None, (c.search(rest) for c in cues)), None)
     group = next((k for k in range(1, (found.re.groups if found else 0) + 1) if found.group(k)), 1)
     if found and (found.group(group) or "").replace("\x00", "").strip(" ?？!！。.,，"):
         start, end = found.span(group)
         said = rest[start:end].split("\x00")[0].strip(" ?？!！。.,，'\"")
-        if not CJK.search(said) and found.re not in (_COLON, _BODY):  # "history in Spanish"
-            cut = next((m.start() for m in re.finditer(r"[\w'&-]+", said)
-                        if m.start() > 0 and m.group(0).lower() in _CUT_EN), len(said))
-            said = said[:cut].strip()
+        if not CJK.search(said) and found.re not in (_COLON, _BODY):  # "the movie X from 2010"
+            kept = phrase_en(said, own)
+            start, said = (start + kept[0], said[kept[0]:kept[1]]) if kept else (start, "")
         said = re.sub(r"[的了吗呢吧]+$", "", said)
-        own = own_words_of(tool)
         if said and not all(w.lower() in _GENERIC or is_own(w.lower(), own)
                             for w in re.findall(r"[\w'&-]+", said)):
             reading.words.claim(start, start + len(said))
@@ -1077,26 +1080,10 @@ def is_own(word: str, own: set[str]) -> bool:
 def leftover_en(reading: "Reading", tool: Any) -> str | None:
     own, rest = own_words_of(tool), reading.words.rest
     for run in re.finditer(r"[^\x00,;?!.:]+", rest):
-        tokens = list(re.finditer(r"[\w'&-]+", run.group(0)))
-        kept: list[re.Match] = []
-        verbs_done = False  # after "remind me to", "take" is what to do, not a request's verb
-        for k, token in enumerate(tokens):
-            word = token.group(0)
-            low = word.lower()
-            if not kept:
-                proper = low == "the" and k + 1 < len(tokens) and tokens[k + 1].group(0)[0].isupper()
-                skip = low in _STOP or stem(low) in own if verbs_done else is_own(low, own)
-                verbs_done = verbs_done or low in ("to", "that")
-                if skip and not proper:
-                    continue
-            elif low in _CUT_EN:
-                break
-            kept.append(token)
-        while kept and is_own(kept[-1].group(0).lower(), own):
-            kept.pop()
+        kept = phrase_en(run.group(0), own)
         if not kept:
             continue
-        start, end = run.start() + kept[0].start(), run.start() + kept[-1].end()
+        start, end = run.start() + kept[0], run.start() + kept[1]
         said = rest[start:end]
         if all(w.lower() in _GENERIC or is_own(w.lower(), own)
                for w in re.findall(r"[\w'&-]+", said)):
@@ -1104,6 +1091,32 @@ def leftover_en(reading: "Reading", tool: Any) -> str | None:
         reading.words.claim(start, end)
         return said
     return None
+
+
+def phrase_en(text: str, own: set[str]) -> tuple[int, int] | None:
+    """Where the phrase a request is about lies in `text`: after its verbs, fillers and
+    the tool's own words ("Tell me about the movie"), up to where another part of the
+    sentence starts ("that", "in", "from", "tomorrow" ...), without trailing own words."""
+    tokens = list(re.finditer(r"[\w'&-]+", text))
+    kept: list[re.Match] = []
+    verbs_done = False  # after "remind me to", "take" is what to do, not a request's verb
+    for k, token in enumerate(tokens):
+        low = token.group(0).lower()
+        if not kept:
+            proper = low == "the" and k + 1 < len(tokens) and tokens[k + 1].group(0)[0].isupper()
+            skip = low in _STOP or stem(low) in own if verbs_done else is_own(low, own)
+            verbs_done = verbs_done or low in ("to", "that")
+            if skip and not proper:
+                continue
+        elif low in _CUT_EN:
+            break
+        kept.append(token)
+    while kept and is_own(kept[-1].group(0).lower(), own):
+        kept.pop()
+    return (kept[0].start(), kept[-1].end()) if kept else None
+
+
+_VERB_ZH = r"[发打开买订点要写做看听找查叫约租借换寄送拿问]"
 
 
 def leftover_zh(reading: "Reading", tool: Any) -> str | None:
@@ -1118,6 +1131,8 @@ def leftover_zh(reading: "Reading", tool: Any) -> str | None:
         lead = _LEAD_ZH.match(run.group(0))
         start = run.start() + (lead.end() if lead else 0)
         said = rest[start:run.end()].strip()
+        if len(said) > 2 and re.search(_VERB_ZH + "$", said) and masked[run.end():run.end() + 1] == "\x00":
+            said = said[:-1]  # "给小王发消息": 发 sends the message, it is not part of the name
         if len(said) < 2 or said in _GENERIC or said.lower() in _GENERIC or \
                 re.fullmatch(r"[\d\W_]+", said):
             continue
@@ -1166,8 +1181,9 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     props = properties(tool)
     kinds = {name: param_kind(name, schema) for name, schema in props.items()}
     found: dict[str, Any] = {}
-    order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),  # "by X" before the rest
-                                         not set(split_name(n)) & (_BY_NAMES | {"subject", "body"})))
+    cued_first = _BY_NAMES | _SAID_NAMES | {"subject", "body"}  # "by X", "saying X" first
+    order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),
+                                         not set(split_name(n)) & cued_first))
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) < _KIND_ORDER.index("number")]:
         found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     fill_numbers(tool, props, kinds, reading, found)
@@ -1329,8 +1345,13 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
             return by_whom(reading)
         if named & {"subject", "body"}:
             return cued(reading, _SUBJECT if "subject" in named else _BODY)
-        return quoted(reading) or leftover(reading, tool)
+        said_as = bool(named & _SAID_NAMES)
+        return (cued(reading, _BODY) if said_as else None) or quoted(reading) or \
+            leftover(reading, tool, said_as)
     return None
+
+
+_SAID_NAMES = {"message", "text", "content", "msg", "sms"}
 
 
 _BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
