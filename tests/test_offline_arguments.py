@@ -240,3 +240,20 @@ def test_free_text_is_what_no_other_parameter_took():
     expect_call("明天早上8点提醒我开会", "set_reminder", {"message": "开会", "time": "08:00"},
                 tools=[reminder])
     expect_question("Remind me at 7pm", "message", tools=[reminder])
+
+
+def test_answers_to_clarifying_questions_complete_the_request_turn_by_turn():
+    messages = []
+    for said in ("I need a flight to London", "From Paris", "tomorrow"):
+        messages.append({"role": "user", "content": said})
+        answer = ask(messages, [FLIGHTS])
+        if said != "tomorrow":
+            assert not calls(answer), f"{said!r}: asked too early: {calls(answer)}"
+            messages.append({"role": "assistant", "content": answer["message"]["content"]})
+    assert calls(answer) == [("search_flights", {"origin": "Paris", "destination": "London",
+                                                  "date": "2026-05-02"})], calls(answer)
+    messages = [{"role": "user", "content": "我要去东京的机票"}]
+    messages.append({"role": "assistant", "content": ask(messages, [FLIGHTS])["message"]["content"]})
+    messages.append({"role": "user", "content": "从上海出发，明天"})
+    assert calls(ask(messages, [FLIGHTS])) == [
+        ("search_flights", {"origin": "上海", "destination": "东京", "date": "2026-05-02"})]

@@ -219,13 +219,16 @@ def made_call(call: Mapping) -> Call:
 
 
 def question_before(messages: list, last: int) -> str:
-    """The user message before `last`, if the assistant's reply to it was a question."""
-    if last < 2 or messages[last - 1].get("role") != "assistant":
-        return ""
-    if not u.text_of(messages[last - 1]).rstrip().endswith(("?", "？")):
-        return ""
-    earlier = messages[last - 2]
-    return u.text_of(earlier) if earlier.get("role") == "user" else ""
+    """The user message before `last`, if the assistant's reply to it was a question; and
+    the ones before it while each was answered with a question too ("I need a flight to
+    London" → "What origin?" → "From Paris" → "What date?"), joined in order."""
+    said: list[str] = []
+    while last >= 2 and messages[last - 1].get("role") == "assistant" and \
+            u.text_of(messages[last - 1]).rstrip().endswith(("?", "？")) and \
+            messages[last - 2].get("role") == "user" and not messages[last - 1].get("tool_calls"):
+        said.insert(0, u.text_of(messages[last - 2]))
+        last -= 2
+    return " ".join(said)
 
 
 def last_called(earlier: list) -> str:
@@ -266,13 +269,21 @@ def make_plan(turn: Turn, tools: list) -> Plan:
 def plan_request(turn: Turn, tools: list) -> Plan:
     """The plan for a request that states no preference to remember."""
     plan = plan_for(u.without_introduction(turn.request), turn, tools)
-    if plan.calls or plan.asks:
+    if plan.calls:
         return plan
-    if turn.asked_back:
+    if turn.asked_back:  # the answer to "Which city?" / "What origin?" completes the request
         completed = plan_for(f"{turn.asked_back} {turn.request}", turn, tools)
-        if completed.calls:
+        if completed.calls or progress(completed, plan_for(turn.asked_back, turn, tools)):
             return completed
-    return follow_up(turn, tools) or plan
+    return plan if plan.asks else follow_up(turn, tools) or plan
+
+
+def progress(completed: Plan, before: Plan) -> bool:
+    """Whether an answer filled what was asked: the request it completes now asks for
+    another argument ("From Paris" gave the origin; the date is still missing). "Thanks"
+    after "Which city?" fills nothing."""
+    asked = [(u.tool_name(t), p) for t, p in completed.asks]
+    return bool(asked) and asked[:1] != [(u.tool_name(t), p) for t, p in before.asks][:1]
 
 
 def remember_calls(turn: Turn, tools: list) -> list[Call]:

@@ -472,12 +472,13 @@ def _country_hits(words: Words) -> list[tuple[int, int, str]]:
 
 # ------------------------------------------------------------------ routes: from X to Y
 
-_END_EN = (r"(?=\s*\x00|\s+(?:on|at|by|for|in|via|tomorrow|today|tonight|next|this|and|with|under|"
+_END_EN = (r"(?=\s*\x00|\s+(?i:on|at|by|for|in|via|tomorrow|today|tonight|next|this|and|with|under|from|to|"
            r"please|leaving|departing|around)\b|\s*[,.?!;]|\s*$|\s+\d)")
-_PLACE_EN = r"((?:the\s+)?[A-Z][\w'.-]*(?:\s+(?:[A-Z][\w'.-]*|de|of|la|del))*)"
-_ROUTE_EN = re.compile(rf"\bfrom\s+{_PLACE_EN}\s+(?:to|for)\s+{_PLACE_EN}{_END_EN}")
-_TO_EN = re.compile(rf"(?<!\bfrom)\b(?:to|towards)\s+{_PLACE_EN}{_END_EN}")
-_FROM_EN = re.compile(rf"\bfrom\s+{_PLACE_EN}{_END_EN}")
+_NAME_WORD = r"(?!(?:From|To|And|On|At|In|For|By)\b)[A-Z][\w'.-]*"
+_PLACE_EN = rf"((?:the\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|de|of|la|del))*)"
+_ROUTE_EN = re.compile(rf"\b(?i:from)\s+{_PLACE_EN}\s+(?i:to|for)\s+{_PLACE_EN}{_END_EN}")
+_TO_EN = re.compile(rf"(?<!\bfrom)\b(?i:to|towards)\s+{_PLACE_EN}{_END_EN}")
+_FROM_EN = re.compile(rf"\b(?i:from)\s+{_PLACE_EN}{_END_EN}")
 _STOP_ZH = r"(?=的|怎么|怎样|有|吗|呢|，|,|。|？|\?|！|!|\s|出发|坐|乘|开车|步行|走路|骑|$)"
 _ROUTE_ZH = re.compile(rf"从\s*({CJK_RUN}+?|[A-Za-z][\w ]*?)\s*(?:到|去|飞往|飞到|飞|至|往)\s*"
                        rf"({CJK_RUN}+?|[A-Za-z][\w ]*?){_STOP_ZH}")
