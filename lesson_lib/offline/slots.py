@@ -574,7 +574,8 @@ UNITS = {
     "percent": r"%|percent|per cent|个百分点", "degree": r"degrees?|°c?|℃|度",
     "temperature": r"degrees?|°c?|℃|°f|℉|度", "serving": r"servings?|portions?|份|人份",
     "year": r"years?|年", "month": r"months?|个月", "mile": r"miles?|英里", "km": r"km|公里|千米",
-    "page": r"pages?|页", "item": r"items?|个|件", "result": r"results?|条|个",
+    "page": r"pages?|页", "kg": r"kg|kilograms?|kilos?|公斤|千克", "cm": r"cm|centimet(?:er|re)s?|厘米|公分",
+    "m": r"m|meters?|metres?|米", "%": r"%|percent|per cent", "usd": r"dollars?|\$|美元", "item": r"items?|个|件", "result": r"results?|条|个",
     "limit": r"results?|items?|articles?|条|个|篇",
 }
 _MONEY_WORDS = {"price", "amount", "bill", "budget", "cost", "total", "fare", "salary"}
@@ -630,9 +631,11 @@ def _said_with(after: str, unit: str) -> re.Match | None:
     return re.match(rf"(?i)\s*(?:[A-Za-z]+\s+|个|名)?(?:{unit})(?![A-Za-z])", after)
 
 
-def unit_words(name_words: list[str]) -> str | None:
-    """The unit pattern for a parameter from its name's words ("max_minutes" → minutes)."""
-    for word in reversed(name_words):
+def unit_words(name_words: list[str], description: str = "") -> str | None:
+    """The unit pattern for a parameter from its name's words ("max_minutes" → minutes),
+    else from its description ("Weight in kg", "Annual rate in percent")."""
+    said = re.search(r"(?i)\b(?:in|as a|as)\s+([a-z%]+)", description or "")
+    for word in [*reversed(name_words), *([said.group(1).lower()] if said else [])]:
         for key, pattern in UNITS.items():
             if word == key or word.rstrip("s") == key or word == key + "s":
                 return pattern
@@ -646,7 +649,7 @@ def find_number(words: Words, name_words: list[str], about: str, integer: bool,
     or said with money; else, if `alone` (the last number parameter to fill), the one
     number left that no other parameter's unit claims. Claimed."""
     said = quantities(words)
-    mine = unit_words(name_words)
+    mine = unit_words(name_words, about)
     taken_by_others = [re.compile(rf"(?i)^(?:{p})$") for p in others if p]
     chosen = None
     if mine:

@@ -1215,6 +1215,14 @@ def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
         left = [n for n in group if found.get(n) is None]
         if len(left) == 1:
             found[left[0]] = number_for(left[0], props, reading, numbers, alone=True)
+    left = [n for n in numbers if n in required(tool) and found.get(n) is None]
+    bare = [q for q in slots.quantities(reading.words)
+            if not q.unit or q.unit.lower() in _STOP or not q.unit[0].isalpha()]
+    if len(left) >= 2 and len(bare) == len(left) == len(slots.quantities(reading.words)):
+        for name, said in zip(left, bare):  # "Add 3 and 4": a = 3, b = 4, in order
+            integer = props[name].get("type") == "integer"
+            found[name] = int(said.value) if integer or said.value.is_integer() else said.value
+            reading.words.claim(said.start, said.end)
 
 
 def best_effort(tool: Any, text: str, arguments: dict, missing: list[str]) -> dict:
@@ -1259,7 +1267,8 @@ def guess(name: str, schema: Mapping, text: str) -> Any:
 def number_for(name: str, props: Mapping, reading: Reading, numbers: list[str],
                alone: bool) -> int | float | None:
     schema = props[name]
-    others = [slots.unit_words(list(split_name(n))) for n in numbers if n != name]
+    others = [slots.unit_words(list(split_name(n)), str(props[n].get("description") or ""))
+              for n in numbers if n != name]
     return slots.find_number(reading.words, list(split_name(name)),
                              str(schema.get("description") or ""),
                              schema.get("type") == "integer", others, alone)
@@ -1293,8 +1302,11 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
             claim_words(words_, enum_forms(said))
         return said if said is not None or role else preferred(values, reading.prefer)
     if kind == "boolean":
-        return True if any(re.search(rf"(?i)\b{re.escape(w)}\b", words_.rest)
-                           for w in named - _STOP - {"only", "is", "include"}) else None
+        said = switch_in(words_.rest, named)
+        for pattern in (_ON, _OFF) if said is not None else ():
+            for hit in pattern.finditer(words_.rest):
+                words_.claim(hit.start(), hit.end())
+        return said
     if kind in ("emails", "email"):
         found = slots.find_emails(words_)
         return (found or None) if kind == "emails" else (found[0] if found else None)
@@ -1352,6 +1364,25 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
 
 
 _SAID_NAMES = {"message", "text", "content", "msg", "sms"}
+
+
+_ON = re.compile(r"(?i)\b(?:turn|switch|put)\s+(?:\w+\s+)?on\b|\benable\b|打开|开启|开一下|开灯")
+_OFF = re.compile(r"(?i)\b(?:turn|switch|put)\s+(?:\w+\s+)?off\b|\bdisable\b|关掉|关闭|关上|关灯")
+_NOT = re.compile(r"(?i)\b(?:not|no|non|without)\s*-?\s*$|不$|非$")
+
+
+def switch_in(text: str, named: set[str]) -> bool | None:
+    """A yes/no parameter: for a switch ("on", "enabled", "power"), whether the words turn
+    it on or off; else True when its name is said ("remote jobs"), False when said with
+    "not"/"non-"/"不"; None when the words do not say."""
+    if named & {"on", "enabled", "enable", "active", "power", "state", "switch"}:
+        on, off = _ON.search(text), _OFF.search(text)
+        return None if bool(on) == bool(off) else bool(on)
+    for word in named - _STOP - {"only", "is", "include"}:
+        hit = re.search(rf"(?i)\b{re.escape(word)}\b", text)
+        if hit:
+            return not _NOT.search(text[:hit.start()])
+    return None
 
 
 _BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
