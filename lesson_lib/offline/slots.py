@@ -625,6 +625,10 @@ def _masked(text: str) -> str:
     return text
 
 
+_LINK_WORDS = {"at", "for", "and", "on", "in", "to", "of", "the", "a", "with", "or", "by", "from",
+               "please", "tonight", "today", "tomorrow"}  # after a number, not its unit
+
+
 def _said_with(after: str, unit: str) -> re.Match | None:
     """The unit right after a number, or one English word later ("3 news articles"), or
     after a classifier ("6个人")."""
@@ -670,8 +674,8 @@ def find_number(words: Words, name_words: list[str], about: str, integer: bool,
         if set(name_words) & {"max", "min", "maximum", "minimum"}:
             free = []
         elif mine:
-            free = [q for q in free if not q.unit or not re.match(r"[A-Za-z%°]", q.unit)
-                    and not re.match(r"[\u4e00-\u9fff]", q.unit)]
+            free = [q for q in free if not q.unit or q.unit.lower() in _LINK_WORDS
+                    or not re.match(r"[A-Za-z%°\u4e00-\u9fff]", q.unit)]
         chosen = free[0] if len(free) == 1 else None
     if chosen is None:
         return None

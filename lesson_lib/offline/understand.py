@@ -224,7 +224,7 @@ CONCEPTS: dict[str, str] = {
     "air": "air pollution aqi 空气 雾霾 污染",
     # A small bilingual glossary of everyday things tools are about (one idea a line).
     "bus": "bus 公交 公交车 巴士", "tide": "tide 潮汐 涨潮 退潮", "shoe": "shoe 鞋 鞋码",
-    "size": "size 尺码 尺寸 码数", "table": "table 桌子 餐桌 订桌 订座",
+    "size": "size 尺码 尺寸 码数", "table": "table 桌子 餐桌 订桌 订座 位子 座位",
     "booking": "book booking reserve reservation 预订 预约 订座 订位", "holiday": "holiday 节假日 假期 假日 节日",
     "garden": "garden yard lawn plant sprinkler 花园 院子 浇水 植物 草坪",
     "invoice": "invoice 发票 开票", "client": "client customer 客户",
@@ -990,7 +990,8 @@ book send up out for of to about on in at with into from by this that it there h
 tonight now tomorrow quick simple down many much long often did eat ate eaten drink
 had have has recommend suggest open order buy reserve schedule cancel remove delete update
 share post call track convert calculate compute translate define detect explain describe
-summarize summarise read write record log turn switch pull bring fetch lookup""".split())
+summarize summarise read write record log turn switch pull bring fetch lookup i'd i'll i've
+we'd we'll let's id like love wanna gonna""".split())
 # Words after which the rest of an English phrase is about something else.
 _CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
 today tonight this next please between within less more than using via""".split())
@@ -1183,7 +1184,8 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     found: dict[str, Any] = {}
     cued_first = _BY_NAMES | _SAID_NAMES | {"subject", "body"}  # "by X", "saying X" first
     order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),
-                                         not set(split_name(n)) & cued_first))
+                                         not set(split_name(n)) & cued_first,
+                                         n not in required(tool)))  # then required before optional
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) < _KIND_ORDER.index("number")]:
         found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     fill_numbers(tool, props, kinds, reading, found)
@@ -1358,6 +1360,8 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         if named & {"subject", "body"}:
             return cued(reading, _SUBJECT if "subject" in named else _BODY)
         said_as = bool(named & _SAID_NAMES)
+        if name not in required(tool):  # an optional text is taken only when marked out
+            return (cued(reading, _BODY) if said_as else None) or quoted(reading)
         return (cued(reading, _BODY) if said_as else None) or quoted(reading) or \
             leftover(reading, tool, said_as)
     return None
