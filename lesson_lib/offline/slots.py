@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import lru_cache
 from typing import Any
 
 from lesson_lib import clock
@@ -736,7 +737,11 @@ SYNONYMS = {
 
 def enum_forms(value: Any) -> list[str]:
     """Every way `value` may be written: itself, with spaces for "_", plural, its synonyms."""
-    said = str(value).lower()
+    return list(_enum_forms(str(value).lower()))
+
+
+@lru_cache(maxsize=4096)
+def _enum_forms(said: str) -> tuple[str, ...]:
     spaced = said.replace("_", " ").replace("-", " ")
     forms = {said, spaced, spaced + "s", spaced + "es"}
     if spaced.endswith("y"):
@@ -745,4 +750,4 @@ def enum_forms(value: Any) -> list[str]:
     for name, code, words_ in LANGUAGES:  # a language enum: "en" is English, 英文, 英语
         if said in (code, name.lower()):
             forms |= set(words_.split("|")) | {name.lower()}
-    return sorted((f for f in forms if f), key=len, reverse=True)
+    return tuple(sorted((f for f in forms if f), key=len, reverse=True))

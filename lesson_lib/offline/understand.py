@@ -315,7 +315,12 @@ def split_name(name: str) -> tuple[str, ...]:
 
 
 def english_words(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z]+", (text or "").lower()) if len(w) > 1}
+    return set(_english_words(text or ""))
+
+
+@lru_cache(maxsize=4096)
+def _english_words(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 1)
 
 
 def chinese_pieces(text: str) -> set[str]:
@@ -842,13 +847,22 @@ def param_kind(name: str, schema: Mapping) -> str:
     """What a parameter takes, from its type, format, name and description: "enum",
     "number", "boolean", "places", "emails", "date", "time", "email", "currency", "code",
     "origin", "destination", "country", "timezone", "place", "expression", "language",
-    "text", "from", "to" or "other"."""
-    named, about = set(split_name(name)), f"{name} {schema.get('description') or ''}"
+    "text", "from", "to" or "other". (Cached on what it reads: every request brings the
+    same schemas again.)"""
     kind = schema.get("type")
-    if isinstance(kind, list):  # ["string", "null"]: the first real type
+    return _param_kind(name, tuple(kind) if isinstance(kind, list) else kind,
+                       str(schema.get("format") or ""), str(schema.get("description") or ""),
+                       "enum" in schema)
+
+
+@lru_cache(maxsize=4096)
+def _param_kind(name: str, kind: Any, form: str, description: str, enum: bool) -> str:
+    schema = {"format": form, "description": description}
+    named, about = set(split_name(name)), f"{name} {description}"
+    if isinstance(kind, tuple):  # ["string", "null"]: the first real type
         kind = next((k for k in kind if k != "null"), None)
-    if "enum" in schema or kind in ("integer", "number", "boolean"):
-        return "enum" if "enum" in schema else {"boolean": "boolean"}.get(kind, "number")
+    if enum or kind in ("integer", "number", "boolean"):
+        return "enum" if enum else {"boolean": "boolean"}.get(kind, "number")
     if kind == "array":
         if _EMAIL_ABOUT.search(about):
             return "emails"
