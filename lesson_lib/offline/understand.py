@@ -716,6 +716,8 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
     """Points for typed values only this tool's parameters take: a route ("from X to Y")
     for origin and destination, a code shaped like its example, an e-mail address, two
     currencies for a converter, an enum value of its own named ("swimming", "客厅")."""
+    if not kinds & {"origin", "destination", "code", "email", "emails", "enum", "currency"}:
+        return 0
     said, points = slots.Words(tidy(text)), 0
     if {"origin", "destination"} & kinds and any(slots.find_route(said)):
         points += 2
@@ -727,11 +729,12 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
             points += 2 if re.search(r"[A-Z]", code) or len(code) >= 6 else 1
         elif kind in ("email", "emails") and slots.EMAIL.search(text):
             points += 2
-        elif kind == "enum" and unit_role(name, schema) == "" and \
-                enum_value(schema.get("enum") or [], text) is not None and \
-                not set(map(str, schema.get("enum") or [])) <= {"celsius", "fahrenheit"}:
+        elif kind == "enum" and \
+                not set(map(str, schema.get("enum") or [])) <= {"celsius", "fahrenheit"} and \
+                unit_role(name, schema) == "" and \
+                enum_value(schema.get("enum") or [], text) is not None:
             points += 1
-    if kinds >= {"currency"} and len(slots.currencies_in(slots.Words(tidy(text)))) >= 2:
+    if "currency" in kinds and len(slots.currencies_in(slots.Words(tidy(text)))) >= 2:
         points += 2
     return points
 
