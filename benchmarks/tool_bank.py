@@ -69,7 +69,7 @@ def same(expected, got) -> bool:
         return False
     if isinstance(expected, list):
         return isinstance(got, list) and len(expected) == len(got) and \
-            all(same(e, g) for e, g in zip(expected, got))
+            all(same(e, g) for e, g in zip(expected, got, strict=True))
     return normal(expected) == normal(got)
 
 

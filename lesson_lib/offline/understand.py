@@ -1034,7 +1034,7 @@ def free_text(text: str, tool: Any) -> str | None:
     return leftover(Reading(text), tool)
 
 
-def quoted(reading: "Reading") -> str | None:
+def quoted(reading: Reading) -> str | None:
     """The first quoted piece still free ('good morning', "hello", 「你好」, 《晴天》). Claimed."""
     words_ = reading.words
     for found in _QUOTE.finditer(words_.rest):
@@ -1045,7 +1045,7 @@ def quoted(reading: "Reading") -> str | None:
     return None
 
 
-def leftover(reading: "Reading", tool: Any, said_as: bool = False) -> str | None:
+def leftover(reading: Reading, tool: Any, said_as: bool = False) -> str | None:
     """The free text a text parameter takes, when nothing quoted is left: what follows a
     colon ("Save a note: buy milk"), "saying"/"说" (for a message, `said_as`),
     "about"/"关于", else the first phrase no other parameter took, without the tool's own
@@ -1095,7 +1095,7 @@ def is_own(word: str, own: set[str]) -> bool:
                for part in word.split("-") if part)
 
 
-def leftover_en(reading: "Reading", tool: Any) -> str | None:
+def leftover_en(reading: Reading, tool: Any) -> str | None:
     own, rest = own_words_of(tool), reading.words.rest
     for run in re.finditer(r"[^\x00,;?!.:]+", rest):
         kept = phrase_en(run.group(0), own)
@@ -1137,7 +1137,7 @@ def phrase_en(text: str, own: set[str]) -> tuple[int, int] | None:
 _VERB_ZH = r"[发打开买订点要写做看听找查叫约租借换寄送拿问]"
 
 
-def leftover_zh(reading: "Reading", tool: Any) -> str | None:
+def leftover_zh(reading: Reading, tool: Any) -> str | None:
     own = sorted({w for c in concepts(tool_text(tool) + " " + " ".join(split_name(tool_name(tool))))
                   for w in CONCEPTS[c].split() if CJK.search(w)}, key=len, reverse=True)
     rest = reading.words.rest
@@ -1238,7 +1238,7 @@ def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
     bare = [q for q in slots.quantities(reading.words)
             if not q.unit or q.unit.lower() in _STOP or not q.unit[0].isalpha()]
     if len(left) >= 2 and len(bare) == len(left) == len(slots.quantities(reading.words)):
-        for name, said in zip(left, bare):  # "Add 3 and 4": a = 3, b = 4, in order
+        for name, said in zip(left, bare, strict=True):  # "Add 3 and 4": a = 3, b = 4
             integer = props[name].get("type") == "integer"
             found[name] = int(said.value) if integer or said.value.is_integer() else said.value
             reading.words.claim(said.start, said.end)
