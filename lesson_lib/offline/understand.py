@@ -1067,7 +1067,24 @@ def leftover(reading: Reading, tool: Any, said_as: bool = False) -> str | None:
                             for w in re.findall(r"[\w'&-]+", said)):
             reading.words.claim(start, start + len(said))
             return said
+    if is_statement(reading.text):
+        return None  # "I hate my job" tells; it asks for nothing to search
     return leftover_zh(reading, tool) if CJK.search(rest) else leftover_en(reading, tool)
+
+
+_STATEMENT_EN = re.compile(r"(?i)^\s*(?:i|i'm|i've|i was|we|we're|my|our)\b(?!\s*(?:'d|would|want|need|"
+                           r"wanna|am looking|'m looking|looking|trying|going to|gonna|planning|"
+                           r"hoping|have to|must|should|'ll|will|'d like))")
+_STATEMENT_ZH = re.compile(r"^\s*(?:我|我们)(?!想|要|需要|打算|准备|希望|得|该|应该|请)")
+
+
+def is_statement(text: str) -> bool:
+    """Whether a message tells something rather than asks ("I hate my job", "我跑了步"):
+    it starts with "I"/"we"/"我" (not "I want", "I need", "我想", "我要"), and it has no
+    question in it. Its words are not free text for a tool."""
+    if re.search(r"[?？]|吗|呢|\bplease\b|请", text):
+        return False
+    return bool(_STATEMENT_ZH.match(text) if CJK.search(text) else _STATEMENT_EN.match(text))
 
 
 _EXAMPLE_TEXT = re.compile(r"(?i)(?:e\.g\.|for example|such as|例如|比如)[^.;)）。]*")
