@@ -257,3 +257,23 @@ def test_answers_to_clarifying_questions_complete_the_request_turn_by_turn():
     messages.append({"role": "user", "content": "从上海出发，明天"})
     assert calls(ask(messages, [FLIGHTS])) == [
         ("search_flights", {"origin": "上海", "destination": "东京", "date": "2026-05-02"})]
+
+
+def test_a_statement_is_not_free_text_for_a_tool():
+    jobs = fn("search_jobs", "Search job listings", {
+        "title": {"type": "string", "description": "Job title"}}, ["title"])
+    assert not calls(ask("I hate my job", [jobs])), "a statement made a call"
+    expect_call("I want a job as a nurse", "search_jobs", {"title": "nurse"}, tools=[jobs])
+
+
+def test_numbers_go_by_unit_label_or_order_never_by_a_date():
+    add = fn("add_numbers", "Add two numbers", {"a": {"type": "number"}, "b": {"type": "number"}},
+             ["a", "b"])
+    expect_call("Add 3 and 4", "add_numbers", {"a": 3, "b": 4}, tools=[add])
+    hotel = fn("book_hotel", "Book a hotel", {
+        "city": {"type": "string"}, "check_in": {"type": "string", "format": "date"},
+        "nights": {"type": "integer"}, "guests": {"type": "integer"}}, ["city", "check_in", "nights"])
+    expect_call("Hotel in Tokyo from 2026-07-01 for 3 nights for 2 guests", "book_hotel",
+                {"city": "Tokyo", "check_in": "2026-07-01", "nights": 3, "guests": 2}, tools=[hotel])
+    expect_call("帮我订杭州的酒店，明天入住，住两晚", "book_hotel",
+                {"city": "杭州", "check_in": "2026-05-02", "nights": 2}, tools=[hotel])

@@ -1008,7 +1008,7 @@ tonight now tomorrow quick simple down many much long often did eat ate eaten dr
 had have has recommend suggest open order buy reserve schedule cancel remove delete update
 share post call track convert calculate compute translate define detect explain describe
 summarize summarise read write record log turn switch pull bring fetch lookup i'd i'll i've
-we'd we'll let's id like love wanna gonna""".split())
+we'd we'll let's id like love wanna gonna trying looking searching hoping planning""".split())
 # Words after which the rest of an English phrase is about something else.
 _CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
 today tonight this next please between within less more than using via""".split())
