@@ -61,7 +61,7 @@ CN_NUMBER = r"[零〇一二两三四五六七八九十百]+"
 # Words a Chinese number is counted in: classifiers ("三张", "两个") and units ("三天").
 CN_CLASSIFIERS = r"[个位名张份杯瓶本部件双首条篇项间封辆台只把次]"
 CN_MEASURES = (r"(?:[个位名张份杯瓶本部件双首条篇项间封辆台只把次天晚夜周年岁页元块度米克%]|小时|分钟|"
-               r"公里|公斤|千克|星期|个月)")
+               r"公里|公斤|千克|星期|个月|美元|欧元|英镑|日元|港币|人民币|英里|英尺|磅)")
 
 
 def cn_number(word: str) -> int | None:
@@ -176,7 +176,7 @@ _TIMES = (
     re.compile(r"(?i)(?:\bat\s+)?(?<![\d:])(\d{1,2})()\s*(am|pm|a\.m\.|p\.m\.)"),
     re.compile(r"(?i)\bat\s+(\d{1,2})()(?:\s*o'clock)?()(?![\d:.\w])"),
     re.compile(r"(?i)\b(?:at\s+)?(noon|midday|midnight)()()\b"),
-    re.compile(r"(早上|上午|凌晨|中午|下午|晚上|傍晚|今晚)?(\d{1,2}|[一二三四五六七八九十]{1,3})[点點时]"
+    re.compile(r"(早上|上午|凌晨|中午|下午|晚上|傍晚|今晚)?(\d{1,2}|[一二两三四五六七八九十]{1,3})[点點时]"
                r"(半|(\d{1,2})分?)?"),
 )
 
@@ -609,7 +609,7 @@ def quantities(words: Words) -> list[Quantity]:
             value = float(_EN_NUMBERS[hit.group(3).lower()])
         else:
             value = cn_number(hit.group(2))
-            after = rest[hit.end():hit.end() + 3]
+            after = words.text[hit.end():hit.end() + 3]  # the measure may be taken ("一百美元")
             if value is None or not re.match(CN_MEASURES, after) or re.match(r"[点月号]", after) \
                     or hit.group(2) == "一" and re.match(CN_CLASSIFIERS, after):
                 continue  # "张三" is a name, "三点" a time, "一张" is "a", not a number

@@ -178,7 +178,7 @@ CONCEPTS: dict[str, str] = {
                "fahrenheit 天气 气温 温度 多少度 几度 华氏 摄氏 "
                "下雨 下雪 晴 阴天 多云 暖和 凉快 冷 炎热 很热 更热 多热 热吗 热不热 穿什么 带伞 "
                "雨伞 气候 预报 湿度",
-    "time": "time clock date timezone hour 时间 几点 时区 日期 几号 星期几 钟",
+    "time": "time clock date timezone hour 时间 几点 时区 日期 几号 星期几 点钟 钟表",
     "news": "news headline article 新闻 头条 资讯",
     "search": "search find lookup 搜索 查找 搜一下 搜搜",
     "calculate": "calculate calculator compute evaluate arithmetic math expression 计算 算一下 "
@@ -1166,7 +1166,7 @@ def leftover_zh(reading: Reading, tool: Any) -> str | None:
         lead = _LEAD_ZH.match(run.group(0))
         start = run.start() + (lead.end() if lead else 0)
         said = rest[start:run.end()].strip()
-        if len(said) > 2 and re.search(_VERB_ZH + "$", said) and masked[run.end():run.end() + 1] == "\x00":
+        if len(said) > 2 and re.search(_VERB_ZH + "$", said) and re.search(r"[给跟向对]$", rest[:start]):
             said = said[:-1]  # "给小王发消息": 发 sends the message, it is not part of the name
         if len(said) < 2 or said in _GENERIC or said.lower() in _GENERIC or \
                 re.fullmatch(r"[\d\W_]+", said):
@@ -1431,7 +1431,7 @@ _SUBJECT = re.compile(r"(?i)\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]?\s*[
                       r"|\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]\s*([^,.;!?]+)"
                       r"|主题(?:是|为|：|:)\s*[“\"「]?([^”\"」，。！？]+)")
 _BODY = re.compile(r"(?i)\b(?:saying|that says|with the (?:text|message|body))\s+[\"“]?([^\"”]+)"
-                   r"|(?:内容是|内容为|正文是|说)\s*[“\"「]?([^”\"」。！？]+)")
+                   r"|(?:内容是|内容为|正文是|说)\s*[:：]?\s*[“\"「]?([^”\"」。！？]+)")
 
 
 def by_whom(reading: Reading) -> str | None:
