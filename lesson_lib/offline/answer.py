@@ -188,7 +188,9 @@ def comparison(asked: Comparison, ranking: list[tuple[Any, float]], lang: str) -
     ranking: (call, value) pairs, best first; each call has .arguments and .result."""
     def said(call: Any, value: float) -> tuple[str, str]:
         data = read_result(call.result)
-        where = str(data.get("location") or "") or place_argument(call.arguments)
+        where = str(data.get("location") or data.get("city") or "") or \
+            place_argument(call.arguments) or next(
+                (v for v in call.arguments.values() if isinstance(v, str)), "")
         shown = temperature(data) if asked.field == "temp" else number(value)
         return place_name(where, lang), shown or number(value)
 
@@ -217,8 +219,40 @@ def clarify(tool: Any, param: str, lang: str) -> str:
         values = [str(v) for v in schema.get("enum") or []]
         return f"请告诉我 {param} 选哪个：{'、'.join(values)}？" if lang == "zh" else \
             f"Which {what} would you like: {joined(values, 'en').replace(' and ', ' or ')}?"
-    return f"请告诉我 {name} 需要的 {param}。" if lang == "zh" else \
+    return f"请问{label_zh(param)}（{param}）是什么？" if lang == "zh" else \
         f"What {what} should I use for {name}?"
+
+
+# Chinese words for the words parameter names are made of, so a question names what it
+# asks for in the user's language: "check_in_date" → 入住日期.
+_LABELS_ZH = {
+    "origin": "出发地", "departure": "出发地", "destination": "目的地", "arrival": "目的地",
+    "date": "日期", "day": "日期", "time": "时间", "start": "开始", "end": "结束",
+    "symbol": "股票代码", "ticker": "股票代码", "text": "文字", "amount": "金额", "value": "数值",
+    "title": "标题", "task": "任务", "content": "内容", "message": "内容", "body": "正文",
+    "city": "城市", "country": "国家", "location": "地点", "place": "地点", "sku": "商品编号",
+    "barcode": "条形码", "tracking": "快递", "number": "号码", "flight": "航班", "word": "单词",
+    "song": "歌名", "artist": "歌手", "movie": "电影", "team": "球队", "dish": "菜名",
+    "food": "食物", "minutes": "分钟数", "nights": "晚数", "days": "天数", "guests": "人数",
+    "passengers": "乘客人数", "attendees": "参加者", "to": "目标", "subject": "主题",
+    "query": "搜索内容", "league": "联赛", "temperature": "温度", "language": "语言",
+    "target": "目标", "source": "源", "currency": "货币", "check": "", "in": "入住",
+    "pickup": "取车", "from": "原", "station": "车站", "expression": "算式", "coin": "币种",
+    "bill": "账单", "percent": "百分比", "tip": "小费", "room": "房间", "activity": "活动",
+    "email": "邮箱", "name": "名称", "unit": "单位", "code": "代码", "id": "编号", "quote": "报价",
+    "base": "基准", "category": "类别", "phone": "电话", "account": "账户", "sign": "星座", "priority": "优先级", "timezone": "时区", "key": "键"}
+
+
+def label_zh(param: str) -> str:
+    """A parameter's name in Chinese when each of its words is known ("pickup_date" →
+    取车日期), else the name itself."""
+    parts = split_name(param)
+    whole = {"to": "收件人", "from_station": "出发站", "to_station": "到达站", "check_in": "入住日期"}
+    if param in whole:
+        return whole[param]
+    if parts and all(p in _LABELS_ZH for p in parts):
+        return "".join(_LABELS_ZH[p] for p in parts) or param
+    return param
 
 
 def told_not_to(names: list[str], lang: str) -> str:

@@ -15,15 +15,26 @@ and nothing is remembered between calls. Like a real model it only knows what
    York" is two). Each clause gets the offered tool whose name, description
    and parameters share the most words with it (understand.score), if any
    fits; a word shared with a tool's name counts most, and a number with a
-   unit and no place ("16 °C in Fahrenheit") favours a converter. Arguments
-   come from the user's words by parameter kind: places, time zones, numbers,
-   enum values (for from/to pairs, by the side they are said on: "100 °F to
-   Celsius"), an expression, free text (understand.py).
+   unit and no place ("16 °C in Fahrenheit") favours a converter, and so do
+   typed values only a tool takes (a route, a code shaped like its example).
+   Arguments come from the user's words by what each parameter's schema asks
+   for (type, format, enum, description, name; understand.param_kind and
+   slots.py): places, time zones, dates ("tomorrow", "3月15日", from the
+   clock), times, numbers by their unit ("3 nights", "两晚"), currencies
+   ("美元" → USD), codes shaped like the schema's example (AAPL, CA981),
+   e-mail addresses, languages (as a code or a name), "from X to Y", enum
+   values by their synonyms ("miles" → mile; for from/to pairs, by the side
+   they are said on: "100 °F to Celsius"), an expression, then free text from
+   what no other parameter took. A value is found or it is not, never guessed:
+   a required one not found is asked for (rule 6), naming it in the user's
+   language, instead of calling with a wrong value.
    One call per place: "Shanghai and Beijing weather" is two calls. A time
    zone a clause writes out wins over the places ("..., and the time in UTC").
    A place is sent as the user wrote it: "成都" when typed in Chinese (the
    seed tools take both), else its canonical English name ("chengdu", "NYC"
-   → "Chengdu", "New York"); a city the gazetteer lacks is passed on as written.
+   → "Chengdu", "New York"); a city the gazetteer lacks is passed on as written
+   ("weather in Oslo and Rome" is two calls), except for a time zone, which
+   is then asked for (the default zone would be wrong).
 4. Calls already answered in this turn are not repeated. A clause that says
    "there" after "which is warmer, A or B?" waits for those results and uses
    the winner. "Keep checking ... until it is sunny" calls again while the
@@ -32,13 +43,17 @@ and nothing is remembered between calls. Like a real model it only knows what
    the tool of the last call before it again, for that place.
 5. `tool_choice` is obeyed: "none" never calls; "required" always calls, even
    after results (as with the real API, a loop that keeps sending "required"
-   never ends by itself); {"type": "function", ...} calls that function.
+   never ends by itself); {"type": "function", ...} calls that function. A
+   forced call cannot ask back: a required argument the words do not give
+   gets a typed best-effort value (understand.best_effort), never "{}".
    `parallel_tool_calls: false` sends only the first call (the next comes on
    the next request).
 6. With nothing left to call, the answer is written from the tool results of
    this turn (matched to calls by tool_call_id; a comparison ranks only the
    results of the calls its own clause asked for), or it asks for a missing
-   required argument, or it answers the name question, greeting or thanks,
+   required argument, or it answers a comparison that names no place ("Which
+   one is warmer?") from the results of earlier turns, or it answers the
+   name question, greeting or thanks,
    or says honestly what it cannot do (answer.py holds every sentence).
 7. A profile tool (remember_preference; any tool that keeps a fact under a key such as
    "diet", see understand.keeper_of) is never chosen by shared words. It is called once
@@ -56,6 +71,7 @@ and nothing is remembered between calls. Like a real model it only knows what
 
 This module must not import openai, httpx2, lesson_lib.tools, memory, agent
 or llm: the offline model depends on protocol, tokens, places and clock only.
+benchmarks/tool_bank.py scores the argument filling on 42 invented tools.
 """
 
 from __future__ import annotations
@@ -95,6 +111,8 @@ class Turn:
     prefer: dict = field(default_factory=dict)  # lasting preferences: the profile in a system
                                 # message, then what user messages stated (the latest wins)
     name_from_profile: bool = False  # the name is known from the profile only
+    earlier: list[Call] = field(default_factory=list)  # answered calls before the request:
+                                # "Which one is warmer?" after a weather answer ranks them
 
     def answered(self) -> list[Call]:
         return [c for c in self.calls if c.result is not None]
@@ -175,7 +193,18 @@ def read_turn(messages: list) -> Turn:
             results[m.get("tool_call_id")] = u.text_of(m)
     for call in turn.calls:
         call.result = results.get(call.id)
+    turn.earlier = answered_before(messages[:max(last, 0)])
     return turn
+
+
+def answered_before(earlier: list) -> list[Call]:
+    """The tool calls of earlier turns that got a result, with it, in the order made."""
+    results = {m.get("tool_call_id"): u.text_of(m) for m in earlier if m.get("role") == "tool"}
+    calls = [made_call(c) for m in earlier if m.get("role") == "assistant"
+             for c in m.get("tool_calls") or [] if isinstance(c, Mapping)]
+    for call in calls:
+        call.result = results.get(call.id)
+    return [c for c in calls if c.result is not None]
 
 
 def made_call(call: Mapping) -> Call:
@@ -190,13 +219,16 @@ def made_call(call: Mapping) -> Call:
 
 
 def question_before(messages: list, last: int) -> str:
-    """The user message before `last`, if the assistant's reply to it was a question."""
-    if last < 2 or messages[last - 1].get("role") != "assistant":
-        return ""
-    if not u.text_of(messages[last - 1]).rstrip().endswith(("?", "？")):
-        return ""
-    earlier = messages[last - 2]
-    return u.text_of(earlier) if earlier.get("role") == "user" else ""
+    """The user message before `last`, if the assistant's reply to it was a question; and
+    the ones before it while each was answered with a question too ("I need a flight to
+    London" → "What origin?" → "From Paris" → "What date?"), joined in order."""
+    said: list[str] = []
+    while last >= 2 and messages[last - 1].get("role") == "assistant" and \
+            u.text_of(messages[last - 1]).rstrip().endswith(("?", "？")) and \
+            messages[last - 2].get("role") == "user" and not messages[last - 1].get("tool_calls"):
+        said.insert(0, u.text_of(messages[last - 2]))
+        last -= 2
+    return " ".join(said)
 
 
 def last_called(earlier: list) -> str:
@@ -237,13 +269,21 @@ def make_plan(turn: Turn, tools: list) -> Plan:
 def plan_request(turn: Turn, tools: list) -> Plan:
     """The plan for a request that states no preference to remember."""
     plan = plan_for(u.without_introduction(turn.request), turn, tools)
-    if plan.calls or plan.asks:
+    if plan.calls:
         return plan
-    if turn.asked_back:
+    if turn.asked_back:  # the answer to "Which city?" / "What origin?" completes the request
         completed = plan_for(f"{turn.asked_back} {turn.request}", turn, tools)
-        if completed.calls:
+        if completed.calls or progress(completed, plan_for(turn.asked_back, turn, tools)):
             return completed
-    return follow_up(turn, tools) or plan
+    return plan if plan.asks else follow_up(turn, tools) or plan
+
+
+def progress(completed: Plan, before: Plan) -> bool:
+    """Whether an answer filled what was asked: the request it completes now asks for
+    another argument ("From Paris" gave the origin; the date is still missing). "Thanks"
+    after "Which city?" fills nothing."""
+    asked = [(u.tool_name(t), p) for t, p in completed.asks]
+    return bool(asked) and asked[:1] != [(u.tool_name(t), p) for t, p in before.asks][:1]
 
 
 def remember_calls(turn: Turn, tools: list) -> list[Call]:
@@ -304,7 +344,8 @@ def targets_for(clause: u.Clause, before: Step | None, turn: Turn, tools: list,
     if before and u.refers_back(clause.text):
         return winner_of(before, turn, tools)
     kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
-    unknown = u.unknown_place(clause.text, avoid_words(clause.tool)) if "place" in kinds else None
+    unknown = u.unknown_place(clause.text, avoid_words(clause.tool), u.topic_words_zh(clause.tool)) \
+        if kinds & {"place", "timezone"} else None
     return [u.Target(unknown)] if unknown else everywhere
 
 
@@ -313,7 +354,11 @@ def own_targets(clause: u.Clause) -> list[u.Target]:
     writes out instead, if it does ("the time in UTC" asks for UTC, whatever the places)."""
     kinds = {u.param_kind(n, s) for n, s in u.properties(clause.tool).items()}
     zone = u.zone_target(clause.text) if "timezone" in kinds else None
-    return [zone] if zone else u.targets_in(clause.text)
+    if zone:
+        return [zone]
+    if kinds & {"place", "places", "timezone"}:  # "in Oslo and Rome": Oslo is not in the gazetteer
+        return u.all_targets_in(clause.text, avoid_words(clause.tool))
+    return u.targets_in(clause.text)
 
 
 def winner_of(before: Step, turn: Turn, tools: list) -> list[u.Target] | None:
@@ -336,7 +381,11 @@ def winner_of(before: Step, turn: Turn, tools: list) -> list[u.Target] | None:
 def avoid_words(tool: Any) -> set[str]:
     """Capitalised words after "in" that are not places: the tool's enum values, and units."""
     values = {str(v).lower() for s in u.properties(tool).values() for v in s.get("enum") or []}
-    return values | {"celsius", "fahrenheit", "english", "chinese", "utc", "gmt"}
+    values |= {w for v in values for w in u.enum_forms(v)}
+    return values | {"celsius", "fahrenheit", "english", "chinese", "utc", "gmt"} | \
+        {w.lower() for w in ("January February March April May June July August September "
+                             "October November December Monday Tuesday Wednesday Thursday "
+                             "Friday Saturday Sunday").split()}
 
 
 def add_calls(plan: Plan, clause: u.Clause, targets: list[u.Target], tools: list,
@@ -440,7 +489,9 @@ def any_calls(turn: Turn, tools: list, name: str = "") -> list[Call]:
     """Calls when one is required but no clause asked for one: the tool named `name`;
     else the best-fitting tool if one fits; else the first tool whose required arguments
     can be filled (defaults count). If none can be, the first choice is called with what
-    could be filled: a forced call cannot ask a question back."""
+    could be filled and a typed best-effort value for each required argument still
+    missing (u.best_effort): a forced call cannot ask a question back, and "{}" would
+    break the tool's own required list."""
     text = u.without_introduction(turn.request)
     best, points = u.best_tool(text, tools)
     choices = [t for t in tools if u.tool_name(t) == name] or \
@@ -450,8 +501,8 @@ def any_calls(turn: Turn, tools: list, name: str = "") -> list[Call]:
         add_calls(plan, u.Clause(text, tool), u.targets_in(text), tools, turn.prefer)
         if plan.calls:
             return plan.calls
-    arguments, _ = u.fill_arguments(choices[0], text, prefer=turn.prefer)
-    return [Call(u.tool_name(choices[0]), arguments)]
+    arguments, missing = u.fill_arguments(choices[0], text, prefer=turn.prefer)
+    return [Call(u.tool_name(choices[0]), u.best_effort(choices[0], text, arguments, missing))]
 
 
 # ------------------------------------------------------------------ writing the answer
@@ -463,11 +514,28 @@ def write_answer(turn: Turn, plan: Plan, tools: list, choice: Any) -> str:
         return from_results(turn, plan, tools)
     if u.asks_name(turn.request):
         return answer.name_answer(turn.name, lang, turn.name_from_profile)
+    if not plan.calls and earlier_comparison(turn, tools):
+        return earlier_comparison(turn, tools)
     if wanted and choice == "none":
         return answer.told_not_to(list(dict.fromkeys(wanted)), lang)
     if plan.asks:
         return answer.clarify(*plan.asks[0], lang)
     return small_talk(turn, tools)
+
+
+def earlier_comparison(turn: Turn, tools: list) -> str:
+    """"Which one is warmer?" / "哪个更暖和？" naming no place, after tool answers: ranked
+    from the results already in the conversation (the latest of each distinct call), not
+    asked back. "" when the request compares nothing or fewer than two results have
+    the number it compares."""
+    asked = u.comparison_in(turn.request)
+    if not asked or not turn.earlier or u.targets_in(turn.request):
+        return ""
+    latest: list[Call] = []
+    for call in turn.earlier:
+        latest = [c for c in latest if not same_call(c, call, tools)] + [call]
+    ranking = ranked(latest, asked)
+    return answer.comparison(asked, ranking, turn.lang) if len(ranking) >= 2 else ""
 
 
 def small_talk(turn: Turn, tools: list) -> str:

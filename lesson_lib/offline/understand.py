@@ -10,10 +10,12 @@ This module turns the user's words into things the brain can act on:
   (天气 → weather, 几点 → time, warmer → weather, 换算 → convert, ...);
 - clauses: "weather in Chengdu and the time in New York" is two requests;
 - follow-ups that only name a place or a time zone ("上海呢？", "And UTC?");
-- what each tool parameter can take from the text: places (lesson_lib.places),
-  time zones, numbers, enum values (and which side of "100 °F to Celsius" they
-  are on), an arithmetic expression, "5 km to miles", a language, or the free
-  text that remains;
+- what each tool parameter can take from the text, by its schema: places
+  (lesson_lib.places, and capitalised names after "in"), time zones, dates,
+  times, numbers by their unit, currencies, codes, e-mail addresses, the ends
+  of a route (slots.py), enum values by their synonyms (and which side of
+  "100 °F to Celsius" they are on), an arithmetic expression, "5 km to
+  miles", a language, or the free text no other parameter took;
 - tool results: JSON or plain text, and the numbers in them;
 - lasting preferences the user states ("I'm vegetarian", "我不吃辣", "call me Xiaoming",
   "use Fahrenheit", "请用中文回答"), the profile a system message carries ("What you know
@@ -32,7 +34,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.places import Place, find_places
+from lesson_lib.offline import slots
+from lesson_lib.places import Place, find_places, lookup
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -175,14 +178,90 @@ CONCEPTS: dict[str, str] = {
                "fahrenheit 天气 气温 温度 多少度 几度 华氏 摄氏 "
                "下雨 下雪 晴 阴天 多云 暖和 凉快 冷 炎热 很热 更热 多热 热吗 热不热 穿什么 带伞 "
                "雨伞 气候 预报 湿度",
-    "time": "time clock date timezone hour 时间 几点 时区 日期 几号 星期几 钟",
+    "time": "time clock date timezone hour 时间 几点 时区 日期 几号 星期几 点钟 钟表",
     "news": "news headline article 新闻 头条 资讯",
     "search": "search find lookup 搜索 查找 搜一下 搜搜",
     "calculate": "calculate calculator compute evaluate arithmetic math expression 计算 算一下 "
                  "算算 等于多少 算式 表达式",
     "convert": "convert conversion 换算 转换 换成 转成",
-    "translate": "translate translation 翻译",
-    "exchange": "exchange currency 汇率 货币 兑换",
+    "translate": "translate translation 翻译 怎么说 译成",
+    "exchange": "exchange currency money dollar euro yen 汇率 货币 兑换 美元 美金 人民币 欧元 日元 "
+                "英镑 港币 换多少",
+    # Everyday topics of the tools learners write, so that a request in Chinese finds a
+    # tool described in English ("股价" → get_stock_price) and the reverse.
+    "flight": "flight fly airline airport plane 航班 机票 飞机 起飞 飞往",
+    "stock": "stock share ticker 股价 股票 股市",
+    "calendar": "calendar event appointment 日历 日程 行程",
+    "email": "email mail 邮件 邮箱 发信",
+    "note": "note memo 笔记 备忘 记一下 记下",
+    "restaurant": "restaurant dining cuisine 餐厅 饭店 饭馆 料理 美食",
+    "directions": "direction route navigate navigation 怎么走 路线 导航 怎么去",
+    "sport": "score match game team 比分 比赛 球队",
+    "recipe": "recipe cook dish 菜谱 食谱 怎么做 做法",
+    "timer": "timer countdown 计时器 倒计时 定时器",
+    "hotel": "hotel 酒店 宾馆 入住 住宿",
+    "package": "package parcel tracking delivery 快递 包裹 物流",
+    "shop": "shop shopping product buy 商品 购物 网购 购买 买一 找一款",
+    "inventory": "stock inventory available availability 有货 库存 缺货 现货",
+    "reminder": "remind reminder 提醒",
+    "population": "population inhabitant 人口",
+    "define": "define definition meaning mean 意思 定义 含义 释义",
+    "tip": "tip gratuity 小费",
+    "music": "music song 音乐 歌曲 播放",
+    "meeting": "meeting 会议 开会",
+    "train": "train railway 火车 高铁 动车 列车",
+    "workout": "workout exercise log 运动 锻炼 健身 记录",
+    "calorie": "calorie nutrition 卡路里 热量 营养",
+    "sun": "sunrise sunset 日出 日落",
+    "language": "language 语言 语种",
+    "crypto": "crypto cryptocurrency coin bitcoin 比特币 以太坊",
+    "car": "car rent rental 租车",
+    "todo": "todo task 待办",
+    "movie": "movie film cinema showtime 电影 场次 影院",
+    "league": "league standing 积分榜 联赛 排名",
+    "job": "job career hiring 工作 职位 招聘",
+    "thermostat": "thermostat heating 空调 暖气 调到",
+    "air": "air pollution aqi 空气 雾霾 污染",
+    # A small bilingual glossary of everyday things tools are about (one idea a line).
+    "bus": "bus 公交 公交车 巴士", "tide": "tide 潮汐 涨潮 退潮", "shoe": "shoe 鞋 鞋码",
+    "size": "size 尺码 尺寸 码数", "table": "table 桌子 餐桌 订桌 订座 位子 座位",
+    "booking": "book booking reserve reservation 预订 预约 订座 订位", "holiday": "holiday 节假日 假期 假日 节日",
+    "garden": "garden yard lawn plant sprinkler 花园 院子 浇水 植物 草坪",
+    "invoice": "invoice 发票 开票", "client": "client customer 客户",
+    "podcast": "podcast 播客", "parking": "parking park 停车 停车场 车位",
+    "order": "order delivery takeaway takeout 点餐 外卖 下单 订餐",
+    "medicine": "medicine pill medication 药 吃药", "doctor": "doctor hospital clinic 医生 医院 挂号",
+    "school": "school homework class 学校 作业 课程", "library": "library 图书馆",
+    "book": "novel ebook 书 书籍 小说", "price": "price cost 价格 多少钱",
+    "map": "map 地图", "distance": "distance 距离 多远", "battery": "battery 电量 电池",
+    "light": "light lamp 灯 台灯 开灯 关灯", "door": "door lock 门 门锁 锁门",
+    "alarm": "alarm 闹钟", "video": "video 视频", "photo": "photo picture 照片 图片",
+    "message": "sms text 短信 消息", "phone": "phone call dial 电话 打电话",
+    "contact": "contact 联系人", "bank": "bank balance account 银行 余额 账户",
+    "payment": "pay payment transfer 支付 付款 转账", "bill": "bill 账单 缴费",
+    "tax": "tax 税 个税", "salary": "salary wage 工资 薪水", "insurance": "insurance 保险",
+    "loan": "loan mortgage 贷款 房贷", "rate": "rate interest 利率 利息",
+    "pharmacy": "pharmacy drugstore 药店", "fuel": "fuel gas petrol 油价 加油",
+    "electricity": "electricity power 电费 用电", "ticket": "ticket 票 门票 车票",
+    "concert": "concert show 演唱会 音乐会 演出", "museum": "museum 博物馆",
+    "zoo": "zoo 动物园", "beach": "beach coast 海滩 海边", "camping": "camping camp 露营",
+    "ski": "ski skiing 滑雪", "gym": "gym fitness 健身房", "sleep": "sleep 睡眠 睡觉",
+    "weight": "weight 体重", "step": "step pedometer 步数", "heart": "heart pulse 心率",
+    "taxi": "taxi cab ride 出租车 打车", "subway": "subway metro 地铁",
+    "ferry": "ferry boat 轮渡 渡轮", "visa": "visa passport 签证 护照",
+    "luggage": "luggage baggage 行李", "tv": "tv television channel 电视 频道",
+    "game": "videogame gaming 游戏", "lottery": "lottery 彩票",
+    "horoscope": "horoscope zodiac 星座 运势", "coffee": "coffee cafe 咖啡",
+    "tea": "tea 茶", "grocery": "grocery supermarket 超市 杂货 买菜",
+    "coupon": "coupon discount deal 优惠券 折扣 打折", "refund": "refund return 退款 退货",
+    "review": "review rating 评价 评分 点评", "earthquake": "earthquake 地震",
+    "traffic": "traffic congestion 交通 路况 堵车", "pet": "pet dog cat 宠物 狗 猫",
+    "birthday": "birthday 生日", "gift": "gift present 礼物", "flower": "flower 花 鲜花",
+    "dictionary": "dictionary synonym 词典 字典 同义词", "file": "file document folder 文件 文档",
+    "password": "password 密码", "printer": "printer print 打印 打印机",
+    "volume": "volume 音量", "fan": "fan 风扇", "appliance": "fridge oven washer 冰箱 烤箱 洗衣机",
+    "clothes": "clothes clothing shirt 衣服 衬衫",
+    "expense": "expense spend spent spending 花了 花费 支出 开销 记账",
 }
 LIVE_DATA = ("weather", "time", "news", "exchange")  # things only a tool can know
 TOPIC_ZH = {"weather": "天气", "time": "时间", "news": "新闻", "search": "搜索结果",
@@ -203,10 +282,16 @@ _UNSTEMMED = {"news", "series", "physics", "celsius", "gas", "bus", "yes", "this
               "was", "does"}
 
 
+_IE_PLURALS = {"movies", "calories", "cookies", "brownies", "smoothies", "selfies", "zombies",
+               "rookies", "pies", "ties", "lies", "goalies", "aunties", "hippies"}
+
+
 def stem(word: str) -> str:
     """A crude English stem: "cities" → "city", "raining" → "rain", "planning" → "plan"."""
     if word in _UNSTEMMED:
         return word
+    if word in _IE_PLURALS:
+        return word[:-1]
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 5 and word.endswith("ing"):
@@ -230,7 +315,12 @@ def split_name(name: str) -> tuple[str, ...]:
 
 
 def english_words(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z]+", (text or "").lower()) if len(w) > 1}
+    return set(_english_words(text or ""))
+
+
+@lru_cache(maxsize=4096)
+def _english_words(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 1)
 
 
 def chinese_pieces(text: str) -> set[str]:
@@ -287,6 +377,18 @@ def targets_in(text: str) -> list[Target]:
     return [Target(place_value(p, text), p.timezone) for p in find_places(text)]
 
 
+def all_targets_in(text: str, avoid: set[str]) -> list[Target]:
+    """The places named in `text`, in order: the gazetteer's, and capitalised names it does
+    not know said where a place goes ("weather in Oslo and Rome" → Oslo, Rome; no time
+    zone for Oslo). Words in `avoid` (units, enum values) are not places."""
+    known = [(text.lower().find(p.name.lower()) if p.name.lower() in text.lower() else
+              min((text.find(k) for k in (p.zh, *p.aliases) if k in text), default=len(text)),
+              Target(place_value(p, text), p.timezone)) for p in find_places(text)]
+    unknown = [(at, Target(name)) for at, name in slots.places_said(tidy(text), avoid)
+               if lookup(name) is None and not find_places(name)]
+    return [t for _, t in sorted(known + unknown, key=lambda pair: pair[0])]
+
+
 _IANA = re.compile(r"(?<![A-Za-z0-9_/])([A-Z][A-Za-z_]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?"
                    r"|UTC|GMT)(?![A-Za-z0-9_/])")  # "UTC时间" too: Chinese has no spaces
 
@@ -318,17 +420,24 @@ def zone_target(text: str) -> Target | None:
 
 
 _UNKNOWN_PLACE_EN = re.compile(r"\b(?:in|at|for)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)(?![\w/])")
-_FILLER_ZH = re.compile(r"帮我|请|查一下|查查|查|看看|一下|今天|明天|现在|的|了|吗|呢|怎么样|如何|那里|那边")
+_FILLER_ZH = re.compile(r"帮我|请|我想|我要|想要|需要|能不能|可以|我们|我|你|想|要|去|在|查一下|查查|查|看看|一下|今天|明天|后天|现在|的|了|吗|呢|怎么样|如何|那里|"
+                        r"那边|未来|最近|这几天|这周|本周|下周|周末|早上|晚上|上午|下午|今晚|有|会|"
+                        r"[一二三四五六七八九十两几\d]+(?:天|周|个月|个小时|小时|星期)")
 
 
-def unknown_place(text: str, avoid: set[str]) -> str | None:
+def unknown_place(text: str, avoid: set[str], topics: tuple[str, ...] = ()) -> str | None:
     """A place the gazetteer does not know: "weather in Lhasa" → "Lhasa",
-    "拉萨天气" → "拉萨" (the Chinese words before the first topic word)."""
+    "拉萨天气" → "拉萨" (the Chinese words before the first topic word: weather, time,
+    news, or one of `topics`, the tool's own Chinese words: "智利有地震吗")."""
     for found in _UNKNOWN_PLACE_EN.finditer(text):
         if found.group(1).lower() not in avoid:
             return found.group(1)
-    topic = re.search(r"天气|气温|温度|时间|几点|新闻", text)
+    words_ = "|".join(["天气", "气温", "温度", "时间", "几点", "新闻",
+                       *sorted(map(re.escape, topics), key=len, reverse=True)])
+    topic = re.search(words_, text)
     before = _FILLER_ZH.sub("", text[:topic.start()]) if topic else ""
+    if concepts(before):  # "日出时间": what the time is of, not where
+        return None
     return before if 2 <= len(before) <= 6 and CJK.fullmatch(before[0]) else None
 
 
@@ -503,13 +612,33 @@ def until_in(text: str) -> str | None:
 _SENTENCES = re.compile(r"[?？!！。;；\n]+|(?<!\d)\.(?!\d)")
 _JOINERS = re.compile(r"(?i)(?<!\d),|,(?!\d)|\s+(?:and|also|then)\s+|，|、|另外|还有|以及|并且|"
                       r"同时|然后|(?<![暖温柔平缓])和(?![平谐])")
+_QUOTED = re.compile(r"\"[^\"]*\"|(?:^|(?<=\s))'[^']+'(?=$|[\s,.?!])|「[^」]*」|《[^》]*》|(?<!\d):(?!\d).*$|：.*$")
 
 
 def segments(text: str) -> list[str]:
     """`text` cut at sentence ends and at "and" / "，" / "和": the pieces a clause is made of."""
-    pieces = []
-    for sentence in _SENTENCES.split(math_symbols(tidy(text))):
-        pieces += [p.strip() for p in _JOINERS.split(sentence) if p and p.strip()]
+    return [piece for _, piece in joined_segments(text)]
+
+
+def joined_segments(text: str) -> list[tuple[str, str]]:
+    """The pieces of segments(), each with the words that joined it to the one before
+    (" and ", "，", "? "). Nothing inside quotes, or after a colon ("Save a note: milk
+    and eggs"), is cut."""
+    text = math_symbols(tidy(text))
+    keep = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+    cuts = [(m.start(), m.end()) for pattern in (_SENTENCES, _JOINERS) for m in pattern.finditer(text)
+            if not any(a <= m.start() < b for a, b in keep)]
+    pieces, at, joiner = [], 0, ""
+    for start, end in sorted(set(cuts)):
+        if start < at:
+            continue
+        if text[at:start].strip():
+            pieces.append((joiner, text[at:start].strip()))
+            joiner = ""
+        joiner += text[start:end]
+        at = end
+    if text[at:].strip():
+        pieces.append((joiner, text[at:].strip()))
     return pieces
 
 
@@ -580,6 +709,33 @@ def argument_points(tool: Any, text: str) -> int:
     points += 2 if conversion_in(text) and {"from", "to"} <= kinds else 0
     points += 2 if iana_zone(text) and "timezone" in kinds else 0
     points += 1 if find_places(text) and kinds & {"place", "places", "timezone"} else 0
+    return points + typed_points(tool, text, kinds)
+
+
+def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
+    """Points for typed values only this tool's parameters take: a route ("from X to Y")
+    for origin and destination, a code shaped like its example, an e-mail address, two
+    currencies for a converter, an enum value of its own named ("swimming", "客厅")."""
+    if not kinds & {"origin", "destination", "code", "email", "emails", "enum", "currency"}:
+        return 0
+    said, points = slots.Words(tidy(text)), 0
+    if {"origin", "destination"} & kinds and any(slots.find_route(said)):
+        points += 2
+    for name, schema in properties(tool).items():
+        kind = param_kind(name, schema)
+        code = slots.find_code(said, str(schema.get("description") or ""),
+                               set(split_name(name))) if kind == "code" else None
+        if code:  # "CA981" says which tool; a bare number ("30 dollars") hardly does
+            points += 2 if re.search(r"[A-Z]", code) or len(code) >= 6 else 1
+        elif kind in ("email", "emails") and slots.EMAIL.search(text):
+            points += 2
+        elif kind == "enum" and \
+                not set(map(str, schema.get("enum") or [])) <= {"celsius", "fahrenheit"} and \
+                unit_role(name, schema) == "" and \
+                enum_value(schema.get("enum") or [], text) is not None:
+            points += 1
+    if "currency" in kinds and len(slots.currencies_in(slots.Words(tidy(text)))) >= 2:
+        points += 2
     return points
 
 
@@ -631,19 +787,38 @@ class Clause:
 
 def clauses(text: str, tools: list) -> list[Clause]:
     """The requests in `text`. A piece that fits no tool ("Beijing" in "Beijing and
-    Shanghai weather") joins the request before it, or the next one if it comes first."""
+    Shanghai weather") joins the request before it, or the next one if it comes first,
+    with the words that joined them ("weather in Oslo and Rome" stays one request)."""
     found: list[Clause] = []
-    waiting: list[str] = []
-    for piece in segments(text):
+    waiting = ""
+    for joiner, piece in joined_segments(text):
         tool, points = best_tool(piece, tools)
         if points >= THRESHOLD:
-            found.append(Clause(" ".join([*waiting, piece]), tool))
-            waiting = []
+            found.append(Clause((waiting + joiner if waiting else "") + piece, tool))
+            waiting = ""
         elif found:
-            found[-1].text += " " + piece
+            found[-1].text += (joiner if joiner.strip() else " ") + piece
         else:
-            waiting.append(piece)
-    return found
+            waiting += (joiner if waiting else "") + piece
+    return completed(found)
+
+
+def completed(found: list[Clause]) -> list[Clause]:
+    """Clauses for the same tool that complete each other are one request: in
+    "下周五去大阪的机票，从北京出发" the second only adds the origin the first lacks."""
+    merged: list[Clause] = []
+    for clause in found:
+        before = merged[-1] if merged else None
+        if before is not None and before.tool is clause.tool and not keeper_of(clause.tool):
+            lacking = fill_arguments(before.tool, before.text)[1]
+            both = f"{before.text}，{clause.text}" if CJK.search(clause.text) else \
+                f"{before.text}, {clause.text}"
+            if lacking and len(fill_arguments(before.tool, both)[1]) < len(lacking) and \
+                    fill_arguments(clause.tool, clause.text)[1]:
+                before.text = both
+                continue
+        merged.append(clause)
+    return merged
 
 
 # ------------------------------------------------------------------ parameters
@@ -657,32 +832,109 @@ _ZONE_ABOUT = re.compile(r"(?i)\biana\b|time ?zone|时区")
 _EXPR_ABOUT = re.compile(r"(?i)arithmetic|expression|formula|equation|表达式|算式")
 
 
+_DATE_ABOUT = re.compile(r"(?i)yyyy-mm-dd|\bdate\b|日期")
+_TIME_ABOUT = re.compile(r"(?i)hh:mm|\btime of day\b|\bstart time\b|几点")
+_EMAIL_ABOUT = re.compile(r"(?i)\be-?mail(?:s|\s+address(?:es)?)\b|^e-?mail\b|邮箱|邮件地址")
+_CURRENCY_ABOUT = re.compile(r"(?i)iso 4217|\bcurrency\b|货币|币种")
+_CODE_NAMES = {"symbol", "ticker", "sku", "barcode", "iata", "icao", "isbn", "code", "coin",
+               "account", "iban", "phone"}
+_CODE_ABOUT = re.compile(r"(?i)\b(?:ticker|symbol|iata|sku|barcode|tracking number|flight number"
+                         r"|airline code)\b|代码|条形码|单号|航班号")
+_ORIGIN_NAMES = {"origin", "departure", "depart", "start", "source", "from"}
+_DESTINATION_NAMES = {"destination", "arrival", "arrive", "dest", "end", "to"}
+_ROUTE_ABOUT = re.compile(r"(?i)\b(?:city|cities|station|airport|place|point|address|location|"
+                          r"where|go)\b|城市|车站|机场|地点|出发|到达")
+
+
 def param_kind(name: str, schema: Mapping) -> str:
-    """What a parameter takes, from its type, name and description: "enum", "number",
-    "boolean", "places", "timezone", "place", "expression", "language", "text",
-    "from", "to" or "other"."""
-    named, about = set(split_name(name)), f"{name} {schema.get('description') or ''}"
+    """What a parameter takes, from its type, format, name and description: "enum",
+    "number", "boolean", "places", "emails", "date", "time", "email", "currency", "code",
+    "origin", "destination", "country", "timezone", "place", "expression", "language",
+    "text", "from", "to" or "other". (Cached on what it reads: every request brings the
+    same schemas again.)"""
     kind = schema.get("type")
-    if isinstance(kind, list):  # ["string", "null"]: the first real type
+    return _param_kind(name, tuple(kind) if isinstance(kind, list) else kind,
+                       str(schema.get("format") or ""), str(schema.get("description") or ""),
+                       "enum" in schema)
+
+
+@lru_cache(maxsize=4096)
+def _param_kind(name: str, kind: Any, form: str, description: str, enum: bool) -> str:
+    schema = {"format": form, "description": description}
+    named, about = set(split_name(name)), f"{name} {description}"
+    if isinstance(kind, tuple):  # ["string", "null"]: the first real type
         kind = next((k for k in kind if k != "null"), None)
-    if "enum" in schema or kind in ("integer", "number", "boolean"):
-        return "enum" if "enum" in schema else {"boolean": "boolean"}.get(kind, "number")
+    if enum or kind in ("integer", "number", "boolean"):
+        return "enum" if enum else {"boolean": "boolean"}.get(kind, "number")
     if kind == "array":
+        if _EMAIL_ABOUT.search(about):
+            return "emails"
         return "places" if named & _PLACE_NAMES or _PLACE_ABOUT.search(about) else "other"
+    if kind not in (None, "string"):
+        return "other"
+    return typed_kind(name, schema, named, about) or named_kind(named, about)
+
+
+def typed_kind(name: str, schema: Mapping, named: set[str], about: str) -> str | None:
+    """The string kinds read from the schema's format and words: dates, times, e-mail
+    addresses, currencies, codes, the ends of a route, countries."""
+    form = str(schema.get("format") or "")
+    if form == "date" or (named & {"date", "day"} and "time" not in named) or \
+            (_DATE_ABOUT.search(about) and not named & {"timezone", "tz", "zone"}
+             and not _TIME_ABOUT.search(about)):
+        return "date"
+    if form == "time" or _TIME_ABOUT.search(about) or named == {"time"}:
+        return "time"
+    if form == "email" or named & {"email", "mail"} or _EMAIL_ABOUT.search(about):
+        return "email"
+    if _CURRENCY_ABOUT.search(about) and not named & _CODE_NAMES - {"code"}:
+        return "currency"
+    if named & _CODE_NAMES or _CODE_ABOUT.search(about) or \
+            named & {"number", "id"} and not named & _PLACE_NAMES or codes_shown(about):
+        return "code"
+    if "country" in named:
+        return "country"
+    routed = _ROUTE_ABOUT.search(about) or named & {"station", "city", "airport", "place"}
+    if named & {"origin", "departure"} or named & _ORIGIN_NAMES and routed:
+        return "origin"
+    if named & {"destination", "arrival"} or named & _DESTINATION_NAMES and routed:
+        return "destination"
+    if "country" in named:
+        return "country"
+    return None
+
+
+_UNIT_WORDS_ = {"unit", "units", "scale", "system", "format", "measure", "type", "currency"}
+
+
+def codes_shown(about: str) -> bool:
+    """Whether the description's examples are codes ("e.g. 42", "e.g. CA981, MU5101"):
+    digits or capitals and digits, no lower-case word among them."""
+    examples = slots.code_examples(about)
+    return bool(examples) and all(re.fullmatch(r"[A-Z0-9-]*\d[A-Z0-9-]*", e) for e in examples)
+
+
+def named_kind(named: set[str], about: str) -> str:
+    """The older kinds, by name first, then by description."""
     for kind_, names in (("timezone", {"timezone", "tz", "zone"}), ("place", _PLACE_NAMES),
                          ("expression", {"expression", "expr", "formula", "equation", "math"}),
                          ("language", {"language", "lang"}), ("text", _TEXT_NAMES),
                          ("from", {"from", "source", "base"}), ("to", {"to", "target", "into"})):
-        if named & names:
-            return kind_
+        if named & names and (kind_ not in ("from", "to") or len(named) == 1 or named & _UNIT_WORDS_):
+            return kind_  # "to_unit" is a side of a conversion; "to_account" is not
     for kind_, pattern in (("timezone", _ZONE_ABOUT), ("place", _PLACE_ABOUT),
                            ("expression", _EXPR_ABOUT)):
         if pattern.search(about):
             return kind_
-    return "text" if kind in (None, "string") else "other"
+    if re.search(r"(?i)\blanguage\b|语言", about):
+        return "language"
+    return "text"
 
 
-_ENUM_WORDS = {"celsius": ("摄氏", "°c", "℃", "centigrade"), "fahrenheit": ("华氏", "°f", "℉")}
+def enum_forms(value: Any) -> list[str]:
+    """The ways an enum value is written: itself, "premier league" for "premier_league",
+    plurals ("miles"), synonyms in English and Chinese ("on foot", "步行"; slots.SYNONYMS)."""
+    return slots.enum_forms(value)
 
 
 def enum_value(values: list, text: str, role: str = "") -> Any:
@@ -692,10 +944,13 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     Celsius", from_unit is "fahrenheit" and to_unit "celsius"."""
     lowered, found = (text or "").lower(), []
     for value in values:
-        for word in (str(value).lower(), *_ENUM_WORDS.get(str(value).lower(), ())):
+        for word in enum_forms(value):
             hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
+            if hit and len(word) == 1 and not side_of(lowered, hit.start(), hit.end()):
+                continue  # "m", "磅", "高": a one-letter unit only with a number or "to" ("5 m")
             if hit and word:
                 found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end())))
+                break
     found.sort(key=lambda f: f[0])
     if role:  # a value said for the other side is not this one's
         mine = [value for _, value, side in found if side == role]
@@ -739,55 +994,243 @@ def unit_role(name: str, schema: Mapping) -> str:
     return "to" if _TO_ABOUT.search(about) else ""
 
 
-_ABOUT_EN = re.compile(r"(?i)\b(?:about|on|regarding|for)\s+(.+)")
+_ABOUT_EN = re.compile(r"(?i)\b(?:about|regarding|on)\s+(.+)")
 _ABOUT_ZH = re.compile(r"关于(.+?)(?:的(?:新闻|消息|资讯|信息|内容)|$)")
+_QUOTE = re.compile(r"\"([^\"]+)\"|(?:^|(?<=[\s\u4e00-\u9fff]))'([^']+)'(?=$|[\s,.?!\u4e00-\u9fff])"
+                    r"|「([^」]+)」|《([^》]+)》")
+_COLON = re.compile(r"(?<!\d)[:：]\s*(.+)$")
+# Words that start a request but are not what it is about ("Find me a recipe for ...").
+_LEAD_EN = set("""find search show get play add save put set look looking give need want some
+please me i i'm my a an the what what's whats how is are was were does do mean means take make
+list new latest current any good best remind tell let can could would you check start create
+book send up out for of to about on in at with into from by this that it there here today
+tonight now tomorrow quick simple down many much long often did eat ate eaten drink
+had have has recommend suggest open order buy reserve schedule cancel remove delete update
+share post call track convert calculate compute translate define detect explain describe
+summarize summarise read write record log turn switch pull bring fetch lookup i'd i'll i've
+we'd we'll let's id like love wanna gonna trying looking searching hoping planning""".split())
+# Words after which the rest of an English phrase is about something else.
+_CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
+today tonight this next please between within less more than using via""".split())
+_GENERIC = set("""something anything thing things stuff item items product products word words
+text one this that it music song songs movie movies film job jobs note notes task tasks package
+parcel flight stock market language languages league team score recipe dish meeting event
+reminder timer food me here there""".split()) | {
+    "这个", "那个", "东西", "什么", "商品", "音乐", "歌", "电影", "工作", "笔记", "待办", "快递",
+    "航班", "语言", "比分", "菜谱", "会议", "一下", "一首歌", "首歌", "单词"}
+_LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要|想要|想|我|一下|一个|一款|一条|一封|"
+                      r"订|预订|预约|一张|一间|一份|一杯|一瓶|一本|一部|一些|给|"
+                      r"一首|一份|一些|个|款|查查|查一下|查|看看|看一下|找找|找|搜一下|搜索|搜|"
+                      r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
+                      r"最新的|最新|今天|现在|明天)+")
+_CUT_ZH = re.compile(r"[开买订点要写发打做来拿寄送查找放听看叫约租借换]?[一两二三四五六七八九十几]+"
+                     r"[张个份杯瓶本部件双首条篇项间封辆台只]|的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
+                     r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;]"
+                     r"|\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+")
 
 
 def free_text(text: str, tool: Any) -> str | None:
-    """The words left for a query-like parameter: what follows "about"/"关于", else the
-    text without the tool's own words, place-less filler and question words."""
-    found = _ABOUT_EN.search(text) or _ABOUT_ZH.search(text)
-    if found:
-        rest = found.group(1)
-    elif CJK.search(text):
-        rest, own = text, tool_text(tool) + " " + " ".join(split_name(tool_name(tool)))
-        for concept in sorted(concepts(own)):
-            for word in (w for w in CONCEPTS[concept].split() if CJK.search(w)):
-                rest = rest.replace(word, "")
-        rest = _FILLER_ZH.sub("", rest)
-    else:
-        own = " ".join(split_name(tool_name(tool))) + " " + tool_text(tool)
-        own_words = words(own) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
-        rest = " ".join(w for w in re.findall(r"[\w'-]+", text)
-                        if stem(w.lower()) not in _STOP | own_words and w.lower() not in _STOP)
-    rest = re.sub(r"(?i)\bplease\b", "", rest).strip(" \t?？!！。.,，:：'\"")
-    return rest or None
+    """The words left for a query-like parameter, without claiming: see leftover()."""
+    return leftover(Reading(text), tool)
+
+
+def quoted(reading: Reading) -> str | None:
+    """The first quoted piece still free ('good morning', "hello", 「你好」, 《晴天》). Claimed."""
+    words_ = reading.words
+    for found in _QUOTE.finditer(words_.rest):
+        said = next((g for g in found.groups() if g), None)
+        if said and said.strip():
+            words_.claim(found.start(), found.end())
+            return said.strip()
+    return None
+
+
+def leftover(reading: Reading, tool: Any, said_as: bool = False) -> str | None:
+    """The free text a text parameter takes, when nothing quoted is left: what follows a
+    colon ("Save a note: buy milk"), "saying"/"说" (for a message, `said_as`),
+    "about"/"关于", else the first phrase no other parameter took, without the tool's own
+    words, the request's verbs and fillers, and cut where another part of the sentence
+    starts ("pancakes that take ..."). None when only generic words are left ("Take a
+    note", "Define a word"): then it is asked for."""
+    rest, own = reading.words.rest, own_words_of(tool)
+    cues = (_COLON, _BODY, _ABOUT_EN, _ABOUT_ZH) if said_as else (_COLON, _ABOUT_EN, _ABOUT_ZH)
+    found = next(filter(None, (c.search(rest) for c in cues)), None)
+    group = next((k for k in range(1, (found.re.groups if found else 0) + 1) if found.group(k)), 1)
+    if found and (found.group(group) or "").replace("\x00", "").strip(" ?？!！。.,，"):
+        start, end = found.span(group)
+        said = rest[start:end].split("\x00")[0].strip(" ?？!！。.,，'\"")
+        if not CJK.search(said) and found.re not in (_COLON, _BODY):  # "the movie X from 2010"
+            kept = phrase_en(said, own)
+            start, said = (start + kept[0], said[kept[0]:kept[1]]) if kept else (start, "")
+        said = re.sub(r"[的了吗呢吧]+$", "", said)
+        if said and not all(w.lower() in _GENERIC or is_own(w.lower(), own)
+                            for w in re.findall(r"[\w'&-]+", said)):
+            reading.words.claim(start, start + len(said))
+            return said
+    if is_statement(reading.text):
+        return None  # "I hate my job" tells; it asks for nothing to search
+    return leftover_zh(reading, tool) if CJK.search(rest) else leftover_en(reading, tool)
+
+
+_STATEMENT_EN = re.compile(r"(?i)^\s*(?:i|i'm|i've|i was|we|we're|my|our)\b(?!\s*(?:'d|would|want|need|"
+                           r"wanna|am looking|'m looking|looking|trying|going to|gonna|planning|"
+                           r"hoping|have to|must|should|'ll|will|'d like))")
+_STATEMENT_ZH = re.compile(r"^\s*(?:我|我们)(?!想|要|需要|打算|准备|希望|得|该|应该|请)")
+
+
+def is_statement(text: str) -> bool:
+    """Whether a message tells something rather than asks ("I hate my job", "我跑了步"):
+    it starts with "I"/"we"/"我" (not "I want", "I need", "我想", "我要"), and it has no
+    question in it. Its words are not free text for a tool."""
+    if re.search(r"[?？]|吗|呢|\bplease\b|请", text):
+        return False
+    return bool(_STATEMENT_ZH.match(text) if CJK.search(text) else _STATEMENT_EN.match(text))
+
+
+_EXAMPLE_TEXT = re.compile(r"(?i)(?:e\.g\.|for example|such as|例如|比如)[^.;)）。]*")
+
+
+def topic_words_zh(tool: Any) -> tuple[str, ...]:
+    """The Chinese words (two characters or more) of the concepts a tool is about, its name
+    and description; weather, time and news words are unknown_place's own already."""
+    about = " ".join(split_name(tool_name(tool))) + " " + str(function_of(tool).get("description") or "")
+    return tuple(w for c in sorted(concepts(about) - {"weather", "time", "news"})
+                 for w in CONCEPTS[c].split() if CJK.search(w) and len(w) >= 2)
+
+
+def own_words_of(tool: Any) -> set[str]:
+    """A tool's own English words (stems) and those of its concepts; not the examples its
+    descriptions give ("Restaurant name, e.g. Hotpot House": "Hotpot" is a value)."""
+    own = " ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool))
+    return set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
+
+
+def is_own(word: str, own: set[str]) -> bool:
+    """Whether a word is the tool's own, a stop word or a request's verb ("to-do" is: both
+    of its parts are)."""
+    return all(part in _LEAD_EN or part in _STOP or stem(part) in own
+               for part in word.split("-") if part)
+
+
+def leftover_en(reading: Reading, tool: Any) -> str | None:
+    own, rest = own_words_of(tool), reading.words.rest
+    for run in re.finditer(r"[^\x00,;?!.:]+", rest):
+        kept = phrase_en(run.group(0), own)
+        if not kept:
+            continue
+        start, end = run.start() + kept[0], run.start() + kept[1]
+        said = rest[start:end]
+        if all(w.lower() in _GENERIC or is_own(w.lower(), own)
+               for w in re.findall(r"[\w'&-]+", said)):
+            continue
+        reading.words.claim(start, end)
+        return said
+    return None
+
+
+def phrase_en(text: str, own: set[str]) -> tuple[int, int] | None:
+    """Where the phrase a request is about lies in `text`: after its verbs, fillers and
+    the tool's own words ("Tell me about the movie"), up to where another part of the
+    sentence starts ("that", "in", "from", "tomorrow" ...), without trailing own words."""
+    tokens = list(re.finditer(r"[\w'&-]+", text))
+    kept: list[re.Match] = []
+    verbs_done = False  # after "remind me to", "take" is what to do, not a request's verb
+    for k, token in enumerate(tokens):
+        low = token.group(0).lower()
+        if not kept:
+            proper = low == "the" and k + 1 < len(tokens) and tokens[k + 1].group(0)[0].isupper()
+            skip = low in _STOP or stem(low) in own if verbs_done else is_own(low, own)
+            verbs_done = verbs_done or low in ("to", "that")
+            if skip and not proper:
+                continue
+        elif low in _CUT_EN:
+            break
+        kept.append(token)
+    while kept and is_own(kept[-1].group(0).lower(), own):
+        kept.pop()
+    return (kept[0].start(), kept[-1].end()) if kept else None
+
+
+_VERB_ZH = r"[发打开买订点要写做看听找查叫约租借换寄送拿问]"
+
+
+def leftover_zh(reading: Reading, tool: Any) -> str | None:
+    own = sorted({w for c in concepts(tool_text(tool) + " " + " ".join(split_name(tool_name(tool))))
+                  for w in CONCEPTS[c].split() if CJK.search(w)}, key=len, reverse=True)
+    rest = reading.words.rest
+    masked = rest
+    for word in own:
+        masked = masked.replace(word, "\x00" * len(word))
+    masked = _CUT_ZH.sub(lambda m: "\x00" * len(m.group(0)), masked)
+    for run in re.finditer(r"[^\x00]+", masked):
+        lead = _LEAD_ZH.match(run.group(0))
+        start = run.start() + (lead.end() if lead else 0)
+        said = rest[start:run.end()].strip()
+        if len(said) > 2 and re.search(_VERB_ZH + "$", said) and re.search(r"[给跟向对]$", rest[:start]):
+            said = said[:-1]  # "给小王发消息": 发 sends the message, it is not part of the name
+        if len(said) < 2 or said in _GENERIC or said.lower() in _GENERIC or \
+                re.fullmatch(r"[\d\W_]+", said):
+            continue
+        reading.words.claim(start, run.end())
+        return said
+    return None
 
 
 # ------------------------------------------------------------------ filling arguments
 
 @dataclass
 class Reading:
-    """What one request offers a tool's parameters. Numbers are used up in order."""
+    """What one request offers a tool's parameters; what one takes, the next cannot."""
     text: str
     target: Target | None = None                         # the place this call is about
     targets: list[Target] = field(default_factory=list)  # every place of the request
-    numbers: list[float] = field(default_factory=list)
-    text_taken: bool = False                             # free text goes to one parameter
     prefer: Mapping = field(default_factory=dict)        # the user's lasting preferences
+    words: slots.Words = None                            # the words not taken yet
+    route: tuple | None = None                           # (origin, destination), once read
+
+    def __post_init__(self) -> None:
+        self.text = tidy(self.text)
+        self.words = self.words or slots.Words(self.text)
+
+
+UNKNOWN = object()  # value_for: said, but not known well enough to send (not even the default)
+
+
+# Which parameters read the words first: the most recognisable values, so that a date's
+# digits are not taken for a number and a code's letters are not free text.
+_KIND_ORDER = ("emails", "email", "code", "date", "time", "origin", "destination", "currency",
+               "language", "country", "enum", "boolean", "timezone", "expression", "from", "to",
+               "number", "places", "place", "text", "other")
 
 
 def fill_arguments(tool: Any, text: str, target: Target | None = None,
                    targets: list[Target] | None = None,
                    prefer: Mapping | None = None) -> tuple[dict, list[str]]:
     """Arguments for `tool` from `text` (and the place this call is about), plus the
-    required parameters nothing could fill. An enum value the text does not name is the
-    one the user prefers, if any ("units: fahrenheit" in a profile); a value not found
-    falls back to the schema's default; an optional parameter with neither is left out."""
-    reading = Reading(text, target, list(targets or []), numbers_in(text), prefer=prefer or {})
+    required parameters nothing could fill with confidence. Each parameter reads the
+    words by its kind (param_kind), the most recognisable kinds first; what one takes is
+    not read again. An enum value the text does not name is the one the user prefers, if
+    any ("units: fahrenheit" in a profile); a value not found falls back to the schema's
+    default; an optional parameter with neither is left out."""
+    reading = Reading(text, target, list(targets or []), prefer=prefer or {})
+    props = properties(tool)
+    kinds = {name: param_kind(name, schema) for name, schema in props.items()}
+    found: dict[str, Any] = {}
+    cued_first = _BY_NAMES | _SAID_NAMES | {"subject", "body"}  # "by X", "saying X" first
+    order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),
+                                         not set(split_name(n)) & cued_first,
+                                         n not in required(tool)))  # then required before optional
+    for name in [n for n in order if _KIND_ORDER.index(kinds[n]) < _KIND_ORDER.index("number")]:
+        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+    fill_numbers(tool, props, kinds, reading, found)
+    for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
+        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     arguments, missing = {}, []
-    for name, schema in properties(tool).items():
-        value = value_for(name, schema, reading, tool)
+    for name, schema in props.items():
+        value = found.get(name)
+        if value is UNKNOWN:  # the words say it, but not in a form it can be sent in
+            missing.append(name)
+            continue
         value = schema.get("default") if value is None else value
         if value is not None:
             arguments[name] = value
@@ -796,20 +1239,146 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     return arguments, missing
 
 
+def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
+                 found: dict) -> None:
+    """Number parameters: first those whose unit is said with a number ("3 nights",
+    "20%", "under 100"), then a single number left over goes to the single required number
+    parameter still empty (or to the single one at all)."""
+    numbers = [n for n in props if kinds[n] == "number"]
+    for name in numbers:
+        found[name] = number_for(name, props, reading, numbers, alone=False)
+    for group in ([n for n in numbers if n in required(tool)], numbers):
+        left = [n for n in group if found.get(n) is None]
+        if len(left) == 1:
+            found[left[0]] = number_for(left[0], props, reading, numbers, alone=True)
+    left = [n for n in numbers if n in required(tool) and found.get(n) is None]
+    bare = [q for q in slots.quantities(reading.words)
+            if not q.unit or q.unit.lower() in _STOP or not q.unit[0].isalpha()]
+    if len(left) >= 2 and len(bare) == len(left) == len(slots.quantities(reading.words)):
+        for name, said in zip(left, bare, strict=True):  # "Add 3 and 4": a = 3, b = 4
+            integer = props[name].get("type") == "integer"
+            found[name] = int(said.value) if integer or said.value.is_integer() else said.value
+            reading.words.claim(said.start, said.end)
+
+
+def best_effort(tool: Any, text: str, arguments: dict, missing: list[str]) -> dict:
+    """`arguments` with every required parameter in `missing` given a value of its type,
+    for a call that must be made (tool_choice "required" or a named function) although
+    the words do not say it: a real model forced to call guesses too. The guess is the
+    plainest one the schema allows: an example from its description, its first enum
+    value, today's date, the first place or number in the text, the text itself."""
+    filled = dict(arguments)
+    for name in missing:
+        filled[name] = guess(name, properties(tool).get(name, {}), text)
+    return {name: filled[name] for name in properties(tool) if name in filled}
+
+
+def guess(name: str, schema: Mapping, text: str) -> Any:
+    """A typed best-effort value for one parameter (see best_effort)."""
+    kind, about = param_kind(name, schema), str(schema.get("description") or "")
+    numbers = [float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", text)]
+    examples = slots.code_examples(about)
+    places = find_places(text)
+    if kind == "enum":
+        return (schema.get("enum") or [None])[0]
+    if kind == "boolean":
+        return False
+    if kind == "number":
+        value = numbers[0] if numbers else 1
+        return int(value) if schema.get("type") == "integer" or float(value).is_integer() else value
+    if kind in ("places", "emails", "other") and schema.get("type") == "array":
+        return [p.name for p in places] if kind == "places" else []
+    simple = {"date": slots.today().isoformat(), "time": slots.clock.now().strftime("%H:%M"),
+              "currency": "USD", "timezone": "UTC",
+              "language": "en" if slots.wants_code(schema) else "English"}
+    if kind in simple:
+        return simple[kind]
+    if kind in ("place", "origin", "destination", "country") and places:
+        return places[0].name
+    if examples:
+        return examples[0]
+    return tidy(text).strip() or name
+
+
+def number_for(name: str, props: Mapping, reading: Reading, numbers: list[str],
+               alone: bool) -> int | float | None:
+    schema = props[name]
+    others = [slots.unit_words(list(split_name(n)), str(props[n].get("description") or ""))
+              for n in numbers if n != name]
+    return slots.find_number(reading.words, list(split_name(name)),
+                             str(schema.get("description") or ""),
+                             schema.get("type") == "integer", others, alone)
+
+
+_IN_ENGLISH = re.compile(r"(?i)\bin english\b(?!\s*(?:or|and|/)\s*chinese)|英文(?![或和/]中文)")
+
+
+def in_language(value: Any, schema: Mapping) -> Any:
+    """A value in the language the schema asks for: "Country name in English" gets
+    "France" for "法国" (places and countries are known in both); a Chinese value it
+    cannot put in English is not sent (None: asked for, if required)."""
+    if not isinstance(value, str) or not CJK.search(value) or \
+            not _IN_ENGLISH.search(str(schema.get("description") or "")):
+        return value
+    place = lookup(value)
+    if place:
+        return place.name
+    return slots.COUNTRIES.get(value)
+
+
 def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
     """The value of one parameter, by its kind (see param_kind); None when not found."""
-    kind, text, target = param_kind(name, schema), reading.text, reading.target
+    kind, text, target, words_ = param_kind(name, schema), reading.text, reading.target, \
+        reading.words
+    about, named = str(schema.get("description") or ""), set(split_name(name))
     if kind == "enum":
         values, role = schema.get("enum") or [], unit_role(name, schema)
-        said = enum_value(values, text, role)
+        said = enum_value(values, words_.rest, role)
+        if said is not None:
+            claim_words(words_, enum_forms(said))
         return said if said is not None or role else preferred(values, reading.prefer)
-    if kind == "number":
-        return number_value(schema, reading)
+    if kind == "boolean":
+        said = switch_in(words_.rest, named)
+        for pattern in (_ON, _OFF) if said is not None else ():
+            for hit in pattern.finditer(words_.rest):
+                words_.claim(hit.start(), hit.end())
+        return said
+    if kind in ("emails", "email"):
+        found = slots.find_emails(words_)
+        return (found or None) if kind == "emails" else (found[0] if found else None)
+    if kind == "code":
+        coin = named & {"coin", "crypto"} or re.search(r"(?i)\b(?:coin|crypto)", about)
+        others = {w.rstrip("s") for n, sc in properties(tool).items()
+                  if n != name and param_kind(n, sc) == "code" for w in split_name(n)}
+        found = slots.find_code(words_, about, named, others)
+        return found or (slots.find_currency(words_, "", crypto=True) if coin else None)
+    if kind == "date":
+        return slots.find_date(words_)
+    if kind == "time":
+        return slots.find_time(words_)
+    if kind in ("origin", "destination"):
+        if reading.route is None:
+            reading.route = slots.find_route(words_)
+        return reading.route[kind == "destination"]
+    if kind == "currency":
+        return slots.find_currency(words_, currency_side(name, schema, tool))
+    if kind == "country":
+        role = "to" if named & {"destination", "to", "visit", "target"} else \
+            "from" if named & {"passport", "origin", "from", "home", "citizenship", "nationality"} \
+            else ""
+        country = slots.find_country(words_, role) or (target.value if target and not role else None)
+        if country and re.search(r"(?i)\biso\b|\bcode\b|alpha-?2|代码", about):
+            return slots.ISO_COUNTRIES.get(country) or slots.find_code(words_, about, named)
+        return country
     if kind == "places":
         return [t.value for t in reading.targets] or None
     if kind == "place":
+        if target:
+            claim_place(words_, target.value)
         return target.value if target else None
     if kind == "timezone":
+        if target and not target.timezone and not iana_zone(text):
+            return UNKNOWN  # "the time in Oslo": a place whose zone is not known
         return (target.timezone if target else None) or iana_zone(text)
     if kind == "expression":
         return expression_in(text)
@@ -817,21 +1386,106 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         pair = conversion_in(text)
         return pair[kind == "to"] if pair else None
     if kind == "language":
-        found = languages_in(text)
-        source = set(split_name(name)) & {"from", "source"}
-        return (found[0] if source else found[-1]) if found else None
-    if kind == "text" and not reading.text_taken:
-        reading.text_taken = True
-        return quoted_in(text) or free_text(text, tool)
+        source = bool(named & {"from", "source"})
+        return slots.find_language(words_, source, slots.wants_code(schema))
+    if kind == "text":
+        if named & _BY_NAMES:
+            return by_whom(reading)
+        if named & {"subject", "body"}:
+            return cued(reading, _SUBJECT if "subject" in named else _BODY)
+        said_as = bool(named & _SAID_NAMES)
+        if name not in required(tool):  # an optional text is taken only when marked out
+            return (cued(reading, _BODY) if said_as else None) or quoted(reading)
+        return (cued(reading, _BODY) if said_as else None) or quoted(reading) or \
+            leftover(reading, tool, said_as)
     return None
 
 
-def number_value(schema: Mapping, reading: Reading) -> int | float | None:
-    """The next unused number of the text, as an int when the schema wants one."""
-    if not reading.numbers:
+_SAID_NAMES = {"message", "text", "content", "msg", "sms"}
+
+
+_ON = re.compile(r"(?i)\b(?:turn|switch|put)\s+(?:\w+\s+)?on\b|\benable\b|打开|开启|开一下|开灯")
+_OFF = re.compile(r"(?i)\b(?:turn|switch|put)\s+(?:\w+\s+)?off\b|\bdisable\b|关掉|关闭|关上|关灯")
+_NOT = re.compile(r"(?i)\b(?:not|no|non|without)\s*-?\s*$|不$|非$")
+
+
+def switch_in(text: str, named: set[str]) -> bool | None:
+    """A yes/no parameter: for a switch ("on", "enabled", "power"), whether the words turn
+    it on or off; else True when its name is said ("remote jobs"), False when said with
+    "not"/"non-"/"不"; None when the words do not say."""
+    if named & {"on", "enabled", "enable", "active", "power", "state", "switch"}:
+        on, off = _ON.search(text), _OFF.search(text)
+        return None if bool(on) == bool(off) else bool(on)
+    for word in named - _STOP - {"only", "is", "include"}:
+        hit = re.search(rf"(?i)\b{re.escape(word)}\b", text)
+        if hit:
+            return not _NOT.search(text[:hit.start()])
+    return None
+
+
+_BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
+             "performer"}
+_BY_EN = re.compile(r"\bby\s+((?:[Tt]he\s+)?[A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*)*)")
+_BY_ZH = re.compile(r"([\u4e00-\u9fff]{2,5}?)(?:唱的|的(?=[《“\"「]))")
+_SUBJECT = re.compile(r"(?i)\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]?\s*[\"']([^\"']+)[\"']"
+                      r"|\bsubject(?:\s+line)?(?:\s+(?:is|of))?\s*[:：]\s*([^,.;!?]+)"
+                      r"|主题(?:是|为|：|:)\s*[“\"「]?([^”\"」，。！？]+)")
+_BODY = re.compile(r"(?i)\b(?:saying|that says|with the (?:text|message|body))\s+[\"“]?([^\"”]+)"
+                   r"|(?:内容是|内容为|正文是|说)\s*[:：]?\s*[“\"「]?([^”\"」。！？]+)")
+
+
+def by_whom(reading: Reading) -> str | None:
+    """Who made it: "by The Beatles", "周杰伦的《晴天》". Claimed."""
+    found = _BY_EN.search(reading.words.rest) or _BY_ZH.search(reading.words.rest)
+    if not found:
         return None
-    value = reading.numbers.pop(0)
-    return int(value) if schema.get("type") == "integer" or value.is_integer() else value
+    who = found.group(1).strip()
+    lead = _LEAD_ZH.match(who) if CJK.search(who) else None
+    reading.words.claim(found.start(), found.end())
+    return who[lead.end():] if lead and lead.end() < len(who) else who
+
+
+def cued(reading: Reading, pattern: re.Pattern) -> str | None:
+    """Text the words introduce for this parameter ("with the subject 'Lunch'",
+    "saying I'll be late", "主题是“周报”"); None without the cue: an e-mail's subject is
+    not guessed from the rest of the sentence. Claimed."""
+    found = pattern.search(reading.words.rest)
+    said = next((g for g in found.groups() if g), None) if found else None
+    if not said or not said.strip(" .,!?。，！？\x00"):
+        return None
+    reading.words.claim(found.start(), found.end())
+    return said.split("\x00")[0].strip(" .,!?。，！？")
+
+
+def claim_words(words_: slots.Words, forms: list[str]) -> None:
+    """Take the first way of writing an enum value found ("high priority" takes "high")."""
+    for form in forms:
+        hit = re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", words_.rest.lower())
+        if hit and len(form) > 1:
+            words_.claim(hit.start(), hit.end())
+            return
+
+
+def claim_place(words_: slots.Words, value: str) -> None:
+    """Take every way the place is written out of the words (it is not free text)."""
+    place = lookup(value)
+    for key in {value, *((place.name, place.zh, *place.aliases) if place else ())}:
+        for found in re.finditer(re.escape(key), words_.rest, flags=re.I):
+            words_.claim(found.start(), found.end())
+
+
+def currency_side(name: str, schema: Mapping, tool: Any) -> str:
+    """"from" or "to" for a currency parameter (from_currency, base / to_currency, quote,
+    target); "" for a lone one (the currency a price is given in)."""
+    named = set(split_name(name))
+    if named & {"from", "source", "base", "sell"}:
+        return "from"
+    if named & {"to", "target", "quote", "into", "buy"}:
+        return "to"
+    currencies = [n for n, s in properties(tool).items() if param_kind(n, s) == "currency"]
+    if len(currencies) == 2:
+        return "from" if currencies[0] == name else "to"
+    return ""
 
 
 # ------------------------------------------------------------------ tool results
