@@ -4,8 +4,9 @@ It understands what the offline teaching model understands (every request is ans
 by `lesson_lib.offline.api.handle`), but it behaves like another provider's model:
 
 - its id is OTHER_MODEL_ID (the offline id is not served here: the real 404);
-- it words every text answer differently: another opening, its own phrasing of the
-  offline model's sentences, and the sentences in another order. The facts it was given
+- it words every text answer differently (JSON answers to a `response_format` excepted):
+  another opening, its own phrasing of the offline model's sentences, and the sentences in
+  another order. The facts it was given
   (names, places, numbers, times, error texts) are kept, and a question stays a question
   at the end, as a real model keeps them; a check for the offline wording fails;
 - it never makes parallel calls: only the first tool call of a message is kept,
@@ -209,6 +210,14 @@ def cut_to(text: str, tokens: int) -> str:
     return text if len(ids) <= tokens else encoding.decode(ids[:tokens])
 
 
+def wants_json(body: Mapping) -> bool:
+    """A JSON answer was asked for (response_format json_object or json_schema): a real
+    model keeps its content valid JSON, so it is not reworded (its values may still be
+    other than the offline model's)."""
+    fmt = body.get("response_format")
+    return isinstance(fmt, Mapping) and fmt.get("type") in ("json_object", "json_schema")
+
+
 def transform(completion: dict, body: Mapping) -> dict:
     """The offline model's completion as the other model gives it."""
     out = copy.deepcopy(completion)
@@ -226,7 +235,7 @@ def transform(completion: dict, body: Mapping) -> dict:
         if len(calls) > 1:
             message["tool_calls"] = calls[:1]
         text = message.get("content")
-        if isinstance(text, str) and text:
+        if isinstance(text, str) and text and not wants_json(body):
             new = reword(text, lang)
             if choice["finish_reason"] == "length":  # cut where the offline reply was cut
                 new = cut_to(new, len(encoding_for(MODEL_ID).encode(text,

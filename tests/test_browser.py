@@ -12,6 +12,10 @@ kernel down. Screenshots go to artifacts/browser/<lab|notebook>/ (gitignored).
 A second test opens notebook 10 in JupyterLab, runs it, and picks another stored session in
 its chat app's Session menu: that session's conversation comes back on screen.
 
+A third, in both front ends, opens notebook 09 as a learner meets it: its check cells are
+collapsed, Run All shows no error, and an exercise typed into its cell passes its check,
+after which the library's version appears.
+
 Skipped when /usr/bin/chromium or the playwright package is missing, unless
 LESSON_REQUIRE_BROWSER=1 (CI sets it): then it fails and says what is missing.
 """
@@ -381,6 +385,80 @@ def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
             app.screenshot(path=str(artifacts / "monday-picked.png"))
             errors = page.evaluate(ERRORS)
             assert not errors, f"error output after picking a session: {errors}"
+            page.evaluate(SHUT_DOWN_KERNEL)
+        except Exception:
+            if context is not None and context.pages:
+                context.pages[0].screenshot(path=str(artifacts / "failure.png"))
+            print(f"the server log (last lines):\n{server.log_tail()}")
+            raise
+        finally:
+            if context is not None:
+                context.close()
+            server.stop()
+
+
+# ----------------------------------------------------------------- quiet checks (notebook 09)
+
+PRODUCTION_NOTEBOOK = "09_tool_calling_in_production.ipynb"
+CHECK_CELLS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const cells = panel.content.widgets.filter(c => c.model.type === 'code');
+  const hidden = c => !!((c.model.getMetadata && c.model.getMetadata('jupyter')) || {}).source_hidden;
+  return cells.filter(hidden).map(c => ({
+    collapsed: c.inputHidden === true,
+    shown: !!c.node.querySelector('.jp-InputPlaceholder'),
+    source: c.model.sharedModel.getSource().slice(0, 60)}));
+}"""
+EXERCISE_CELL = """([starter, answer]) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const index = panel.content.widgets.findIndex(
+    c => c.model.sharedModel.getSource().startsWith(starter));
+  if (index < 0) return null;
+  panel.content.widgets[index].model.sharedModel.setSource(answer);
+  panel.content.activeCellIndex = index;
+  return index;
+}"""
+RUN_TWO = """() => { window.jupyterapp.commands.execute('notebook:run-cell-and-select-next');
+                     window.jupyterapp.commands.execute('notebook:run-cell-and-select-next');
+                     return true; }"""
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS, ids=[f.name for f in FRONT_ENDS])
+def test_checks_are_collapsed_and_the_exercise_passes_in_a_real_browser(front_end: FrontEnd,
+                                                                      tmp_path):
+    """Notebook 09 as a learner meets it: the check cells open collapsed (a placeholder where
+    the code was), Run All shows no error, and a learner who writes assemble() into the
+    exercise cell and runs it and its check sees every check pass; only then does the next
+    cell show the library's version."""
+    sync_api = _require_browser()
+    artifacts = ARTIFACTS / f"{front_end.name}-production"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=PRODUCTION_NOTEBOOK,
+                           front_end=front_end)
+    context = None
+    with sync_api.sync_playwright() as playwright:
+        try:
+            server.start()
+            context, page = _launch(sync_api, playwright, tmp_path)
+            _open_notebook(page, server, PRODUCTION_NOTEBOOK)
+            checks = page.evaluate(CHECK_CELLS)
+            assert len(checks) >= 5, f"expected the notebook's check cells, found {checks}"
+            open_checks = [c["source"] for c in checks if not (c["collapsed"] and c["shown"])]
+            assert not open_checks, f"check cells shown open in {front_end.title}: {open_checks}"
+            state = _run_all(page)
+            errors = page.evaluate(ERRORS)
+            assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
+            assert state["executed"] == state["total"], f"not every cell ran: {state}"
+            answer = (ROOT / "solutions" / "09_assemble.py").read_text()
+            index = page.evaluate(EXERCISE_CELL, ["assemble = ...", answer])
+            assert index is not None, "no exercise cell starting with 'assemble = ...'"
+            page.evaluate(RUN_TWO)
+            output = page.locator(".jp-Notebook .jp-Cell").nth(index + 1).locator(".jp-OutputArea")
+            sync_api.expect(output).to_contain_text("All checks passed.", timeout=60 * SECONDS)
+            page.evaluate(RUN_TWO)  # the markdown cell, then the one that reveals the library's
+            revealed = page.locator(".jp-Notebook .jp-Cell").nth(index + 3).locator(".jp-OutputArea")
+            sync_api.expect(revealed).to_contain_text("def assemble_message", timeout=30 * SECONDS)
+            page.screenshot(path=str(artifacts / "exercise-passed.png"))
             page.evaluate(SHUT_DOWN_KERNEL)
         except Exception:
             if context is not None and context.pages:

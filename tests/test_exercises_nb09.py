@@ -280,3 +280,12 @@ def test_each_retry_mistake_fails_on_its_own_finding(mistake, capsys):
 def test_retrying_refuses_a_nonsense_attempt_count():
     with pytest.raises(ValueError, match="at least 1"):
         retrying(lambda: 1, attempts=0)
+
+
+def test_the_librarys_version_is_revealed_only_after_a_pass(capsys):
+    from lesson_lib.display import SOURCE_HEADER
+    from lesson_lib.exercises import reveal
+
+    assert reveal(assemble_message, False) is None
+    assert "once your version passes" in capsys.readouterr().out
+    assert repr(reveal(assemble_message, True)).startswith(SOURCE_HEADER)

@@ -136,3 +136,36 @@ def test_notebook_shape(path):
     raw = path.read_text(encoding="utf-8")
     assert not re.search(r"sk-[A-Za-z0-9_-]{16,}", raw), f"{path.name} contains an API key"
     assert "/root/" not in raw and "/home/" not in raw, f"{path.name} contains a home path"
+
+
+def only_checks(source: str) -> bool:
+    """A cell that only checks claims: asserts, possibly under `if` / `for`."""
+    try:
+        tree = ast.parse(re.sub(r"^[%!].*$", "", source, flags=re.MULTILINE))
+    except SyntaxError:
+        return False
+
+    def checks(statements) -> bool:
+        return all(isinstance(s, ast.Assert)
+                   or (isinstance(s, ast.If) and checks(s.body) and checks(s.orelse))
+                   or (isinstance(s, ast.For) and checks(s.body) and not s.orelse)
+                   for s in statements)
+
+    return bool(tree.body) and checks(tree.body)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_cells_that_only_check_are_collapsed(path):
+    """A learner need not read the notebook's checks: a cell of nothing but asserts opens
+    collapsed in JupyterLab and Notebook 7 (metadata jupyter.source_hidden)."""
+    visible = [i for i, cell in enumerate(load(path)["cells"])
+               if cell["cell_type"] == "code" and only_checks(text(cell["source"]))
+               and not cell.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
+    assert not visible, (f"{path.name}: cells {visible} only check claims but open expanded: "
+                         "set metadata jupyter.source_hidden = true")
+
+
+def test_the_collapsed_check_rule_sees_asserts_only():
+    assert only_checks("assert x\nif OFFLINE:\n    assert y == 1\n")
+    assert not only_checks("x = 1\nassert x")
+    assert not only_checks("print(x)")

@@ -277,3 +277,28 @@ def test_numbers_go_by_unit_label_or_order_never_by_a_date():
                 {"city": "Tokyo", "check_in": "2026-07-01", "nights": 3, "guests": 2}, tools=[hotel])
     expect_call("帮我订杭州的酒店，明天入住，住两晚", "book_hotel",
                 {"city": "杭州", "check_in": "2026-05-02", "nights": 2}, tools=[hotel])
+
+
+def test_a_forced_choice_among_described_enum_values_follows_the_description():
+    """A router's forced call: the enum value whose own explanation fits the words."""
+    from lesson_lib.offline import MODEL_ID, offline_client
+
+    tool = {"type": "function", "function": {
+        "name": "choose_toolbox", "description": "Choose the toolbox for the request.",
+        "parameters": {"type": "object", "properties": {"toolbox": {
+            "type": "string", "enum": ["weather", "clock", "maths"],
+            "description": "weather: the weather, rain, what to wear (a coat); clock: the "
+                           "current time or date in a time zone; maths: sums (add, plus)."}},
+            "required": ["toolbox"], "additionalProperties": False}}}
+    forced = {"type": "function", "function": {"name": "choose_toolbox"}}
+    client = offline_client()
+
+    def chosen(question):
+        reply = client.chat.completions.create(
+            model=MODEL_ID, messages=[{"role": "user", "content": question}], tools=[tool],
+            tool_choice=forced).choices[0].message
+        return json.loads(reply.tool_calls[0].function.arguments)["toolbox"]
+
+    assert [chosen(q) for q in ("Do I need a coat in Chengdu?", "What time is it in Tokyo?",
+                                "What is 17 plus 25?", "成都现在几点？")] == [
+        "weather", "clock", "maths", "clock"]

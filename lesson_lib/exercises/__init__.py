@@ -82,3 +82,16 @@ def not_done(title: str, hint: str) -> bool:
     report.expect(False, "not done yet", hint)
     print(report)
     return False
+
+
+def reveal(obj: object, passed: bool) -> object:
+    """The library's version of an exercise, shown once the learner's own has passed its
+    check (`passed` is what the check returned); until then, one line saying so."""
+    if passed:
+        from lesson_lib.display import show_source  # noqa: PLC0415
+
+        return show_source(obj)
+    name = getattr(obj, "__qualname__", repr(obj))
+    print(f"The library's {name} appears here once your version passes its check "
+          "(run the check, then this cell again).")
+    return None

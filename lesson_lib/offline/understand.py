@@ -1280,7 +1280,8 @@ def guess(name: str, schema: Mapping, text: str) -> Any:
     examples = slots.code_examples(about)
     places = find_places(text)
     if kind == "enum":
-        return (schema.get("enum") or [None])[0]
+        values = schema.get("enum") or [None]
+        return described_enum(values, about, text) or values[0]
     if kind == "boolean":
         return False
     if kind == "number":
@@ -1298,6 +1299,21 @@ def guess(name: str, schema: Mapping, text: str) -> Any:
     if examples:
         return examples[0]
     return tidy(text).strip() or name
+
+
+def described_enum(values: list, about: str, text: str) -> Any:
+    """The enum value whose own part of the description shares the most words with `text`,
+    for a description that explains its values one by one ("weather: rain, temperature …;
+    clock: the time or date …", as a router's toolbox list does); None when no value is
+    explained, or none (or more than one) fits best."""
+    said, scores = words(text), {}
+    for value in values:
+        part = re.search(rf"(?<![\w-]){re.escape(str(value))}\s*[:：=]\s*([^;；\n]+)", about)
+        if part:
+            scores[value] = len(said & words(f"{value} {part.group(1)}"))
+    best = max(scores.values(), default=0)
+    winners = [value for value, score in scores.items() if score == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None
 
 
 def number_for(name: str, props: Mapping, reading: Reading, numbers: list[str],
