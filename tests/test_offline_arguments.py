@@ -157,8 +157,9 @@ def test_a_forced_call_fills_the_required_fields_with_typed_values():
         assert len(got) == 1 and got[0][0] == "search_flights", got
         arguments = got[0][1]
         assert {"origin", "destination", "date"} <= set(arguments), arguments
-        assert all(isinstance(arguments[k], str) and arguments[k] for k in ("origin", "destination")), \
-            arguments
+        # typed, and honest: nothing in "hello" is a place, so the strings stay empty (never
+        # the parameter's own name, never a made-up city)
+        assert all(arguments[k] == "" for k in ("origin", "destination")), arguments
         assert arguments["date"] == "2026-05-01", arguments  # today, by the frozen clock
     got = calls(ask("AAPL please", [STOCK], tool_choice="required"))
     assert got == [("get_stock_price", {"symbol": "AAPL"})], got

@@ -1298,7 +1298,7 @@ def guess(name: str, schema: Mapping, text: str) -> Any:
         return places[0].name
     if examples:
         return examples[0]
-    return tidy(text).strip() or name
+    return tidy(text).strip()  # "" when the words hold nothing: never the parameter's own name
 
 
 def described_enum(values: list, about: str, text: str) -> Any:
