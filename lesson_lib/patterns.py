@@ -201,9 +201,9 @@ def few_shot(examples: Sequence[tuple[str, Sequence[tuple[str, dict, str]], str]
             messages.append({"role": "assistant", "content": None, "tool_calls": [
                 {"id": i, "type": "function",
                  "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-                for i, (name, args, _) in zip(ids, calls)]})
+                for i, (name, args, _) in zip(ids, calls, strict=True)]})
             messages += [{"role": "tool", "tool_call_id": i, "content": result}
-                         for i, (_, _, result) in zip(ids, calls)]
+                         for i, (_, _, result) in zip(ids, calls, strict=True)]
         messages.append({"role": "assistant", "content": answer})
     return messages
 

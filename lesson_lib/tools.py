@@ -459,7 +459,7 @@ def strict_version(tool: dict) -> dict:
     strict = copy.deepcopy(tool)
     function = strict["function"]
     function["strict"] = True
-    function["parameters"] = _strict_schema(function.get("parameters") or
+    function["parameters"] = strict_schema(function.get("parameters") or
                                             {"type": "object", "properties": {}})
     return strict
 
@@ -469,7 +469,8 @@ def without_nulls(arguments: dict) -> dict:
     return {key: value for key, value in arguments.items() if value is not None}
 
 
-def _strict_schema(schema: Any) -> Any:
+def strict_schema(schema: Any) -> Any:
+    """One schema made strict, the objects inside it (properties, items, anyOf, $defs) too."""
     if not isinstance(schema, dict):
         return schema
     schema = dict(schema)
@@ -477,21 +478,21 @@ def _strict_schema(schema: Any) -> Any:
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         schema["properties"] = {
-            key: _strict_schema(sub) if key in required else _nullable(_strict_schema(sub))
+            key: strict_schema(sub) if key in required else nullable_schema(strict_schema(sub))
             for key, sub in properties.items()}
         schema["required"] = list(properties)
         schema["additionalProperties"] = False
     if isinstance(schema.get("items"), dict):
-        schema["items"] = _strict_schema(schema["items"])
+        schema["items"] = strict_schema(schema["items"])
     for group in ("anyOf", "$defs", "definitions"):
         if isinstance(schema.get(group), list):
-            schema[group] = [_strict_schema(sub) for sub in schema[group]]
+            schema[group] = [strict_schema(sub) for sub in schema[group]]
         elif isinstance(schema.get(group), dict):
-            schema[group] = {k: _strict_schema(sub) for k, sub in schema[group].items()}
+            schema[group] = {k: strict_schema(sub) for k, sub in schema[group].items()}
     return schema
 
 
-def _nullable(schema: dict) -> dict:
+def nullable_schema(schema: dict) -> dict:
     """`schema`, or null."""
     kind = schema.get("type")
     if kind is None:  # anyOf, $ref ...: one more branch

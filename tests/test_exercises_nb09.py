@@ -52,6 +52,32 @@ def first_choice_only(chunks):  # chunk.choices[0]: the usage chunk has no choic
     return message
 
 
+def fragments_to_newest_call(chunks):  # ignores index after a call's first piece
+    texts, calls = [], []
+    for chunk in chunks:
+        for part in chunk.choices:
+            if part.index != 0:
+                continue
+            if part.delta.content:
+                texts.append(part.delta.content)
+            for piece in part.delta.tool_calls or []:
+                if piece.id:
+                    calls.append({"id": piece.id, "type": "function",
+                                  "function": {"name": piece.function.name, "arguments": ""}})
+                else:
+                    calls[-1]["function"]["arguments"] += piece.function.arguments or ""
+    message = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+def empty_string_content(chunks):  # "" where no text came
+    message = _messages(chunks)
+    message["content"] = message["content"] or ""
+    return message
+
+
 def solution():
     namespace: dict = {}
     from pathlib import Path
@@ -75,6 +101,8 @@ WRONG = {  # the mistake → words the failing finding must contain
                                            "words beside a call"),
     "every choice mixed together": (lambda c: _messages(c, choice_filter=False),
                                     "only choice 0"),
+    "fragments added to the newest call": (fragments_to_newest_call, "take turns"),
+    "content '' where no text came": (empty_string_content, "one tool call"),
 }
 
 
@@ -208,6 +236,8 @@ def test_make_strict_not_written_yet(capsys):
 
 # ----------------------------------------------------------------- exercise 3: call_with_retries
 
+import random  # noqa: E402
+
 import openai  # noqa: E402
 
 from lesson_lib.exercises.nb09 import check_retries  # noqa: E402
@@ -215,7 +245,8 @@ from lesson_lib.patterns import retrying  # noqa: E402
 
 
 def _retries(fn, attempts=4, base=0.5, sleep=None, *, catch=None, double=True, base_used=True,
-             sleep_last=False, swallow=False, extra=0, jitter=0.1, wrap=False):
+             sleep_last=False, swallow=False, extra=0, jitter=0.1, wrap=False,
+             rand=random.random):
     """One parametrised learner: each option flips one decision to its typical mistake."""
     catch = catch or (openai.RateLimitError, openai.InternalServerError,
                       openai.APIConnectionError)
@@ -231,7 +262,7 @@ def _retries(fn, attempts=4, base=0.5, sleep=None, *, catch=None, double=True, b
                 if wrap:
                     raise RuntimeError("gave up") from error
                 raise
-            sleep((base if base_used else 0.5) * (2 ** k if double else 1) * (1 + jitter))
+            sleep((base if base_used else 0.5) * (2 ** k if double else 1) * (1 + jitter * rand()))
     if swallow:
         return None
     raise last
@@ -247,7 +278,9 @@ RETRY_WRONG = {  # the mistake → words the failing finding must contain
                                  "waited 0.5 s, then 1 s"),
     "base ignored": (lambda fn, **kw: _retries(fn, base_used=False, **kw),
                      "base=0.1 waits 0.1 s"),
-    "too much jitter": (lambda fn, **kw: _retries(fn, jitter=0.5, **kw), "waited 0.5 s"),
+    "too much jitter": (lambda fn, **kw: _retries(fn, jitter=0.5, rand=lambda: 1.0, **kw),
+                        "waited 0.5 s"),
+    "no jitter": (lambda fn, **kw: _retries(fn, rand=lambda: 0.0, **kw), "have jitter"),
     "waits after the last failure": (lambda fn, **kw: _retries(fn, sleep_last=True, **kw),
                                      "three calls, two waits"),
     "returns None when every attempt failed": (
@@ -286,6 +319,6 @@ def test_the_librarys_version_is_revealed_only_after_a_pass(capsys):
     from lesson_lib.display import SOURCE_HEADER
     from lesson_lib.exercises import reveal
 
-    assert reveal(assemble_message, False) is None
+    assert reveal(False, assemble_message) is None
     assert "once your version passes" in capsys.readouterr().out
-    assert repr(reveal(assemble_message, True)).startswith(SOURCE_HEADER)
+    assert repr(reveal(True, assemble_message)).startswith(SOURCE_HEADER)

@@ -84,14 +84,19 @@ def not_done(title: str, hint: str) -> bool:
     return False
 
 
-def reveal(obj: object, passed: bool) -> object:
-    """The library's version of an exercise, shown once the learner's own has passed its
-    check (`passed` is what the check returned); until then, one line saying so."""
+def reveal(passed: bool, *objects: object) -> object:
+    """The library's version of an exercise (`objects`, shown in order), once the learner's
+    own has passed its check (`passed` is what the check returned); until then, one line
+    saying so."""
     if passed:
+        from IPython.display import display  # noqa: PLC0415
+
         from lesson_lib.display import show_source  # noqa: PLC0415
 
-        return show_source(obj)
-    name = getattr(obj, "__qualname__", repr(obj))
-    print(f"The library's {name} appears here once your version passes its check "
+        for obj in objects[:-1]:
+            display(show_source(obj))
+        return show_source(objects[-1])
+    names = ", ".join(getattr(obj, "__qualname__", repr(obj)) for obj in objects)
+    print(f"The library's {names} appears here once your version passes its check "
           "(run the check, then this cell again).")
     return None

@@ -119,11 +119,12 @@ def _check_calls(report: Report, assemble: Callable) -> bool:
             return False
         got, want = _calls(message), _calls(whole)
         ok &= report.expect(
-            got == want and not message.get("content"),
+            got == want and message.get("content") is None,
             f"{what}: the same tool_calls as the unstreamed reply (ids, names, arguments)",
             (f"a call arrives in pieces keyed by `index`: the first piece has its id, type "
              f"and name, the later ones only argument fragments (print the deltas of "
-             f"'{question}' to see them). Yours gave {got[:2]}",
+             f"'{question}' to see them). Yours gave {got[:2]}, content "
+             f"{message.get('content')!r} (no text came: None, as unstreamed)",
              "keep one call per `index` (a dict of index → call works); set id, type and "
              "name when a piece has them, and add each `function.arguments` fragment to "
              "the end of that call's arguments",
@@ -167,6 +168,32 @@ def _check_text_and_call(report: Report, assemble: Callable) -> bool:
          "collect content and tool_calls side by side; neither replaces the other"))
 
 
+def _check_interleaved(report: Report, assemble: Callable) -> bool:
+    first = {"index": 0, "id": CALL_ID, "type": "function",
+             "function": {"name": "get_current_weather", "arguments": ""}}
+    second = {"index": 1, "id": CALL_ID[:-1] + "2", "type": "function",
+              "function": {"name": "get_current_time", "arguments": ""}}
+    pieces = [(0, '{"location": '), (1, '{"timezone": '), (0, '"Chengdu"}'),
+              (1, '"Asia/Tokyo"}')]
+    chunks = _chunks((0, {"role": "assistant", "content": None}), (0, {"tool_calls": [first]}),
+                     (0, {"tool_calls": [second]}), *[
+                         (0, {"tool_calls": [{"index": i, "function": {"arguments": a}}]})
+                         for i, a in pieces])
+    message = _run(report, assemble, chunks, "two calls in turn")
+    if message is None:
+        return False
+    want = [{"id": CALL_ID, "type": "function", "function": {
+                "name": "get_current_weather", "arguments": '{"location": "Chengdu"}'}},
+            {"id": CALL_ID[:-1] + "2", "type": "function", "function": {
+                "name": "get_current_time", "arguments": '{"timezone": "Asia/Tokyo"}'}}]
+    return report.expect(
+        _calls(message) == want,
+        "two calls whose pieces take turns: each fragment goes to the call its `index` names",
+        ("a fragment belongs to the call whose `index` it carries, not to the newest call: "
+         f"here the two calls' pieces alternate (yours gave {_calls(message)})",
+         "look the call up by piece.index for every piece, not only for the first one"))
+
+
 def _check_choices(report: Report, assemble: Callable) -> bool:
     chunks = _chunks((0, {"role": "assistant", "content": ""}), (1, {"role": "assistant", "content": ""}),
                      (0, {"content": "Cloudy"}), (1, {"content": "Sunny"}),
@@ -190,7 +217,8 @@ def check_assemble(assemble: Callable | None) -> bool:  # ... or None: not writt
         return not_done(TITLE, "write assemble(chunks) in the cell above, then run this check")
 
     def body(report: Report) -> None:
-        for step in (_check_text, _check_calls, _check_text_and_call, _check_choices):
+        for step in (_check_text, _check_calls, _check_text_and_call, _check_interleaved,
+                     _check_choices):
             if not step(report, assemble):
                 return  # one thing at a time: the first that fails, with its hint
 
@@ -202,7 +230,7 @@ def check_assemble(assemble: Callable | None) -> bool:  # ... or None: not writt
 STRICT_TITLE = "Exercise 1 · make a tool strict"
 
 
-def _booking_tool() -> dict:
+def booking_tool() -> dict:
     """A tool with nested objects and an array of objects, optional fields at each level."""
     return {"type": "function", "function": {
         "name": "book_table", "description": "Book a table at a restaurant.",
@@ -284,11 +312,11 @@ def _check_strict_tool(report: Report, make_strict: Callable, original: dict,
         if valid == accepted:
             continue
         if accepted:
-            hints = ("an optional property must become nullable: strict calls carry every "
-                     "property, and null is how they say 'not given'",
-                     "nullable means its type is a union with 'null' "
-                     "(\"type\": [\"string\", \"null\"]); and if it has an enum, None must "
-                     "be one of the enum's values too")
+            hints = ("an optional property must accept null: its type a union with 'null' "
+                     "(\"type\": [\"string\", \"null\"]), and, if it has an enum, None "
+                     "among the enum's values (an enum allows only what it lists)",
+                     "strict calls carry every property, and null is how they say 'not "
+                     "given'; do this for the optional properties of nested objects too")
         elif "outside its enum" in what:
             hints = ("the strict schema must still refuse what the tool refused: keep each "
                      "property's enum (adding None for an optional one)",)
@@ -316,7 +344,7 @@ def check_make_strict(make_strict: Callable | None) -> bool:  # ... or None: not
 
         if _check_strict_tool(report, make_strict, copy.deepcopy(WEATHER_TOOL),
                               _WEATHER_CASES):
-            _check_strict_tool(report, make_strict, _booking_tool(), _BOOKING_CASES)
+            _check_strict_tool(report, make_strict, booking_tool(), _BOOKING_CASES)
 
     return run_check(STRICT_TITLE, body)
 
@@ -386,27 +414,41 @@ def _check_retries(report: Report, learner: Callable) -> None:
                              "catch openai.RateLimitError and openai.InternalServerError "
                              "(and openai.APIConnectionError), wait, and call fn() again")):
         return
+    waits_hint = (f"your waits: {waits}; with base=0.5 they should be between 0.5 and 0.55, "
+                  "then between 1.0 and 1.1: each wait doubles, and the jitter adds up to "
+                  "10% *of that wait*",
+                  "wait base * 2 ** k * (1 + random.random() / 10) before retry k "
+                  "(k = 0, 1, ...), through the sleep you were given")
     if not report.expect(_waits_ok(waits, 0.5, 2),
-                         "it waited 0.5 s, then 1 s (base·2^k, plus up to 10%)", (
-                             f"your waits: {waits}; with base=0.5 they should be about "
-                             "[0.5, 1.0]: each wait doubles the one before",
-                             "wait base * 2 ** k * (1 + random.random() / 10) before retry "
-                             "k (k = 0, 1, ...), through the sleep you were given")):
+                         "it waited 0.5 s, then 1 s (base·2^k, plus up to 10% of it)",
+                         waits_hint):
+        return
+    again = _run_retries(learner, _Script(e["429"], e["500"]))[2]
+    if not report.expect(again != waits, "the waits have jitter: two runs wait a little "
+                                         "differently", (
+            f"two runs waited {waits} and {again}: with no randomness, clients that failed "
+            "together retry together, and fail together again",
+            "multiply each wait by (1 + random.random() / 10)")):
         return
     script = _Script(e["timeout"])
     result, raised, waits = _run_retries(learner, script, base=0.1)
-    if not report.expect(result == "answered" and _waits_ok(waits, 0.1, 1),
-                         "a timeout is retried too, and base=0.1 waits 0.1 s", (
-                             f"got {result!r}, waits {waits}: openai.APITimeoutError is an "
-                             "APIConnectionError, and `base` is the first wait",)):
+    if not report.expect(result == "answered", "a timeout is retried too", (
+            f"got {result!r}"
+            + (f" and {type(raised).__name__} escaped" if raised else "")
+            + ": openai.APITimeoutError is a kind of openai.APIConnectionError, which may "
+              "pass",)):
+        return
+    if not report.expect(_waits_ok(waits, 0.1, 1), "base=0.1 waits 0.1 s (plus up to 10%)", (
+            f"your wait: {waits}: `base` is the first wait, and the jitter is up to 10% of "
+            "the wait (0.1 to 0.11 here), not of a second",)):
         return
     script = _Script(e["400"])
     result, raised, waits = _run_retries(learner, script)
     if not report.expect(raised is e["400"] and script.calls == 1 and not waits,
                          "a 400 is raised at once, unchanged, without waiting", (
                              f"fn was called {script.calls} time(s), waits {waits}, and "
-                             f"{'nothing' if raised is None else type(raised).__name__} came "
-                             "out: a 400 means the request is wrong, and no wait fixes it",
+                             f"{'no exception was raised' if raised is None else type(raised).__name__ + ' came out'}"
+                             ": a 400 means the request is wrong, and no wait fixes it",
                              "retry only the errors that may pass; let any other exception "
                              "go up as it is (a bare `raise`)")):
         return
@@ -415,7 +457,7 @@ def _check_retries(report: Report, learner: Callable) -> None:
     report.expect(raised is e["429"] and script.calls == 3 and _waits_ok(waits, 0.5, 2),
                   "attempts=3 and always 429: three calls, two waits, then the 429 itself", (
                       f"fn was called {script.calls} time(s), waits {waits}, "
-                      f"{'nothing' if raised is None else type(raised).__name__} came out",
+                      f"{'no exception was raised' if raised is None else type(raised).__name__ + ' came out'}",
                       "attempts counts every call, the first included; do not wait after "
                       "the last one; when none is left, raise the last error (do not "
                       "return None: the caller must know it failed)"))
