@@ -22,6 +22,7 @@ LESSON_REQUIRE_BROWSER=1 (CI sets it): then it fails and says what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -357,34 +358,39 @@ OPTION_VALUE = """([root, label]) => {
 def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
     """Notebook 10's chat app in JupyterLab: run all, then pick Monday's session in the menu
     and see its stored conversation come back, with the profile beside it."""
-    sync_api = _require_browser()
     artifacts = ARTIFACTS / "lab-sessions"
+    with _notebook_page(tmp_path, SESSIONS_NOTEBOOK, FRONT_ENDS[0], artifacts) as (sync_api, page):
+        expect = sync_api.expect
+        _run_all_cleanly(page)
+        app = page.locator(".lesson-chat-app").last
+        app.scroll_into_view_if_needed()
+        chat = app.locator(".lesson-chat-chat")
+        expect(chat).to_contain_text("Your profile says your name is Xiaoming.")  # Tuesday
+        expect(app.locator(".lesson-chat-profile")).to_contain_text("vegan")
+        value = page.evaluate(OPTION_VALUE, [".lesson-chat-session-pick", "Monday"])
+        assert value is not None, "no 'Monday' in the Session menu"
+        app.locator(".lesson-chat-session-pick select").select_option(value=value)
+        expect(chat).to_contain_text("Noted: you're vegetarian. I'll remember that.")
+        app.screenshot(path=str(artifacts / "monday-picked.png"))
+        errors = page.evaluate(ERRORS)
+        assert not errors, f"error output after picking a session: {errors}"
+
+
+@contextlib.contextmanager
+def _notebook_page(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts: Path):
+    """(sync_api, page) showing `notebook` (outputs stripped, kernel idle) in `front_end`;
+    on failure a screenshot and the server's last log lines; the kernel, browser and
+    server are stopped afterwards."""
+    sync_api = _require_browser()
     artifacts.mkdir(parents=True, exist_ok=True)
-    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=SESSIONS_NOTEBOOK,
-                           front_end=FRONT_ENDS[0])
+    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=notebook, front_end=front_end)
     context = None
     with sync_api.sync_playwright() as playwright:
         try:
             server.start()
             context, page = _launch(sync_api, playwright, tmp_path)
-            expect = sync_api.expect
-            _open_notebook(page, server, SESSIONS_NOTEBOOK)
-            state = _run_all(page)
-            errors = page.evaluate(ERRORS)
-            assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
-            assert state["executed"] == state["total"], f"not every cell ran: {state}"
-            app = page.locator(".lesson-chat-app").last
-            app.scroll_into_view_if_needed()
-            chat = app.locator(".lesson-chat-chat")
-            expect(chat).to_contain_text("Your profile says your name is Xiaoming.")  # Tuesday
-            expect(app.locator(".lesson-chat-profile")).to_contain_text("vegan")
-            value = page.evaluate(OPTION_VALUE, [".lesson-chat-session-pick", "Monday"])
-            assert value is not None, "no 'Monday' in the Session menu"
-            app.locator(".lesson-chat-session-pick select").select_option(value=value)
-            expect(chat).to_contain_text("Noted: you're vegetarian. I'll remember that.")
-            app.screenshot(path=str(artifacts / "monday-picked.png"))
-            errors = page.evaluate(ERRORS)
-            assert not errors, f"error output after picking a session: {errors}"
+            _open_notebook(page, server, notebook)
+            yield sync_api, page
             page.evaluate(SHUT_DOWN_KERNEL)
         except Exception:
             if context is not None and context.pages:
@@ -395,6 +401,14 @@ def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
             if context is not None:
                 context.close()
             server.stop()
+
+
+def _run_all_cleanly(page) -> None:
+    """Run All, then no error output anywhere and every cell run."""
+    state = _run_all(page)
+    errors = page.evaluate(ERRORS)
+    assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
+    assert state["executed"] == state["total"], f"not every cell ran: {state}"
 
 
 # ----------------------------------------------------------------- quiet checks (notebook 09)
@@ -430,42 +444,21 @@ def test_checks_are_collapsed_and_the_exercise_passes_in_a_real_browser(front_en
     the code was), Run All shows no error, and a learner who writes assemble() into the
     exercise cell and runs it and its check sees every check pass; only then does the next
     cell show the library's version."""
-    sync_api = _require_browser()
     artifacts = ARTIFACTS / f"{front_end.name}-production"
-    artifacts.mkdir(parents=True, exist_ok=True)
-    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=PRODUCTION_NOTEBOOK,
-                           front_end=front_end)
-    context = None
-    with sync_api.sync_playwright() as playwright:
-        try:
-            server.start()
-            context, page = _launch(sync_api, playwright, tmp_path)
-            _open_notebook(page, server, PRODUCTION_NOTEBOOK)
-            checks = page.evaluate(CHECK_CELLS)
-            assert len(checks) >= 5, f"expected the notebook's check cells, found {checks}"
-            open_checks = [c["source"] for c in checks if not (c["collapsed"] and c["shown"])]
-            assert not open_checks, f"check cells shown open in {front_end.title}: {open_checks}"
-            state = _run_all(page)
-            errors = page.evaluate(ERRORS)
-            assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
-            assert state["executed"] == state["total"], f"not every cell ran: {state}"
-            answer = (ROOT / "solutions" / "09_assemble.py").read_text()
-            index = page.evaluate(EXERCISE_CELL, ["assemble = ...", answer])
-            assert index is not None, "no exercise cell starting with 'assemble = ...'"
-            page.evaluate(RUN_TWO)
-            output = page.locator(".jp-Notebook .jp-Cell").nth(index + 1).locator(".jp-OutputArea")
-            sync_api.expect(output).to_contain_text("All checks passed.", timeout=60 * SECONDS)
-            page.evaluate(RUN_TWO)  # the markdown cell, then the one that reveals the library's
-            revealed = page.locator(".jp-Notebook .jp-Cell").nth(index + 3).locator(".jp-OutputArea")
-            sync_api.expect(revealed).to_contain_text("def assemble_message", timeout=30 * SECONDS)
-            page.screenshot(path=str(artifacts / "exercise-passed.png"))
-            page.evaluate(SHUT_DOWN_KERNEL)
-        except Exception:
-            if context is not None and context.pages:
-                context.pages[0].screenshot(path=str(artifacts / "failure.png"))
-            print(f"the server log (last lines):\n{server.log_tail()}")
-            raise
-        finally:
-            if context is not None:
-                context.close()
-            server.stop()
+    with _notebook_page(tmp_path, PRODUCTION_NOTEBOOK, front_end, artifacts) as (sync_api, page):
+        checks = page.evaluate(CHECK_CELLS)
+        assert len(checks) >= 5, f"expected the notebook's check cells, found {checks}"
+        open_checks = [c["source"] for c in checks if not (c["collapsed"] and c["shown"])]
+        assert not open_checks, f"check cells shown open in {front_end.title}: {open_checks}"
+        _run_all_cleanly(page)
+        answer = (ROOT / "solutions" / "09_assemble.py").read_text()
+        index = page.evaluate(EXERCISE_CELL, ["assemble = ...", answer])
+        assert index is not None, "no exercise cell starting with 'assemble = ...'"
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        page.evaluate(RUN_TWO)
+        sync_api.expect(cells.nth(index + 1).locator(".jp-OutputArea")).to_contain_text(
+            "All checks passed.", timeout=60 * SECONDS)
+        page.evaluate(RUN_TWO)  # the markdown cell, then the one that reveals the library's
+        sync_api.expect(cells.nth(index + 3).locator(".jp-OutputArea")).to_contain_text(
+            "def assemble_message", timeout=30 * SECONDS)
+        page.screenshot(path=str(artifacts / "exercise-passed.png"))

@@ -86,6 +86,15 @@ def solution():
     return namespace["assemble"]
 
 
+def fails_on(finding: str, out: str) -> None:
+    """The check's report fails on one finding only (one thing at a time), the one whose
+    words are `finding`, and gives a hint."""
+    failed = [line for line in out.splitlines() if line.lstrip().startswith("❌")]
+    assert len(failed) == 1, out
+    assert finding in failed[0], out
+    assert "hint:" in out
+
+
 WRONG = {  # the mistake → words the failing finding must contain
     "indexes chunk.choices[0]": (first_choice_only, "without an IndexError"),
     "arguments overwritten, not joined": (
@@ -124,11 +133,7 @@ def test_a_right_answer_passes(assemble, capsys):
 def test_each_typical_mistake_fails_on_its_own_finding(mistake, capsys):
     wrong, finding = WRONG[mistake]
     assert check_assemble(wrong) is False
-    out = capsys.readouterr().out
-    failed = [line for line in out.splitlines() if line.lstrip().startswith("❌")]
-    assert len(failed) == 1, out  # one thing at a time
-    assert finding in failed[0], out
-    assert "hint:" in out
+    fails_on(finding, capsys.readouterr().out)
 
 
 def test_the_hint_grows_when_the_check_fails_again(capsys):
@@ -222,11 +227,7 @@ def test_a_right_strict_version_passes(make_strict, capsys):
 def test_each_strict_mistake_fails_on_its_own_finding(mistake, capsys):
     wrong, finding = STRICT_WRONG[mistake]
     assert check_make_strict(wrong) is False
-    out = capsys.readouterr().out
-    failed = [line for line in out.splitlines() if line.lstrip().startswith("❌")]
-    assert len(failed) == 1, out
-    assert finding in failed[0], out
-    assert "hint:" in out
+    fails_on(finding, capsys.readouterr().out)
 
 
 def test_make_strict_not_written_yet(capsys):
@@ -303,11 +304,7 @@ def test_a_right_retry_passes(learner, capsys):
 def test_each_retry_mistake_fails_on_its_own_finding(mistake, capsys):
     wrong, finding = RETRY_WRONG[mistake]
     assert check_retries(wrong) is False
-    out = capsys.readouterr().out
-    failed = [line for line in out.splitlines() if line.lstrip().startswith("❌")]
-    assert len(failed) == 1, out
-    assert finding in failed[0], out
-    assert "hint:" in out
+    fails_on(finding, capsys.readouterr().out)
 
 
 def test_retrying_refuses_a_nonsense_attempt_count():
