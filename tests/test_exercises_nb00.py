@@ -53,7 +53,7 @@ def test_first_history_committed_stub_fails_on_role_and_greeting(capsys):
     passed, out = run(check_first_history, stub, capsys)
     assert not passed
     for expected in ("Invalid value: 'bot'", "the roles are ['user', 'bot']",
-                     'greet Xiaoming by name', "✅ the user says their name (Xiaoming)"):
+                     'the reply should use it (Xiaoming)', "✅ the user says their name (Xiaoming)"):
         assert expected in out, f"expected {expected!r} in the stub's report, got:\n{out}"
     assert "lets the model answer" not in out, "the model must not be asked while a rule fails"
 
@@ -69,7 +69,7 @@ def test_first_history_committed_stub_fails_on_role_and_greeting(capsys):
     ([{"role": "user", "content": "I like tea."}, {"role": "assistant", "content": "Hi!"}],
      "say it in a way the model recognises"),
     ([{"role": "user", "content": "My name is Xiaoming."},
-      {"role": "assistant", "content": "Hello there!"}], 'greet Xiaoming by name'),
+      {"role": "assistant", "content": "Hello there!"}], 'the reply should use it (Xiaoming)'),
     ([{"role": "assistant", "content": "Hi Xiaoming!"},
       {"role": "user", "content": "My name is Xiaoming."}], "the roles are ['assistant', 'user']"),
     ([{"role": "user", "content": "My name is Xiaoming."},
@@ -104,7 +104,7 @@ def test_chinese_reply_accepts_the_reply_as_a_plain_dict(capsys):
 
 def test_chinese_reply_committed_stub_fails_because_it_is_english(capsys):
     reply = chat([{"role": "user", "content": "Hello! What can you do?"}])
-    assert_fails_with(check_chinese_reply, reply, "ask in Chinese", capsys)
+    assert_fails_with(check_chinese_reply, reply, "the language of your latest message", capsys)
 
 
 @pytest.mark.parametrize("answer, hint", [

@@ -75,9 +75,16 @@ def test_chat_turn_solution_passes(capsys):
 
 
 def test_chat_turn_that_sends_only_the_new_message_is_told_to_send_the_memory(capsys):
+    """The first hint names the rule without the answer; asking again gives the answer."""
+    from lesson_lib import exercises
+
+    exercises._ASKED.clear()
+    passed, out = run(check_chat_turn, sends_only_the_new_message, capsys=capsys)
+    assert_fails_with(passed, out, "the model only knows what this one call sends")
+    assert "chat(memory.to_api_format())" not in out
+    assert out.count("  ❌ ") == 1, f"expected only the name line to fail, got:\n{out}"
     passed, out = run(check_chat_turn, sends_only_the_new_message, capsys=capsys)
     assert_fails_with(passed, out, "chat(memory.to_api_format())")
-    assert out.count("  ❌ ") == 1, f"expected only the name line to fail, got:\n{out}"
 
 
 def test_chat_turn_that_forgets_the_reply_is_told_to_add_it(capsys):

@@ -56,7 +56,7 @@ def test_predict_roles_matches_what_the_agent_really_does():
 @pytest.mark.parametrize("answer, hint", [
     (..., "still ..."),
     ("system, user", "it is str"),
-    (["system", "user", "assistant", "tool", "assistant"], "parallel calls in ONE assistant"),
+    (["system", "user", "assistant", "tool", "assistant"], "how many tool messages does each call get"),
     (["system", "user", "assistant"], "the weather needs a tool"),
     (["user", "assistant", "tool", "tool", "assistant"], "system prompt into memory"),
     (["system", "user", "assistant", "tool", "tool", "user", "assistant"], "input once"),

@@ -70,7 +70,9 @@ def check_first_history(messages: Any) -> bool:
             return
         greets = report.expect(name.casefold() in greeting.casefold(),
                                "the assistant greets them by that name",
-                               f'greet {name} by name, e.g. "Nice to meet you, {name}!"')
+                               (f"the user told the assistant their name: the reply should "
+                                f"use it ({name})",
+                                f'for example "Nice to meet you, {name}!"'))
         if greets and report.passed:  # everything right so far: show what it is for
             _remembers(report, messages, name)
     return run_check("Exercise 1 · a first history", body)
@@ -107,7 +109,8 @@ def check_chinese_reply(reply: Any) -> bool:
         if not report.expect(isinstance(content, str) and content.strip(), "it has text",
                              "ask a question the model answers in words (no tools needed)"):
             return
-        report.expect(bool(CJK.search(content)), f"it is in Chinese: {content!r}",
-                      "ask in Chinese: the model answers in the language of your latest "
-                      "message (try 你好！你能做什么？)")
+        report.expect(bool(CJK.search(content)), f"it is in Chinese: {content!r}", (
+            "the model answers in the language of your latest message",
+            "so ask your question in Chinese",
+            "for example 你好！你能做什么？ (hello! what can you do?)"))
     return run_check("Exercise 2 · a reply in Chinese", body)

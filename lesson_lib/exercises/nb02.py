@@ -53,8 +53,10 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
     text = getattr(replies[-1], "content", replies[-1])  # a message object: quote its text
     report.expect("xiaoming" in str(text).lower(),
                   f"the reply to {TURNS[-1]!r} remembers the name: {text!r}",
-                  "send the whole memory, chat(memory.to_api_format()), not just the "
-                  "newest message: the model only knows what this one call sends")
+                  ("the model only knows what this one call sends: look at what your "
+                   "chat_turn passes to chat()",
+                   "send the whole memory, chat(memory.to_api_format()), not just the "
+                   "newest message"))
 
 
 def check_chat_turn(chat_turn: Callable) -> bool:  # the learner's chat_turn(memory, text)

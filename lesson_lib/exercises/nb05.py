@@ -73,19 +73,22 @@ def check_predicted_roles(predicted: Any) -> bool:
     return run_check("Exercise 1 · predict the memory", body)
 
 
-def _tool_hint(given: list[str]) -> str:
+def _tool_hint(given: list[str]) -> tuple[str, ...]:
     if "tool" not in given:
         return ("the weather needs a tool: the memory holds assistant(tool_calls) and the "
-                "tool results before the final answer")
-    return ("two cities are two parallel calls in ONE assistant message, and every call "
+                "tool results before the final answer",)
+    return ("count the calls: how many cities does the input ask about, and how many tool "
+            "messages does each call get?",
+            "two cities are two parallel calls in ONE assistant message, and every call "
             "gets its own tool message")
 
 
-def _first_difference(given: list[str], actual: list[str]) -> str:
+def _first_difference(given: list[str], actual: list[str]) -> tuple[str, ...]:
     for i, (g, a) in enumerate(zip(given, actual, strict=False)):
         if g != a:
-            return f"position {i}: you wrote {g!r}, the memory has {a!r}"
-    return f"you wrote {len(given)} roles, the memory holds {len(actual)}"
+            return (f"your list first differs at position {i} (you wrote {g!r})",
+                    f"position {i}: the memory has {a!r}")
+    return (f"you wrote {len(given)} roles, the memory holds {len(actual)}",)
 
 
 # ----------------------------------------------------------------- exercise 2
