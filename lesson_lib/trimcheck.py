@@ -331,9 +331,10 @@ def judge_trim(fn: Callable, unit: str = "messages",
 
 def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimmed list
                unit: str = "messages",  # what the budget counts: "messages" or "tokens"
-               cases: Sequence[TrimCase] | None = None) -> bool:
+               cases: Sequence[TrimCase] | None = None,
+               detail: bool = False) -> bool:  # True: a line for every case, however many
     """Run `fn` on every case; print ✅ or what went wrong (with a hint) per case, and the
-    score. True when every case passes."""
+    score (a long report is shortened unless `detail`). True when every case passes."""
     name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__",
                                                     "your trim")
     if not callable(fn):
@@ -343,7 +344,8 @@ def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimm
         return False
     verdicts = judge_trim(fn, unit, cases)
     score = sum(v.passed for v in verdicts)
-    report = Report(f"check_trim({name}, {unit!r}): score {score}/{len(verdicts)}")
+    report = Report(f"check_trim({name}, {unit!r}): score {score}/{len(verdicts)}",
+                    detail=detail)
     for v in verdicts:
         size = f"{request_cost(v.case.messages, unit):,} {unit}, budget {v.case.budget(unit):,}"
         if v.passed:

@@ -218,3 +218,14 @@ def test_notebook_stubs_are_unsolved_first_attempts(capsys):
     assert "score 10/20" in capsys.readouterr().out
     assert not check_turn_trim(namespace["my_turn_trim"])
     assert "not done yet" in capsys.readouterr().out
+
+
+@pytest.fixture(autouse=True)
+def every_line():
+    """These tests read which cases a check names: have it print every line (a long report
+    is otherwise shortened to its first failures, see lesson_lib.exercises.Report)."""
+    from lesson_lib.exercises import show_details
+
+    show_details()
+    yield
+    show_details(False)

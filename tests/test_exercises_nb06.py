@@ -284,3 +284,14 @@ def test_two_step_chain_reports_a_tool_that_fails(capsys):
 @pytest.mark.parametrize("answer", [None, [get_local_dish], "registry"])
 def test_two_step_chain_check_never_raises(answer, capsys):
     expect_fail(nb06.check_two_step_chain, answer, capsys, "is a ToolRegistry")
+
+
+@pytest.fixture(autouse=True)
+def every_line():
+    """These tests read which cases a check names: have it print every line (a long report
+    is otherwise shortened to its first failures, see lesson_lib.exercises.Report)."""
+    from lesson_lib.exercises import show_details
+
+    show_details()
+    yield
+    show_details(False)

@@ -181,3 +181,14 @@ def test_notebook_stubs_are_unsolved_first_attempts(capsys):
     assert "score 17/28" in capsys.readouterr().out, "the first attempt is the seed's rule"
     assert not nb07.check_my_summarizer(namespace["my_summarizer"])
     assert "You haven't told me your name." in capsys.readouterr().out
+
+
+@pytest.fixture(autouse=True)
+def every_line():
+    """These tests read which cases a check names: have it print every line (a long report
+    is otherwise shortened to its first failures, see lesson_lib.exercises.Report)."""
+    from lesson_lib.exercises import show_details
+
+    show_details()
+    yield
+    show_details(False)

@@ -319,3 +319,19 @@ def test_the_librarys_version_is_revealed_only_after_a_pass(capsys):
     assert reveal(False, assemble_message) is None
     assert "once your version passes" in capsys.readouterr().out
     assert repr(reveal(True, assemble_message)).startswith(SOURCE_HEADER)
+
+
+def test_a_long_report_is_shortened_unless_details_are_asked_for():
+    from lesson_lib.exercises import LINES, Report, show_details
+
+    report = Report("long")
+    for k in range(8):
+        report.expect(k % 2 == 0, f"finding {k}", f"hint {k}")
+    short = str(report).splitlines()
+    assert len(short) <= LINES and "✅ 4 checks pass" in short[1]
+    assert short[-2].startswith("  ❌ … and 2 more: for every line, run show_details()")
+    show_details()
+    try:
+        assert len(str(report).splitlines()) == 1 + 8 + 4 + 1  # title, findings, hints, end
+    finally:
+        show_details(False)

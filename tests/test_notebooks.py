@@ -169,3 +169,23 @@ def test_the_collapsed_check_rule_sees_asserts_only():
     assert only_checks("assert x\nif OFFLINE:\n    assert y == 1\n")
     assert not only_checks("x = 1\nassert x")
     assert not only_checks("print(x)")
+
+
+CHECK_CALL = re.compile(r"\bcheck_\w+\(")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_check_prints_about_a_dozen_lines_at_most(path):
+    """A check's saved output stays short (a long report names its first failures and counts
+    the rest) unless the cell asks for every line (detail=True)."""
+    from lesson_lib.exercises import LINES
+
+    long = []
+    for i, cell in enumerate(load(path)["cells"]):
+        source = text(cell["source"]) if cell["cell_type"] == "code" else ""
+        if not CHECK_CALL.search(source) or "detail=True" in source:
+            continue
+        printed = sum(len(text(o.get("text", "")).splitlines()) for o in cell.get("outputs", []))
+        if printed > LINES:
+            long.append((i, printed))
+    assert not long, f"{path.name}: check cells (index, lines) print too much: {long}"

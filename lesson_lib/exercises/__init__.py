@@ -15,16 +15,35 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lesson_lib.text import plural
+
 # How often each finding has failed in this kernel: a hint given as steps shows one more
 # step each time the same check fails the same way ("asking again gives more").
 _ASKED: Counter = Counter()
 
 
+LINES = 12  # what a report prints at most, unless detail was asked for
+_DETAIL = False  # show_details() turns it on: every report prints every line
+
+
+def show_details(on: bool = True) -> None:
+    """Make every check print every finding, however many (`show_details(False)` undoes it)."""
+    global _DETAIL
+    _DETAIL = bool(on)
+
+SHOWN_FAILURES = 2  # failing findings a shortened report shows, with their hints
+
+
 @dataclass
 class Report:
-    """What a check found, printed as ✅ / ❌ lines."""
+    """What a check found, printed as ✅ / ❌ lines: all of them when they fit in about a
+    dozen lines (or `detail` is set); else the passes counted, the first failures with their
+    hints, and how many more (`more` says how to see every line)."""
     title: str
     findings: list[tuple[bool, str, str]] = field(default_factory=list)  # (ok, what, hint)
+    detail: bool = False
+    more: str = ("for every line, run show_details() (from lesson_lib.exercises), then the "
+                 "check again")
 
     def expect(self, ok: bool, what: str, hint: str | Sequence[str] = "") -> bool:
         """Record a finding. `hint` is one sentence, or steps: the first names the rule and
@@ -45,13 +64,29 @@ class Report:
         return bool(self.findings) and all(ok for ok, _, _ in self.findings)
 
     def __str__(self) -> str:
-        lines = [f"{self.title}:"]
-        for ok, what, hint in self.findings:
+        end = "  All checks passed." if self.passed else "  Not yet: see the ❌ lines."
+        lines = [f"{self.title}:", *self._lines(self.findings), end]
+        if self.detail or _DETAIL or len(lines) <= LINES:
+            return "\n".join(lines)
+        passes = [f for f in self.findings if f[0]]
+        failures = [f for f in self.findings if not f[0]]
+        short = [f"{self.title}:"]
+        if passes:
+            short.append(f"  ✅ {plural(len(passes), 'check')} "
+                         f"{'passes' if len(passes) == 1 else 'pass'}")
+        short += self._lines(failures[:SHOWN_FAILURES])
+        if len(failures) > SHOWN_FAILURES:
+            short.append(f"  ❌ … and {len(failures) - SHOWN_FAILURES} more: {self.more}")
+        return "\n".join([*short, end])
+
+    @staticmethod
+    def _lines(findings: list[tuple[bool, str, str]]) -> list[str]:
+        lines = []
+        for ok, what, hint in findings:
             lines.append(f"  {'✅' if ok else '❌'} {what}")
             if not ok and hint:
                 lines.append(f"     hint: {hint}")
-        lines.append("  All checks passed." if self.passed else "  Not yet: see the ❌ lines.")
-        return "\n".join(lines)
+        return lines
 
 
 def _learner_frame(error: BaseException) -> traceback.FrameSummary:

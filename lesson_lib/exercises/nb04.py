@@ -38,12 +38,13 @@ def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
 
 
 def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages) -> list
-                  cases: Sequence[TrimCase] | None = None) -> bool:
+                  cases: Sequence[TrimCase] | None = None,
+                  detail: bool = False) -> bool:  # True: a line for every case
     """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories."""
     cases = VALID_CASES if cases is None else list(cases)
     if (why := _unwritten(my_trim, cases)) is not None:
         return not_done("Exercise 1 · my_trim", why)
-    return check_trim(my_trim, unit="messages", cases=cases)
+    return check_trim(my_trim, unit="messages", cases=cases, detail=detail)
 
 
 def _starts_with_answer(result: Any) -> str | None:
