@@ -122,20 +122,6 @@ def fresh_hints():
     exercises._ASKED.clear()
 
 
-@pytest.mark.parametrize("assemble", [assemble_message, _messages, solution()],
-                         ids=["reference", "parametrised-correct", "solutions/09"])
-def test_a_right_answer_passes(assemble, capsys):
-    assert check_assemble(assemble) is True
-    assert "All checks passed." in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("mistake", list(WRONG))
-def test_each_typical_mistake_fails_on_its_own_finding(mistake, capsys):
-    wrong, finding = WRONG[mistake]
-    assert check_assemble(wrong) is False
-    fails_on(finding, capsys.readouterr().out)
-
-
 def test_the_hint_grows_when_the_check_fails_again(capsys):
     wrong = WRONG["arguments overwritten, not joined"][0]
     check_assemble(wrong)
@@ -145,11 +131,6 @@ def test_the_hint_grows_when_the_check_fails_again(capsys):
     assert "run the check again for a further hint" in first
     assert len(second.splitlines()) > len(first.splitlines())
     assert "keep one call per `index`" in second and "keep one call per `index`" not in first
-
-
-def test_not_written_yet_is_a_gentle_line(capsys):
-    assert check_assemble(None) is False
-    assert "not done yet" in capsys.readouterr().out
 
 
 def test_the_learners_crash_is_reported_not_raised(capsys):
@@ -216,25 +197,6 @@ STRICT_WRONG = {  # the mistake → words the failing finding must contain
 }
 
 
-@pytest.mark.parametrize("make_strict", [strict_version, _strict],
-                         ids=["reference", "parametrised-correct"])
-def test_a_right_strict_version_passes(make_strict, capsys):
-    assert check_make_strict(make_strict) is True
-    assert "All checks passed." in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("mistake", list(STRICT_WRONG))
-def test_each_strict_mistake_fails_on_its_own_finding(mistake, capsys):
-    wrong, finding = STRICT_WRONG[mistake]
-    assert check_make_strict(wrong) is False
-    fails_on(finding, capsys.readouterr().out)
-
-
-def test_make_strict_not_written_yet(capsys):
-    assert check_make_strict(...) is False
-    assert "not done yet" in capsys.readouterr().out
-
-
 # ----------------------------------------------------------------- exercise 3: call_with_retries
 
 import random  # noqa: E402
@@ -293,20 +255,6 @@ RETRY_WRONG = {  # the mistake → words the failing finding must contain
 }
 
 
-@pytest.mark.parametrize("learner", [lambda fn, **kw: retrying(fn, **kw), _retries],
-                         ids=["reference", "parametrised-correct"])
-def test_a_right_retry_passes(learner, capsys):
-    assert check_retries(learner) is True
-    assert "All checks passed." in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("mistake", list(RETRY_WRONG))
-def test_each_retry_mistake_fails_on_its_own_finding(mistake, capsys):
-    wrong, finding = RETRY_WRONG[mistake]
-    assert check_retries(wrong) is False
-    fails_on(finding, capsys.readouterr().out)
-
-
 def test_retrying_refuses_a_nonsense_attempt_count():
     with pytest.raises(ValueError, match="at least 1"):
         retrying(lambda: 1, attempts=0)
@@ -335,3 +283,38 @@ def test_a_long_report_is_shortened_unless_details_are_asked_for():
         assert len(str(report).splitlines()) == 1 + 8 + 4 + 1  # title, findings, hints, end
     finally:
         show_details(False)
+
+
+# ----------------------------------------------------------------- every exercise alike
+
+CHECKS = {  # exercise → (its check, right answers written apart from it, its bank of mistakes)
+    "assemble": (check_assemble, [assemble_message, _messages, solution()], WRONG),
+    "make_strict": (check_make_strict, [strict_version, _strict], STRICT_WRONG),
+    "call_with_retries": (check_retries, [lambda fn, **kw: retrying(fn, **kw), _retries],
+                          RETRY_WRONG),
+}
+RIGHT = [(name, k) for name, (_, rights, _) in CHECKS.items() for k in range(len(rights))]
+MISTAKES = [(name, mistake) for name, (_, _, bank) in CHECKS.items() for mistake in bank]
+
+
+@pytest.mark.parametrize(("exercise", "k"), RIGHT, ids=[f"{n}-{k}" for n, k in RIGHT])
+def test_a_right_answer_passes(exercise, k, capsys):
+    check, rights, _ = CHECKS[exercise]
+    assert check(rights[k]) is True
+    assert "All checks passed." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("exercise", "mistake"), MISTAKES,
+                         ids=[f"{n}: {m}" for n, m in MISTAKES])
+def test_each_typical_mistake_fails_on_its_own_finding(exercise, mistake, capsys):
+    check, _, bank = CHECKS[exercise]
+    wrong, finding = bank[mistake]
+    assert check(wrong) is False
+    fails_on(finding, capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("exercise", list(CHECKS))
+def test_not_written_yet_is_a_gentle_line(exercise, capsys):
+    check = CHECKS[exercise][0]
+    assert check(...) is False and check(None) is False
+    assert "not done yet" in capsys.readouterr().out
