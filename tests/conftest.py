@@ -41,3 +41,15 @@ def url(request, tmp_path):
 
     with postgres_database() as pg_url:
         yield pg_url
+
+
+@pytest.fixture
+def every_line():
+    """A check prints every line while the test runs: a long report is otherwise shortened
+    to its first failures (lesson_lib.exercises.Report), and these tests read which cases
+    it names."""
+    from lesson_lib.exercises import show_details
+
+    show_details()
+    yield
+    show_details(False)

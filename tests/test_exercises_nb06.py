@@ -286,12 +286,5 @@ def test_two_step_chain_check_never_raises(answer, capsys):
     expect_fail(nb06.check_two_step_chain, answer, capsys, "is a ToolRegistry")
 
 
-@pytest.fixture(autouse=True)
-def every_line():
-    """These tests read which cases a check names: have it print every line (a long report
-    is otherwise shortened to its first failures, see lesson_lib.exercises.Report)."""
-    from lesson_lib.exercises import show_details
-
-    show_details()
-    yield
-    show_details(False)
+# These tests read which cases a check names: every line is printed (conftest.every_line).
+pytestmark = pytest.mark.usefixtures("every_line")

@@ -183,12 +183,5 @@ def test_notebook_stubs_are_unsolved_first_attempts(capsys):
     assert "You haven't told me your name." in capsys.readouterr().out
 
 
-@pytest.fixture(autouse=True)
-def every_line():
-    """These tests read which cases a check names: have it print every line (a long report
-    is otherwise shortened to its first failures, see lesson_lib.exercises.Report)."""
-    from lesson_lib.exercises import show_details
-
-    show_details()
-    yield
-    show_details(False)
+# These tests read which cases a check names: every line is printed (conftest.every_line).
+pytestmark = pytest.mark.usefixtures("every_line")

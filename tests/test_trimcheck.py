@@ -364,12 +364,5 @@ def test_check_trim_never_raises_at_the_learner(capsys):
     assert "not a function" in capsys.readouterr().out
 
 
-@pytest.fixture(autouse=True)
-def every_line():
-    """These tests read which cases a check names: have it print every line (a long report
-    is otherwise shortened to its first failures, see lesson_lib.exercises.Report)."""
-    from lesson_lib.exercises import show_details
-
-    show_details()
-    yield
-    show_details(False)
+# These tests read which cases a check names: every line is printed (conftest.every_line).
+pytestmark = pytest.mark.usefixtures("every_line")

@@ -123,6 +123,9 @@ def reveal(passed: bool, *objects: object) -> object:
     """The library's version of an exercise (`objects`, shown in order), once the learner's
     own has passed its check (`passed` is what the check returned); until then, one line
     saying so."""
+    if not objects:
+        raise TypeError("reveal(passed, obj, ...) needs the library's function or class to "
+                        "show, e.g. reveal(passed_1, strict_version)")
     if passed:
         from IPython.display import display  # noqa: PLC0415
 

@@ -409,22 +409,20 @@ def wants_code(schema: dict) -> bool:
 
 # ------------------------------------------------------------------ countries
 
-COUNTRIES = {"中国": "China", "美国": "United States", "日本": "Japan", "法国": "France",
-             "德国": "Germany", "英国": "United Kingdom", "意大利": "Italy", "西班牙": "Spain",
-             "俄罗斯": "Russia", "韩国": "South Korea", "印度": "India", "巴西": "Brazil",
-             "加拿大": "Canada", "澳大利亚": "Australia", "墨西哥": "Mexico", "埃及": "Egypt",
-             "泰国": "Thailand", "越南": "Vietnam", "新加坡": "Singapore", "荷兰": "Netherlands",
-             "瑞士": "Switzerland", "瑞典": "Sweden", "挪威": "Norway", "土耳其": "Turkey",
-             "阿根廷": "Argentina", "南非": "South Africa", "新西兰": "New Zealand",
-             "印度尼西亚": "Indonesia", "葡萄牙": "Portugal", "希腊": "Greece"}
-ISO_COUNTRIES = {"China": "CN", "United States": "US", "Japan": "JP", "France": "FR",
-                 "Germany": "DE", "United Kingdom": "GB", "Italy": "IT", "Spain": "ES",
-                 "Russia": "RU", "South Korea": "KR", "India": "IN", "Brazil": "BR",
-                 "Canada": "CA", "Australia": "AU", "Mexico": "MX", "Egypt": "EG",
-                 "Thailand": "TH", "Vietnam": "VN", "Singapore": "SG", "Netherlands": "NL",
-                 "Switzerland": "CH", "Sweden": "SE", "Norway": "NO", "Turkey": "TR",
-                 "Argentina": "AR", "South Africa": "ZA", "New Zealand": "NZ",
-                 "Indonesia": "ID", "Portugal": "PT", "Greece": "GR"}
+_COUNTRY_TABLE = (  # Chinese name, English name, ISO 3166 code: one row a country
+    ("中国", "China", "CN"), ("美国", "United States", "US"), ("日本", "Japan", "JP"),
+    ("法国", "France", "FR"), ("德国", "Germany", "DE"), ("英国", "United Kingdom", "GB"),
+    ("意大利", "Italy", "IT"), ("西班牙", "Spain", "ES"), ("俄罗斯", "Russia", "RU"),
+    ("韩国", "South Korea", "KR"), ("印度", "India", "IN"), ("巴西", "Brazil", "BR"),
+    ("加拿大", "Canada", "CA"), ("澳大利亚", "Australia", "AU"), ("墨西哥", "Mexico", "MX"),
+    ("埃及", "Egypt", "EG"), ("泰国", "Thailand", "TH"), ("越南", "Vietnam", "VN"),
+    ("新加坡", "Singapore", "SG"), ("荷兰", "Netherlands", "NL"), ("瑞士", "Switzerland", "CH"),
+    ("瑞典", "Sweden", "SE"), ("挪威", "Norway", "NO"), ("土耳其", "Turkey", "TR"),
+    ("阿根廷", "Argentina", "AR"), ("南非", "South Africa", "ZA"), ("新西兰", "New Zealand", "NZ"),
+    ("印度尼西亚", "Indonesia", "ID"), ("葡萄牙", "Portugal", "PT"), ("希腊", "Greece", "GR"),
+)
+COUNTRIES = {zh: en for zh, en, _ in _COUNTRY_TABLE}
+ISO_COUNTRIES = {en: code for _, en, code in _COUNTRY_TABLE}
 _COUNTRY_EN = {v.lower(): v for v in COUNTRIES.values()} | {
     "usa": "United States", "us": "United States", "america": "United States",
     "uk": "United Kingdom", "britain": "United Kingdom", "england": "United Kingdom"}
