@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from lesson_lib.exercises import Report, run_check
+from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
 from lesson_lib.memory import ShortTermMemory
 
 SYSTEM = "You are a helpful assistant."
@@ -196,3 +198,203 @@ def _check_counts(report: Report, count_user_turns: Callable) -> None:
 def check_count_user_turns(count_user_turns: Callable) -> bool:  # count_user_turns(memory)
     """Try `count_user_turns` on several memories and report each result."""
     return run_check("count_user_turns", lambda report: _check_counts(report, count_user_turns))
+
+
+# ----------------------------------------------------------------- core: build the memory
+#
+# The learner writes a class with the library's interface (MyMemory(max_messages), add,
+# to_api_format, clear_non_system, message_count) and the simplest trim: while there are
+# more than max_messages messages, drop the oldest one that is not a system message. No
+# tool messages yet: notebook 04 adds what they change (swallow a dropped call's replies).
+# MEMORY_RULES judge it; tests/test_core_track.py runs the same rules on ShortTermMemory.
+
+MEMORY_TITLE = "Build it · your ShortTermMemory"
+
+
+def _said(role: str, n: int) -> dict:
+    return {"role": role, "content": f"{role} {n}"}
+
+
+def _filled(cls: type, max_messages: int, roles: list[str]) -> Any:
+    """A new memory of `cls` with one message per role added, numbered in order."""
+    memory = cls(max_messages=max_messages)
+    for n, role in enumerate(roles, 1):
+        memory.add(_said(role, n))
+    return memory
+
+
+def _labels(messages: Any) -> str:
+    """A history as short labels, e.g. [system 1, user 2, assistant 3]."""
+    try:
+        return "[" + ", ".join(str(m.get("content")) for m in messages) + "]"
+    except (AttributeError, TypeError):
+        return repr(messages)
+
+
+def _keeps_order(cls: type) -> None:
+    roles = ["system", "user", "assistant", "user"]
+    memory = _filled(cls, 10, roles)
+    want = [_said(r, n) for n, r in enumerate(roles, 1)]
+    got = memory.to_api_format()
+    expect(got == want, f"added {_labels(want)}, to_api_format() gave {_labels(got)}")
+
+
+def _list_is_a_copy(cls: type) -> None:
+    memory = _filled(cls, 10, ["system", "user"])
+    memory.to_api_format().append(_said("user", 99))
+    got = memory.to_api_format()
+    expect(len(got) == 2, "memory.to_api_format().append(...) changed the memory: "
+                          f"it now holds {_labels(got)}")
+
+
+def _messages_are_copies(cls: type) -> None:
+    memory = _filled(cls, 10, ["system", "user"])
+    memory.to_api_format()[1]["content"] = "edited"
+    got = memory.to_api_format()
+    expect(got[1]["content"] == "user 2",
+           "memory.to_api_format()[1]['content'] = 'edited' changed the memory's message "
+           f"too: {got[1]}")
+
+
+def _add_stores_a_copy(cls: type) -> None:
+    memory = cls(max_messages=10)
+    message = {"role": "user", "content": "hello"}
+    memory.add(message)
+    message["content"] = "changed afterwards"
+    got = memory.to_api_format()
+    expect(got == [{"role": "user", "content": "hello"}],
+           f"after add(message), message['content'] = 'changed afterwards' changed the "
+           f"memory too: {got}")
+
+
+def _counts(cls: type) -> None:
+    for roles in ([], ["system"], ["system", "user", "assistant"]):
+        got = _filled(cls, 10, roles).message_count()
+        expect(got == len(roles), f"after adding {len(roles)} messages, message_count() "
+                                  f"said {got!r}")
+
+
+def _clear_keeps_system(cls: type) -> None:
+    memory = _filled(cls, 10, ["system", "user", "assistant", "system", "user"])
+    memory.clear_non_system()
+    got = memory.to_api_format()
+    want = [_said("system", 1), _said("system", 4)]
+    expect(got == want, "clear_non_system() on [system 1, user 2, assistant 3, system 4, "
+                        f"user 5] left {_labels(got)}; expected {_labels(want)}")
+    memory.add(_said("user", 6))
+    expect(memory.message_count() == 3,
+           f"after the clear, adding one message gave {memory.message_count()} messages, "
+           "not 3: is the memory still the same list?")
+
+
+def _within_max(cls: type) -> None:
+    memory = _filled(cls, 3, ["system", "user", "assistant", "user", "assistant"])
+    got = memory.to_api_format()
+    expect(len(got) == 3 and memory.message_count() == 3,
+           f"max_messages=3, five messages added: it keeps {len(got)}, {_labels(got)} "
+           f"(message_count() {memory.message_count()!r})")
+
+
+def _drops_oldest(cls: type) -> None:
+    memory = _filled(cls, 3, ["system", "user", "assistant", "user"])
+    got = memory.to_api_format()
+    want = [_said("system", 1), _said("assistant", 3), _said("user", 4)]
+    expect(got == want, f"max_messages=3 after [system 1, user 2, assistant 3, user 4]: kept "
+                        f"{_labels(got)}; expected {_labels(want)}")
+
+
+def _keeps_system(cls: type) -> None:
+    memory = _filled(cls, 3, ["system", "user", "system", "assistant", "user"])
+    got = memory.to_api_format()
+    systems = [m for m in got if m.get("role") == "system"]
+    expect(systems == [_said("system", 1), _said("system", 3)],
+           "max_messages=3 after [system 1, user 2, system 3, assistant 4, user 5]: kept "
+           f"{_labels(got)}, without {_labels([_said('system', n) for n in (1, 3) if _said('system', n) not in systems])}")
+
+
+def _expected(roles: list[str], max_messages: int) -> list[dict]:
+    """The seed's trim applied after each add: the reference the property compares with."""
+    kept: list[dict] = []
+    for n, role in enumerate(roles, 1):
+        kept.append(_said(role, n))
+        while len(kept) > max_messages:
+            oldest = next((i for i, m in enumerate(kept) if m["role"] != "system"), None)
+            if oldest is None:
+                break
+            del kept[oldest]
+    return kept
+
+
+def _any_conversation(cls: type, example: tuple[list[str], int]) -> str | None:
+    roles, max_messages = example
+    memory = _filled(cls, max_messages, roles)
+    got, want = memory.to_api_format(), _expected(roles, max_messages)
+    if got == want and memory.message_count() == len(want):
+        return None
+    return (f"max_messages={max_messages}, adding {_labels([_said(r, n) for n, r in enumerate(roles, 1)])} "
+            f"one at a time keeps {_labels(got)}; expected {_labels(want)}")
+
+
+def _conversations():
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    # max_messages leaves room for the system messages and one more: when they alone are
+    # too many, the library keeps the newest message anyway (what it adds, shown after)
+    roles = st.lists(st.sampled_from(["system", "user", "assistant"]), max_size=12)
+    return roles.flatmap(lambda rs: st.tuples(
+        st.just(rs), st.integers(rs.count("system") + 1, rs.count("system") + 6)))
+
+
+MEMORY_RULES: list[Rule] = [
+    Rule("add() keeps messages in order, and to_api_format() returns them", _keeps_order,
+         ("add() appends to the list that __init__ made; to_api_format() returns that list's "
+          "messages, oldest first",)),
+    Rule("to_api_format() returns a new list, so appending to it leaves the memory alone",
+         _list_is_a_copy,
+         ("returning self._messages hands the caller your own list: whatever they append "
+          "is in the memory too",
+          "return a copy; the next rule says how deep the copy must go"),
+         needs=("add() keeps messages in order, and to_api_format() returns them",)),
+    Rule("to_api_format() copies each message too, so editing one leaves the memory alone",
+         _messages_are_copies,
+         ("list(...) or .copy() copies the list, but the dicts inside are still yours",
+          "copy.deepcopy copies the list and every dict in it"),
+         needs=("add() keeps messages in order, and to_api_format() returns them",)),
+    Rule("add() stores a copy, so changing the dict afterwards leaves the memory alone",
+         _add_stores_a_copy,
+         ("the caller still holds the dict they passed to add(): store a copy of it",)),
+    Rule("message_count() says how many messages the memory holds", _counts,
+         ("count every message, system ones included",)),
+    Rule("clear_non_system() forgets the conversation and keeps every system message",
+         _clear_keeps_system,
+         ("keep the messages whose role is 'system', wherever they are, and nothing else",
+          "build the kept list with a comprehension and store it as the memory's list")),
+    Rule("the trim keeps max_messages messages: no more, and no fewer than it must", _within_max,
+         ("after add() appends, trim while there are more than max_messages messages "
+          "(more than: a list of exactly max_messages is fine)",
+          "`if` drops one message; `while` keeps dropping until the list fits")),
+    Rule("the trim drops the oldest message that is not a system message", _drops_oldest,
+         ("the oldest messages are at the front of the list (index 0 is the first added)",
+          "find the first index whose role is not 'system', and delete that one"),
+         needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
+    Rule("the trim never drops a system message, even one in the middle", _keeps_system,
+         ("a system message can sit anywhere in the list, not only at index 0: skip every "
+          "message whose role is 'system'",),
+         needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
+    property_rule(
+        "for any conversation and max_messages: the system messages and the newest others",
+        _conversations(), _any_conversation,
+        ("the smallest conversation above is one your trim gets wrong: replay it by hand, "
+         "one add() at a time",
+         "each drop removes the oldest message whose role is not 'system', whatever its "
+         "role (user or assistant)"),
+        needs=("the trim drops the oldest message that is not a system message",
+               "the trim never drops a system message, even one in the middle")),
+]
+
+
+def check_my_memory(MyMemory: Any) -> bool:  # noqa: N803  your class, not an instance
+    """The core exercise: judge the learner's memory class by MEMORY_RULES."""
+    if not isinstance(MyMemory, type):
+        return not_done(MEMORY_TITLE, "pass the class itself: check_my_memory(MyMemory)")
+    return check_rules(MEMORY_TITLE, MyMemory, MEMORY_RULES)

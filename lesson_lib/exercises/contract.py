@@ -1,0 +1,156 @@
+"""Rules that judge a piece the learner builds, and the library's own version of it.
+
+A core exercise (the learner writes `ShortTermMemory`, `assistant_to_dict`, `Agent.chat`,
+the loop, a trim) is judged by a list of `Rule`s. The same list guards `lesson_lib`'s own
+version in the test suite (`tests/test_core_track.py` runs every rule on it), so the
+learner's version and the library's answer to one standard.
+
+A rule is one thing that must hold, said as a learner would read it ("to_api_format()
+returns a copy"), with a test and hints in steps:
+
+- the test gets the implementation and raises `Broken("what happened")` when the rule
+  does not hold. A rule made by `property_rule` asks Hypothesis for the smallest input that
+  breaks it (a few hundred tries, derandomised, so a check prints the same every time);
+- the first hint step names the rule and shows that smallest case; asking again (running
+  the check again) shows the next step. No step is the answer.
+
+`check_rules(title, impl, rules)` prints a short report (✅ counted, the first failures with
+their hints) and returns True when every rule holds. A rule whose test raises anything but
+`Broken` is reported as the learner's code raising, with the line; a skeleton whose every
+method still raises NotImplementedError gets one line: not written yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lesson_lib.exercises import Report, _learner_frame, not_done
+from lesson_lib.text import plural
+
+
+class Broken(AssertionError):
+    """A rule does not hold; the message says what was seen (the smallest case)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One thing the implementation must do, its test, and hints that come in steps."""
+    name: str                    # the rule, as the report's ❌ or ✅ line says it
+    test: Callable[[Any], None]  # test(impl): raises Broken("what happened") if it fails
+    hints: tuple[str, ...] = ()  # further steps, shown one more each time it fails again
+    needs: tuple[str, ...] = ()  # names of rules that must hold first (else not judged)
+
+    def verdict(self, impl: Any) -> str | None:
+        """None when the rule holds, else what happened (Broken's text, or the error)."""
+        try:
+            self.test(impl)
+        except Broken as broken:
+            return str(broken)
+        return None
+
+
+class NotWritten(Exception):
+    """The implementation is still the skeleton (it raised NotImplementedError)."""
+
+
+def expect(ok: bool, seen: str) -> None:
+    """Raise Broken(seen) unless `ok`: the one-line form of a rule's test."""
+    if not ok:
+        raise Broken(seen)
+
+
+def property_rule(name: str,
+                  strategy: Any,                    # a Hypothesis strategy of inputs
+                  breaks: Callable[[Any, Any], str | None],  # (impl, example) -> what broke
+                  hints: Sequence[str] = (),
+                  examples: int = 300,              # tries; a check answers in about a second
+                  needs: Sequence[str] = ()) -> Rule:
+    """A rule that must hold for every input `strategy` makes: Hypothesis searches for one
+    where `breaks(impl, example)` says something broke, and shrinks it to the smallest."""
+
+    def test(impl: Any) -> None:
+        from hypothesis import HealthCheck, Phase, find, settings  # noqa: PLC0415
+        from hypothesis.errors import NoSuchExample  # noqa: PLC0415
+
+        config = settings(max_examples=examples, derandomize=True, database=None,
+                          deadline=None, suppress_health_check=list(HealthCheck),
+                          phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False)
+        try:
+            smallest = find(strategy, lambda ex: breaks(impl, ex) is not None,
+                            settings=config)
+        except NoSuchExample:
+            return
+        raise Broken(breaks(impl, smallest) or repr(smallest))
+
+    return Rule(name, test, tuple(hints), tuple(needs))
+
+
+def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
+    """Every rule's verdict: (rule, None) when it holds, (rule, what happened) when not.
+    A rule whose `needs` failed is reported as not judged yet. NotImplementedError raised by
+    every rule judged means the skeleton is untouched: NotWritten is raised."""
+    verdicts: list[tuple[Rule, str | None]] = []
+    failed: set[str] = set()
+    unwritten = judged = 0
+    for rule in rules:
+        if failed.intersection(rule.needs):
+            failed.add(rule.name)
+            verdicts.append((rule, "not judged until "
+                             + " and ".join(sorted(failed.intersection(rule.needs)))
+                             + " holds"))
+            continue
+        judged += 1
+        try:
+            what = rule.verdict(impl)
+        except NotImplementedError as error:
+            unwritten += 1
+            where = _learner_frame(error)
+            what = f"{where.name}() is not written yet (it raises NotImplementedError)"
+        except Exception as error:  # the learner's code failed: say where, don't crash
+            where = _learner_frame(error)
+            what = (f"your code raised {type(error).__name__}: {error} "
+                    f"(line {where.lineno} of {where.name}())")
+        if what is not None:
+            failed.add(rule.name)
+        verdicts.append((rule, what))
+    if judged and unwritten == judged:
+        raise NotWritten
+    return verdicts
+
+
+def check_rules(title: str, impl: Any, rules: Sequence[Rule], *,
+                start: str = "write the bodies of the skeleton's methods, then run this "
+                             "check again",
+                detail: bool = False) -> bool:
+    """Judge `impl` by `rules`, print the report, return True when every rule holds."""
+    try:
+        verdicts = judge(impl, rules)
+    except NotWritten:
+        return not_done(title, start)
+    report = Report(title, detail=detail)
+    waiting = []
+    for rule, what in verdicts:
+        if what is None:
+            report.expect(True, rule.name)
+        elif what.startswith("not judged until"):
+            waiting.append(rule.name)
+        else:
+            report.expect(False, rule.name, (f"what happened: {what}", *rule.hints))
+    if waiting:  # one line for the rules that build on a broken one
+        report.expect(False, f"{plural(len(waiting), 'more rule')} will be judged once the "
+                             "ones above hold")
+    print(report)
+    return report.passed
+
+
+def failed_rules(impl: Any, rules: Sequence[Rule]) -> list[str]:
+    """The names of the rules `impl` breaks (judged, not merely skipped): for the tests
+    that prove each wrong version is caught by the rule that fits it."""
+    try:
+        verdicts = judge(impl, rules)
+    except NotWritten:
+        return ["not written"]
+    return [rule.name for rule, what in verdicts
+            if what is not None and not what.startswith("not judged until")]
