@@ -1,4 +1,5 @@
 # Notebook 09, exercise 2: join the chunks of a streamed reply into the assistant message.
+# Checked by: lesson_lib.exercises.nb09.check_assemble(assemble)
 
 
 def assemble(chunks):

@@ -1,4 +1,5 @@
 # Notebook 09, exercise 3: retry what may pass, with exponential back-off and jitter.
+# Checked by: lesson_lib.exercises.nb09.check_retries(call_with_retries)
 import random
 import time
 

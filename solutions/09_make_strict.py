@@ -1,4 +1,5 @@
 # Notebook 09, exercise 1: a copy of a tool that strict mode accepts, with the same meaning.
+# Checked by: lesson_lib.exercises.nb09.check_make_strict(make_strict)
 import copy
 
 
