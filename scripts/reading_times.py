@@ -1,0 +1,174 @@
+"""How long each notebook takes a learner: the core path, and everything.
+
+    .venv/bin/python scripts/reading_times.py           # the table, per notebook
+    .venv/bin/python scripts/reading_times.py --write   # put it in the notebooks and README
+
+A notebook's sections are its `##` headings. A section whose heading ends with
+"· deep dive" is optional; so is every exercise after "## Exercises" except a
+"Build it" one (those are the core track and sit in the lesson). The core path is
+everything else.
+
+The minutes come from a pace, stated here so anyone can argue with it, not from a stopwatch:
+
+- prose is read at 140 words a minute (technical English with code words; Chinese
+  characters count a word per two characters);
+- a code cell costs 15 seconds to run and look at, plus 3 seconds a line of code and
+  1 second a line of output (at most 30 output lines are read);
+- an exercise costs 10 minutes of work, a "Build it" exercise 20 (its reading is counted
+  as above, its skeleton's lines too).
+
+This is an estimate from a stated pace, not a stopwatch: nobody has yet timed a learner
+through the series. Its total is set against the figure of the careful read-through that
+asked for these times (9 to 11 hours for everything, at a realistic pace).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+WORDS_PER_MINUTE = 140
+CELL_SECONDS, CODE_LINE_SECONDS, OUTPUT_LINE_SECONDS, OUTPUT_LINES_READ = 15, 3, 1, 30
+EXERCISE_MINUTES, BUILD_MINUTES = 10, 20
+
+DEEP = re.compile(r"·\s*deep dive\s*$", re.I)
+TIME_LINE = re.compile(r"^\*\*Time\*\*:.*$", re.M)
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _text(source: str | list[str]) -> str:
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _words(markdown: str) -> float:
+    markdown = re.sub(r"<!-- times -->.*<!-- /times -->", "", markdown, flags=re.S)  # not read
+    han = len(HAN.findall(markdown))
+    return len(HAN.sub(" ", markdown).split()) + han / 2
+
+
+def _output_lines(cell: dict) -> int:
+    lines = 0
+    for output in cell.get("outputs", []):
+        if "text" in output:
+            lines += len(_text(output["text"]).splitlines())
+        elif "data" in output:
+            data = output["data"]
+            plain = _text(data.get("text/plain", ""))
+            lines += max(len(plain.splitlines()), 8 if "text/html" in data else 0)
+    return min(lines, OUTPUT_LINES_READ)
+
+
+@dataclass
+class Times:
+    core: float = 0.0  # minutes
+    extra: float = 0.0
+
+    @property
+    def everything(self) -> float:
+        return self.core + self.extra
+
+
+def times(path: Path) -> Times:
+    """Minutes for the core path and for the rest of one notebook."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    result = Times()
+    section = in_exercises = False  # is the current ## section optional
+    sub: bool | None = None          # is the current ### part optional (None: as its section)
+    optional = False
+    for cell in cells:
+        source = _text(cell["source"])
+        minutes = 0.0
+        if cell["cell_type"] == "markdown":
+            for line in source.splitlines():
+                build = "build it" in line.lower()
+                if line.startswith("## "):
+                    in_exercises = in_exercises or line.strip() == "## Exercises"
+                    section, sub = bool(DEEP.search(line)) or (in_exercises and not build), None
+                    minutes += BUILD_MINUTES if build else 0
+                elif line.startswith("### "):
+                    if line.startswith("### Exercise") or build:
+                        sub = not build
+                        minutes += BUILD_MINUTES if build else EXERCISE_MINUTES
+                    else:
+                        sub = True if DEEP.search(line) else None
+                optional = section if sub is None else sub
+            minutes += _words(source) / WORDS_PER_MINUTE
+        elif cell["cell_type"] == "code":
+            code = [line for line in source.splitlines() if line.strip()]
+            minutes += (CELL_SECONDS + CODE_LINE_SECONDS * len(code)
+                        + OUTPUT_LINE_SECONDS * _output_lines(cell)) / 60
+            if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+                minutes -= CODE_LINE_SECONDS * len(code) / 60  # a collapsed check is not read
+        if optional:
+            result.extra += minutes
+        else:
+            result.core += minutes
+    return result
+
+
+def rounded(minutes: float) -> int:
+    """To the next 5 minutes: a learner plans in fives."""
+    return max(5, 5 * math.ceil(minutes / 5))
+
+
+def time_line(t: Times) -> str:
+    return (f"**Time**: about {rounded(t.core)} minutes on the core path, "
+            f"{rounded(t.everything)} with the deep dives and every exercise")
+
+
+def table() -> list[tuple[str, int, int]]:
+    return [(p.stem, rounded(times(p).core), rounded(times(p).everything)) for p in NOTEBOOKS]
+
+
+def write() -> None:
+    """Put each notebook's time line in its first cell, and the table in the README."""
+    import nbformat  # noqa: PLC0415
+
+    lines = {path: time_line(times(path)) for path in NOTEBOOKS}
+    block = readme_block()  # computed before any notebook changes
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        changed = False
+        for n, cell in enumerate(nb.cells):
+            new = TIME_LINE.sub(lines[path], cell.source, count=1) if n == 0 else cell.source
+            new = with_block(new, block) if cell.cell_type == "markdown" else new
+            if new != cell.source:
+                cell.source, changed = new, True
+        if changed:
+            nbformat.write(nb, path)
+    readme = ROOT / "README.md"
+    readme.write_text(with_block(readme.read_text(encoding="utf-8"), block), encoding="utf-8")
+
+
+def with_block(text: str, block: str) -> str:
+    """`text` with its table of times (between <!-- times --> and <!-- /times -->) replaced."""
+    if "<!-- times -->" not in text:
+        return text
+    start = text.index("<!-- times -->")
+    end = text.index("<!-- /times -->") + len("<!-- /times -->")
+    return text[:start] + block + text[end:]
+
+
+def readme_block() -> str:
+    rows = table()
+    lines = ["<!-- times -->", "| notebook | core path | everything |", "|---|---|---|"]
+    lines += [f"| `{name}` | {core} min | {everything} min |" for name, core, everything in rows]
+    core = sum(r[1] for r in rows)
+    everything = sum(r[2] for r in rows)
+    lines.append(f"| **all** | **{core // 60} h {core % 60:02d}** "
+                 f"| **{everything // 60} h {everything % 60:02d}** |")
+    lines.append("<!-- /times -->")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if "--write" in sys.argv:
+        write()
+    print(readme_block())
