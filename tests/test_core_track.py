@@ -64,6 +64,9 @@ class Skeleton:
     def add(self, message):
         raise NotImplementedError
 
+    def _trim(self):
+        raise NotImplementedError
+
     def to_api_format(self):
         raise NotImplementedError
 
@@ -164,6 +167,65 @@ class DropsTheOldestUserOnly(IndependentMemory):
             self.history.pop(users[0])
 
 
+class SystemMessagesFirst(IndependentMemory):
+    """Keeps the system messages apart and always sends them first."""
+
+    def __init__(self, max_messages=40):
+        super().__init__(max_messages)
+        self.system = []
+
+    def add(self, message):
+        if message["role"] == "system":
+            self.system.append(dict(message))
+        else:
+            super().add(message)
+
+    def to_api_format(self):
+        return [dict(m) for m in self.system + self.history]
+
+    def clear_non_system(self):
+        self.history = []
+
+    def message_count(self):
+        return len(self.system) + len(self.history)
+
+
+class TrimsOnlyWhenReading(IndependentMemory):
+    """Keeps everything, and sends only the newest max_messages."""
+
+    def add(self, message):
+        self.history.append(dict(message))
+
+    def to_api_format(self):
+        return copy.deepcopy(self.history[-self.max_messages:])
+
+
+class KeepsACounter(IndependentMemory):
+    """Counts adds in a counter of its own, which the trim does not lower."""
+
+    def __init__(self, max_messages=40):
+        super().__init__(max_messages)
+        self.count = 0
+
+    def add(self, message):
+        super().add(message)
+        self.count += 1
+
+    def clear_non_system(self):
+        super().clear_non_system()
+        self.count = len(self.history)
+
+    def message_count(self):
+        return self.count
+
+
+class ClearReturnsTheList(IndependentMemory):
+    """Builds the kept list and returns it, but never stores it."""
+
+    def clear_non_system(self):
+        return [m for m in self.history if m["role"] == "system"]
+
+
 WRONG_02 = {
     ReturnsItsOwnList: "to_api_format() returns a new list",
     ShallowCopy: "to_api_format() copies each message",
@@ -177,6 +239,10 @@ WRONG_02 = {
     CountsOnlyTheConversation: "message_count()",
     OffByOne: "the trim keeps max_messages",
     DropsTheOldestUserOnly: "for any conversation",
+    SystemMessagesFirst: "add() keeps messages in order",
+    TrimsOnlyWhenReading: "the trim keeps max_messages",
+    KeepsACounter: "the trim keeps max_messages",
+    ClearReturnsTheList: "clear_non_system()",
 }
 
 
@@ -203,6 +269,33 @@ def test_the_untouched_skeleton_is_not_written_yet(capsys):
     assert nb02.check_my_memory(Skeleton) is False
     out = capsys.readouterr().out
     assert "not done yet" in out and len(out.splitlines()) <= 4, out
+    assert ("write add(), _trim(), to_api_format(), clear_non_system() and message_count(): "
+            "each still raises NotImplementedError") in out, out
+
+
+def test_a_half_written_skeleton_names_the_methods_still_to_write(capsys):
+    class Half(Skeleton):  # add() calls a _trim() that is not written yet
+        def add(self, message):
+            self._messages.append(copy.deepcopy(message))
+            self._trim()
+
+        def to_api_format(self):
+            return copy.deepcopy(self._messages)
+
+    assert nb02.check_my_memory(Half) is False
+    out = capsys.readouterr().out
+    assert "not done yet" in out and len(out.splitlines()) <= 4, out
+    assert "write _trim(), clear_non_system() and message_count(): each still" in out, out
+
+    class AllButTrim(Half):
+        def clear_non_system(self):
+            self._messages = [m for m in self._messages if m["role"] == "system"]
+
+        def message_count(self):
+            return len(self._messages)
+
+    assert nb02.check_my_memory(AllButTrim) is False
+    assert "write _trim(): it still raises NotImplementedError" in capsys.readouterr().out
 
 
 def test_a_wrong_memory_gets_the_smallest_case_then_more_hints(capsys):
@@ -224,7 +317,7 @@ def test_the_property_rule_shows_the_smallest_conversation_that_breaks_it():
 def test_a_class_that_raises_is_reported_with_its_line(capsys):
     class Typo(IndependentMemory):
         def message_count(self):
-            return len(self.messages)  # noqa: the attribute is called history
+            return len(self.messages)  # a typo: the attribute is called history
 
     assert nb02.check_my_memory(Typo) is False
     out = capsys.readouterr().out

@@ -134,7 +134,8 @@ def reveal(passed: bool, *objects: object) -> object:
         for obj in objects[:-1]:
             display(show_source(obj))
         return show_source(objects[-1])
-    names = ", ".join(getattr(obj, "__qualname__", repr(obj)) for obj in objects)
-    print(f"The library's {names} appears here once your version passes its check "
-          "(run the check, then this cell again).")
+    names = [getattr(obj, "__qualname__", repr(obj)) for obj in objects]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    print(f"The library's {listed} {'appears' if len(names) == 1 else 'appear'} here once "
+          "your version passes its check (run the check, then this cell again).")
     return None

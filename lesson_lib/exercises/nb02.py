@@ -6,6 +6,8 @@
   `prediction_sequence()` (a trim, then a clear).
 - `check_count_user_turns(count_user_turns)`: the learner's count of user messages,
   tried on memories with and without a system prompt, and with tool rounds.
+- `check_my_memory(MyMemory)`: the core exercise, the learner's own memory class, judged
+  by `MEMORY_RULES` (the rules that also guard `ShortTermMemory` in the tests).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises import Report, _learner_frame, not_done, run_check
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
 from lesson_lib.memory import ShortTermMemory
+from lesson_lib.text import plural
 
 SYSTEM = "You are a helpful assistant."
 TURNS = ("My name is Xiaoming", "Thanks!", "What's my name?")  # what check_chat_turn types
@@ -203,8 +206,8 @@ def check_count_user_turns(count_user_turns: Callable) -> bool:  # count_user_tu
 # ----------------------------------------------------------------- core: build the memory
 #
 # The learner writes a class with the library's interface (MyMemory(max_messages), add,
-# to_api_format, clear_non_system, message_count) and the simplest trim: while there are
-# more than max_messages messages, drop the oldest one that is not a system message. No
+# _trim, to_api_format, clear_non_system, message_count) and the simplest trim: while there
+# are more than max_messages messages, drop the oldest one that is not a system message. No
 # tool messages yet: notebook 04 adds what they change (swallow a dropped call's replies).
 # MEMORY_RULES judge it; tests/test_core_track.py runs the same rules on ShortTermMemory.
 
@@ -232,7 +235,7 @@ def _labels(messages: Any) -> str:
 
 
 def _keeps_order(cls: type) -> None:
-    roles = ["system", "user", "assistant", "user"]
+    roles = ["system", "user", "assistant", "system", "user"]  # a system message added later
     memory = _filled(cls, 10, roles)
     want = [_said(r, n) for n, r in enumerate(roles, 1)]
     got = memory.to_api_format()
@@ -270,8 +273,8 @@ def _add_stores_a_copy(cls: type) -> None:
 def _counts(cls: type) -> None:
     for roles in ([], ["system"], ["system", "user", "assistant"]):
         got = _filled(cls, 10, roles).message_count()
-        expect(got == len(roles), f"after adding {len(roles)} messages, message_count() "
-                                  f"said {got!r}")
+        expect(got == len(roles), f"after adding {plural(len(roles), 'message')}, "
+                                  f"message_count() said {got!r}")
 
 
 def _clear_keeps_system(cls: type) -> None:
@@ -282,17 +285,20 @@ def _clear_keeps_system(cls: type) -> None:
     expect(got == want, "clear_non_system() on [system 1, user 2, assistant 3, system 4, "
                         f"user 5] left {_labels(got)}; expected {_labels(want)}")
     memory.add(_said("user", 6))
-    expect(memory.message_count() == 3,
-           f"after the clear, adding one message gave {memory.message_count()} messages, "
-           "not 3: is the memory still the same list?")
+    got, count = memory.to_api_format(), memory.message_count()
+    expect(len(got) == count == 3,
+           f"after the clear, one more add(): to_api_format() gave {_labels(got)} and "
+           f"message_count() said {count!r}; expected the two system messages and user 6 "
+           "(3 messages)")
 
 
 def _within_max(cls: type) -> None:
     memory = _filled(cls, 3, ["system", "user", "assistant", "user", "assistant"])
-    got = memory.to_api_format()
-    expect(len(got) == 3 and memory.message_count() == 3,
-           f"max_messages=3, five messages added: it keeps {len(got)}, {_labels(got)} "
-           f"(message_count() {memory.message_count()!r})")
+    got, count = memory.to_api_format(), memory.message_count()
+    expect(len(got) == 3, f"max_messages=3, five messages added: it keeps {len(got)}, "
+                          f"{_labels(got)}")
+    expect(count == 3, f"max_messages=3, five messages added: to_api_format() gives 3 "
+                       f"messages, but message_count() says {count!r}: the two must agree")
 
 
 def _drops_oldest(cls: type) -> None:
@@ -348,7 +354,9 @@ def _conversations():
 MEMORY_RULES: list[Rule] = [
     Rule("add() keeps messages in order, and to_api_format() returns them", _keeps_order,
          ("add() appends to the list that __init__ made; to_api_format() returns that list's "
-          "messages, oldest first",)),
+          "messages, oldest first",
+          "one list, in the order add() was called: a system message added later stays "
+          "where it was added, it does not move to the front")),
     Rule("to_api_format() returns a new list, so appending to it leaves the memory alone",
          _list_is_a_copy,
          ("returning self._messages hands the caller your own list: whatever they append "
@@ -362,27 +370,34 @@ MEMORY_RULES: list[Rule] = [
          needs=("add() keeps messages in order, and to_api_format() returns them",)),
     Rule("add() stores a copy, so changing the dict afterwards leaves the memory alone",
          _add_stores_a_copy,
-         ("the caller still holds the dict they passed to add(): store a copy of it",)),
+         ("the caller still holds the dict they passed to add(): store a copy of it",
+          "append copy.deepcopy(message), not the message itself (import copy first)")),
     Rule("message_count() says how many messages the memory holds", _counts,
-         ("count every message, system ones included",)),
+         ("count every message, system ones included",
+          "the memory is the list __init__ made: its length is the count")),
     Rule("clear_non_system() forgets the conversation and keeps every system message",
          _clear_keeps_system,
          ("keep the messages whose role is 'system', wherever they are, and nothing else",
           "build the kept list with a comprehension and store it as the memory's list")),
     Rule("the trim keeps max_messages messages: no more, and no fewer than it must", _within_max,
-         ("after add() appends, trim while there are more than max_messages messages "
-          "(more than: a list of exactly max_messages is fine)",
-          "`if` drops one message; `while` keeps dropping until the list fits")),
+         ("add() appends, then trims the memory's own list (call self._trim() at its end), "
+          "so that to_api_format() and message_count() both see the trimmed list",
+          "_trim() drops while there are MORE than max_messages messages: a list of exactly "
+          "max_messages is fine",
+          "in _trim(): while len(self._messages) > self.max_messages, drop one message")),
     Rule("the trim drops the oldest message that is not a system message", _drops_oldest,
-         ("the oldest messages are at the front of the list (index 0 is the first added)",
-          "find the first index whose role is not 'system', and delete that one"),
+         ("the oldest message is at the front of the list (index 0 was added first), but a "
+          "system message is never dropped: look for the first one whose role is not 'system'",
+          "find the first index whose role is not 'system' (a for loop over "
+          "enumerate(self._messages) finds it), and delete that one"),
          needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
     Rule("the trim never drops a system message, even one in the middle", _keeps_system,
          ("a system message can sit anywhere in the list, not only at index 0: skip every "
           "message whose role is 'system'",),
          needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
     property_rule(
-        "for any conversation and max_messages: the system messages and the newest others",
+        "for any conversation and max_messages: it keeps the system messages and the newest "
+        "others",
         _conversations(), _any_conversation,
         ("the smallest conversation above is one your trim gets wrong: replay it by hand, "
          "one add() at a time",
@@ -393,8 +408,36 @@ MEMORY_RULES: list[Rule] = [
 ]
 
 
+SKELETON = (("add", ({"role": "user", "content": "hi"},)), ("_trim", ()),
+            ("to_api_format", ()), ("clear_non_system", ()), ("message_count", ()))
+
+
+def still_to_write(cls: type) -> list[str]:
+    """The skeleton's methods that still raise NotImplementedError, each tried on a new
+    memory (add() calling an unwritten _trim() names _trim)."""
+    names: list[str] = []
+    for method, args in SKELETON:
+        try:
+            getattr(cls(), method)(*args)
+        except NotImplementedError as error:
+            names.append(_learner_frame(error).name)
+        except Exception:  # written, maybe wrong: the rules will say what is wrong
+            pass
+    return [f"{name}()" for name in dict.fromkeys(names)]
+
+
+def _to_write(cls: type) -> str:
+    """What the one-line "not done yet" report asks for: the methods still to write."""
+    todo = still_to_write(cls)
+    if not todo:
+        return "write the bodies of the skeleton's methods, then run this check again"
+    listed = todo[0] if len(todo) == 1 else ", ".join(todo[:-1]) + " and " + todo[-1]
+    return (f"write {listed}: {'it still raises' if len(todo) == 1 else 'each still raises'}"
+            " NotImplementedError; then run this check again")
+
+
 def check_my_memory(MyMemory: Any) -> bool:  # noqa: N803  your class, not an instance
     """The core exercise: judge the learner's memory class by MEMORY_RULES."""
     if not isinstance(MyMemory, type):
         return not_done(MEMORY_TITLE, "pass the class itself: check_my_memory(MyMemory)")
-    return check_rules(MEMORY_TITLE, MyMemory, MEMORY_RULES)
+    return check_rules(MEMORY_TITLE, MyMemory, MEMORY_RULES, start=_to_write(MyMemory))
