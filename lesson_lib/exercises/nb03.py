@@ -1,12 +1,16 @@
 """Self-checks for notebook 03, the tool-calling protocol.
 
+- `check_assistant_to_dict(fn)`: the core exercise (section 10), the learner's
+  `assistant_to_dict(message)` judged by `ASSISTANT_RULES`, the rules that also guard
+  `lesson_lib.protocol.assistant_to_dict` (tests/test_core_track_nb03.py);
 - `check_my_tool(registry)`: exercise 1, a tool of your own made with `@registry.tool`;
 - `check_results_for(fn)`: exercise 2, the tool messages that answer parallel calls;
 - `check_repair(fn)`: exercise 3, a broken history put back in order.
 
 Each check prints ✅ / ❌ lines with hints and returns True when everything passed (the
-notebook calls it as `_ = check_...(...)`, so the cell shows only the report). The data the exercises use is here too, so the notebook and the
-checks agree on it.
+notebook keeps that result, `passed_to_dict = check_...(...)` or `_ = check_...(...)`, so the
+cell shows only the report). The data the exercises use is here too, so the notebook and
+the checks agree on it.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lesson_lib import clock
-from lesson_lib.exercises import Report, run_check
+from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises.contract import Broken, Rule, check_rules, expect, property_rule
 from lesson_lib.protocol import ProtocolError, assistant_to_dict, find_problems, validate_request
 from lesson_lib.text import plural
 from lesson_lib.tools import ToolRegistry, execute_tool
@@ -263,3 +268,325 @@ def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
     if added:
         return False, what, f"the result has {plural(added, 'message')} more than it was given"
     return in_order == others, what, "only tool messages move; keep the others where they were"
+
+
+# ----------------------------------------------------------------- core: assistant_to_dict
+#
+# The learner writes assistant_to_dict(message): the SDK's assistant message (what chat()
+# returns) as the plain dict that memory stores and the next request sends back. The
+# replies it is tried on are SDK objects made with ChatCompletionMessage.model_validate,
+# so the check calls no model and is the same whichever model the learner chose.
+# ASSISTANT_RULES judge it; tests/test_core_track_nb03.py runs the same rules on
+# lesson_lib.protocol.assistant_to_dict. Every rule is one the real API (or storing the
+# memory as JSON) enforces. No rule forbids the SDK's own dump: the OpenAI API
+# accepts `tool_calls: None` (some OpenAI-compatible servers do not), and the SDK's
+# request type lets `refusal`, `audio` and `function_call` be None. `content` may be None
+# or "" beside calls: the API takes both.
+
+ASSISTANT_TITLE = "Build it · your assistant_to_dict"
+ASSISTANT_QUESTION = {"role": "user", "content": "What's the weather in Chengdu?"}
+
+TEXT_REPLY: dict = {"role": "assistant", "refusal": None,
+                    "content": "Chengdu is cloudy, 16 °C, with a light breeze."}
+ONE_CALL_REPLY: dict = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+    _call("call_h8QQ0ei5skpfodyVRU2sXKdg", "get_current_weather",
+          '{"location":"Chengdu","unit":"celsius"}')]}
+TEXT_BESIDE_CALL_REPLY: dict = {**ONE_CALL_REPLY,
+                                "content": "Let me check the weather in Chengdu."}
+PARALLEL_REPLY: dict = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+    _call("call_G7KhcU5XyGGMR51h7JiI154T", "get_current_weather", '{"location":"Shanghai"}'),
+    _call("call_c40UTMSHwFm566lhOTGC9M31", "get_current_weather", '{"location":"Beijing"}'),
+    _call("call_CYsmRMm2JzFbx7lC6yqGJo9U", "get_current_time", '{"timezone":"America/New_York"}'),
+]}
+
+
+def sdk_message(data: dict) -> Any:
+    """The SDK's ChatCompletionMessage for a reply written as a dict (what chat() returns)."""
+    from openai.types.chat import ChatCompletionMessage  # noqa: PLC0415  (lazy)
+
+    return ChatCompletionMessage.model_validate(copy.deepcopy(data))
+
+
+def _short(value: Any, width: int = 110) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _what_it_is(got: Any, message: Any) -> str:
+    if got is message:
+        return "the SDK's message object itself"
+    if got is None:
+        return "None (is there a return?)"
+    return f"a {type(got).__name__}: {_short(got, 80)}"
+
+
+def _describe(data: dict) -> str:
+    """A reply in a few words: its content, and its calls as id name(arguments)."""
+    calls = data.get("tool_calls") or []
+    said = f"content {data.get('content')!r}"
+    if not calls:
+        return f"a reply with {said} and no calls"
+    listed = ", ".join(f"{c['id']} {c['function']['name']}({c['function']['arguments']})"
+                       for c in calls)
+    return f"a reply with {said} and {plural(len(calls), 'call')}: {listed}"
+
+
+def _its_calls(got: dict) -> list:
+    calls = got.get("tool_calls")
+    return calls if isinstance(calls, list) else []
+
+
+def _part(call: Any, *path: str) -> Any:
+    """call["function"]["name"] and the like, or None where a level is missing."""
+    for key in path:
+        call = call.get(key) if isinstance(call, dict) else None
+    return call
+
+
+def _returns_a_dict(fn: Callable) -> None:
+    message = sdk_message(TEXT_REPLY)
+    got = fn(message)
+    expect(isinstance(got, dict),
+           f"for a text reply it returned {_what_it_is(got, message)}, not a dict")
+
+
+def _says_assistant(fn: Callable) -> None:
+    for label, data in (("a text reply", TEXT_REPLY), ("a reply with one call", ONE_CALL_REPLY)):
+        got = fn(sdk_message(data))
+        expect(got.get("role") == "assistant",
+               f"for {label} the dict's role is {got.get('role')!r}: {_short(got)}")
+
+
+def _plain_json(fn: Callable) -> None:
+    for label, data in (("a text reply", TEXT_REPLY), ("a reply with one call", ONE_CALL_REPLY)):
+        got = fn(sdk_message(data))
+        try:
+            text = json.dumps(got, ensure_ascii=False)
+        except (TypeError, ValueError) as error:
+            raise Broken(f"for {label}, json.dumps(the dict) raised {type(error).__name__}: "
+                         f"{error}") from None
+        expect(json.loads(text) == got, f"for {label}, the dict comes back from JSON changed: "
+                                        f"{_short(got)}")
+
+
+def _keeps_text(fn: Callable) -> None:
+    got = fn(sdk_message(TEXT_REPLY))
+    expect(got.get("content") == TEXT_REPLY["content"],
+           f"the model wrote {TEXT_REPLY['content']!r}; the dict's content is "
+           f"{_short(got.get('content'), 90)}")
+
+
+def _no_empty_list(fn: Callable) -> None:
+    calls = fn(sdk_message(TEXT_REPLY)).get("tool_calls")
+    expect(calls is None, f"a text reply made no calls, but the dict has tool_calls={calls!r}")
+
+
+def _every_call(fn: Callable) -> None:
+    message = sdk_message(PARALLEL_REPLY)
+    got = fn(message)
+    want = [c.function.name for c in message.tool_calls]
+    calls = _its_calls(got)
+    names = [_part(c, "function", "name") for c in calls]
+    expect(names == want,
+           f"the reply made {plural(len(want), 'call')} ({', '.join(want)}); the dict has "
+           f"{plural(len(calls), 'call')}" + (f" ({', '.join(map(str, names))})" if calls else
+                                             f": tool_calls={got.get('tool_calls')!r}"))
+
+
+def _keeps_ids(fn: Callable) -> None:
+    message = sdk_message(PARALLEL_REPLY)
+    got = fn(message)
+    want = [c.id for c in message.tool_calls]
+    ids = [_part(c, "id") for c in _its_calls(got)]
+    expect(ids == want, f"the model's call ids are {', '.join(want)}; the dict's are "
+                        f"{', '.join(map(repr, ids))}")
+
+
+def _says_function(fn: Callable) -> None:
+    calls = _its_calls(fn(sdk_message(ONE_CALL_REPLY)))
+    call = calls[0] if calls else None
+    expect(_part(call, "type") == "function",
+           f"the call in the dict has type {_part(call, 'type')!r}: {_short(call)}")
+
+
+def _name_and_arguments(fn: Callable) -> None:
+    for data in (PARALLEL_REPLY, THREE_CALLS):
+        message = sdk_message(data)
+        got = fn(message)
+        for mine, theirs in zip(_its_calls(got), message.tool_calls, strict=False):
+            name, arguments = theirs.function.name, theirs.function.arguments
+            expect(_part(mine, "function", "name") == name
+                   and _part(mine, "function", "arguments") == arguments,
+                   f"the model called {name} with the string {arguments!r}; the dict's call "
+                   f"holds function={_short(_part(mine, 'function'), 90)}")
+
+
+def _calls_only_content(fn: Callable) -> None:
+    got = fn(sdk_message(ONE_CALL_REPLY))
+    expect(got.get("content") in (None, ""),
+           f"the reply was one call and no text (content None); the dict's content is "
+           f"{got.get('content')!r}")
+
+
+def _text_beside_calls(fn: Callable) -> None:
+    got = fn(sdk_message(TEXT_BESIDE_CALL_REPLY))
+    text = TEXT_BESIDE_CALL_REPLY["content"]
+    calls = _its_calls(got)
+    expect(got.get("content") == text and len(calls) == 1,
+           f"the reply said {text!r} and made one call; the dict has content "
+           f"{got.get('content')!r} and {plural(len(calls), 'call')}")
+
+
+def _tool_replies(data: dict) -> list[dict]:
+    return [{"role": "tool", "tool_call_id": c["id"], "content": '{"ok": true}'}
+            for c in data.get("tool_calls") or []]
+
+
+def _any_reply(fn: Callable, data: dict) -> str | None:
+    """What is wrong with fn's dict for the reply `data`, or None."""
+    said = _describe(data)
+    try:
+        got = fn(sdk_message(data))
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001  (the learner's code: report, don't crash)
+        return f"for {said}, it raised {type(error).__name__}: {error}"
+    if not isinstance(got, dict):
+        return f"for {said}, it returned {_short(got)}, not a dict"
+    try:
+        json.dumps(got)
+    except (TypeError, ValueError) as error:
+        return f"for {said}, json.dumps(the dict) raised {type(error).__name__}: {error}"
+    problems = find_problems([ASSISTANT_QUESTION, got, *_tool_replies(data)])
+    if problems:
+        return (f"for {said}, it returned {_short(got, 90)}, and the API refuses "
+                f"[user, that dict, its tool replies]: {problems[0].message}")
+    content = data.get("content")
+    if got.get("content") != content and (content or got.get("content") not in (None, "")):
+        return f"for {said}, the dict's content is {got.get('content')!r}"
+    want = [(c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in data.get("tool_calls") or []]
+    have = [(_part(c, "id"), _part(c, "function", "name"), _part(c, "function", "arguments"))
+            for c in _its_calls(got)]
+    if have != want:
+        return f"for {said}, the dict's calls are {_short(got.get('tool_calls'), 90)}"
+    return None
+
+
+def _replies() -> Any:
+    """Hypothesis: replies as the SDK gets them (content None, "" or text; 0–3 calls with
+    their own ids and names, and arguments as JSON strings, compact or spaced, some broken)."""
+    import string  # noqa: PLC0415
+
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    objects = st.sampled_from([{}, {"location": "Chengdu"}, {"location": "成都", "unit": "celsius"},
+                               {"timezone": "America/New_York"}, {"q": ""},
+                               {"celsius": 16.5, "exact": True, "note": None}])
+    good = st.builds(lambda obj, compact: json.dumps(
+        obj, ensure_ascii=False, separators=(",", ":") if compact else None),
+        objects, st.booleans())
+    arguments = st.one_of(good, good.map(lambda s: s[:-1] + ",}"))  # a trailing comma
+    names = st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+    ids = st.text(string.ascii_letters + string.digits, min_size=1, max_size=24).map(
+        lambda s: "call_" + s)
+    calls = st.lists(st.builds(_call, ids, names, arguments), max_size=3,
+                     unique_by=lambda call: call["id"])
+    contents = st.one_of(st.none(), st.just(""), st.text(min_size=1, max_size=20))
+
+    def reply(made: list, content: str | None) -> dict:
+        if not made and content is None:  # without calls, the SDK's content is a string
+            content = ""
+        return {"role": "assistant", "content": content, "refusal": None,
+                **({"tool_calls": made} if made else {})}
+
+    return st.builds(reply, calls, contents)
+
+
+_RULE_DICT = "it returns a new dict, not the SDK's message object"
+_RULE_JSON = "json.dumps takes the dict: plain dicts, lists and strings, nothing from the SDK"
+_RULE_CALLS = "every call is kept, in the model's order"
+
+ASSISTANT_RULES: list[Rule] = [
+    Rule(_RULE_DICT, _returns_a_dict,
+         ("chat() gives you a ChatCompletionMessage, a pydantic object of the openai package: "
+          "json.dumps refuses it, and so does ShortTermMemory.add (section 10 shows why)",
+          "build a dict yourself, {'role': ..., 'content': ...}, from the message's attributes "
+          "(message.content, message.tool_calls)")),
+    Rule("the dict says role 'assistant'", _says_assistant,
+         ("the API refuses a message without a role: it is how it knows who said what",),
+         needs=(_RULE_DICT,)),
+    Rule(_RULE_JSON, _plain_json,
+         ("message.tool_calls is a list of SDK objects too: put in the dict as it is, it "
+          "carries them into memory, and the memory can no longer be saved as JSON "
+          "(notebook 10 stores it)",
+          "build one plain dict per call from call.id, call.function.name and "
+          "call.function.arguments"),
+         needs=(_RULE_DICT,)),
+    Rule("a text reply keeps its text as content", _keeps_text,
+         ("content is the string the model wrote, message.content, unchanged",),
+         needs=(_RULE_DICT,)),
+    Rule("a reply without calls carries no tool_calls list (the API refuses an empty one)",
+         _no_empty_list,
+         ("the API answers tool_calls=[] with a 400: \"Invalid 'messages[1].tool_calls': empty "
+          "array. Expected an array with minimum length 1, but got an empty array instead.\"",
+          "add the tool_calls key only when message.tool_calls holds calls (it is None "
+          "otherwise)"),
+         needs=(_RULE_DICT,)),
+    Rule(_RULE_CALLS, _every_call,
+         ("a model may call several tools in one reply (section 11), the same tool twice too: "
+          "each call needs its own entry, or its tool reply answers a call the API never sees",
+          "loop over every call in message.tool_calls; a dict keyed by the tool's name keeps "
+          "only one call per tool"),
+         needs=(_RULE_DICT, _RULE_JSON)),
+    Rule("each call keeps the id the model gave it", _keeps_ids,
+         ("each tool message names the call it answers by this id (tool_call_id): a new or "
+          "missing id leaves the results answering no call, and the API refuses the list "
+          "(section 9)",
+          "copy call.id, never make one up"),
+         needs=(_RULE_CALLS,)),
+    Rule("each call says \"type\": \"function\"", _says_function,
+         ("the API refuses a call without its type (\"Missing required parameter: "
+          "'messages[1].tool_calls[0].type'\"), even though every call here is a function",),
+         needs=(_RULE_CALLS,)),
+    Rule("each call keeps its name, and its arguments as the JSON string the model wrote",
+         _name_and_arguments,
+         ("arguments is a string (section 4): the API refuses an object there (\"Invalid type "
+          "for 'messages[1].tool_calls[0].function.arguments': expected a string, but got an "
+          "object instead.\")",
+          "store call.function.arguments as it is, with neither json.loads nor json.dumps: a "
+          "model sometimes writes broken JSON (section 13), and the memory keeps what it "
+          "wrote"),
+         needs=(_RULE_CALLS,)),
+    Rule("a reply that is only calls keeps its content empty: None or \"\", not the word 'None'",
+         _calls_only_content,
+         ("message.content is None when the model wrote no text; str(None) is the word 'None', "
+          "which the model would read back as something it said",
+          "the API takes content None (or \"\") beside tool_calls: keep it, or use \"\""),
+         needs=(_RULE_DICT,)),
+    Rule("a reply with text beside its calls keeps both", _text_beside_calls,
+         ("a real model sometimes writes a sentence beside its calls (section 7): the API takes "
+          "that message back whole, text and calls",
+          "content comes from message.content and tool_calls from message.tool_calls, whether "
+          "or not the other is there"),
+         needs=(_RULE_DICT, _RULE_JSON)),
+]
+ASSISTANT_RULES.append(property_rule(
+    "for any reply (no text, text, 0–3 calls, broken arguments): the API takes the history "
+    "[user, your dict, its tool replies], and the dict says what the model said",
+    _replies(), _any_reply,
+    ("the smallest reply above is one yours gets wrong: make it with sdk_message({...}) "
+     "(from lesson_lib.exercises.nb03) and call your function on it",
+     "content \"\" is a text too: without calls, the API refuses content None (\"Invalid value "
+     "for 'content': expected a string, got null.\")"),
+    needs=tuple(rule.name for rule in ASSISTANT_RULES)))
+
+
+def check_assistant_to_dict(fn: Callable) -> bool:  # your assistant_to_dict(message)
+    """The core exercise: judge the learner's assistant_to_dict by ASSISTANT_RULES."""
+    if not callable(fn):
+        return not_done(ASSISTANT_TITLE, "write my_assistant_to_dict(message) in the cell "
+                                         "above, then pass the function itself")
+    return check_rules(ASSISTANT_TITLE, fn, ASSISTANT_RULES,
+                       start="write the body of my_assistant_to_dict(message) in the cell "
+                             "above, then run this check again")
