@@ -22,7 +22,14 @@ from lesson_lib.exercises import Report, not_done
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
 from lesson_lib.exercises.nb02 import MEMORY_RULES
 from lesson_lib.protocol import find_problems
-from lesson_lib.trimcheck import TRIM_CASES, TrimCase, check_trim, judge_trim, trim_case
+from lesson_lib.trimcheck import (
+    TRIM_CASES,
+    TrimCase,
+    check_trim,
+    judge_one,
+    judge_trim,
+    trim_case,
+)
 
 VALID_CASES: list[TrimCase] = [c for c in TRIM_CASES if not c.broken]  # what 04 can judge
 
@@ -44,11 +51,62 @@ def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
 def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages) -> list
                   cases: Sequence[TrimCase] | None = None,
                   detail: bool = False) -> bool:  # True: a line for every case
-    """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories."""
+    """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories; once
+    every case passes, the same rules on random valid histories (RANDOM_RULES)."""
     cases = VALID_CASES if cases is None else list(cases)
     if (why := _unwritten(my_trim, cases)) is not None:
         return not_done("Exercise 1 · my_trim", why)
-    return check_trim(my_trim, unit="messages", cases=cases, detail=detail)
+    if not check_trim(my_trim, unit="messages", cases=cases, detail=detail):
+        return False
+    return check_rules(RANDOM_TITLE, my_trim, RANDOM_RULES, detail=detail)
+
+
+# ----------------------------------------------------------------- exercise 1 on random histories
+#
+# The bank's 20 cases are histories that broke someone's agent; a trim can still pass them
+# all and break on a history none of them has (one that moves a system message to the front
+# passes all 20). So once the bank passes, Hypothesis tries random valid histories and shows
+# the smallest one the trim gets wrong, judged by the bank's own rules (trimcheck.judge_one).
+
+RANDOM_TITLE = "Exercise 1 · my_trim on random histories"
+ANY_HISTORY = ("for any valid history and any max_messages, the result keeps the five rules "
+               "above")
+
+
+def _histories():
+    """(spec, max_messages): a valid history of whole units with at least one user message
+    (the question being answered), and any max_messages from 1 to one more than it holds."""
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    unit = st.sampled_from(["user", "assistant", "system", "calls:1", "calls:2", "calls:3"])
+    spec = st.tuples(st.lists(unit, max_size=6), st.lists(unit, max_size=5)).map(
+        lambda parts: [*parts[0], "user", *parts[1]])
+    return spec.flatmap(lambda s: st.tuples(st.just(s),
+                                            st.integers(1, len(conversation(s)) + 1)))
+
+
+def _trims_any_history(my_trim: Callable, example: tuple[list[str], int]) -> str | None:
+    """What the bank's rules find wrong with my_trim's result on one random history."""
+    spec, max_messages = example
+    messages = conversation(spec)
+    verdict = judge_one(my_trim, TrimCase("a random history", messages, max_messages, 0, ""),
+                        "messages")
+    if verdict.passed:
+        return None
+    what, hint = verdict.problems[0]
+    got = f" it returned {labels(verdict.result)}:" if isinstance(verdict.result, list) else ""
+    return f"max_messages={max_messages}, history {labels(messages)}:{got} {what} ({hint})"
+
+
+RANDOM_RULES: list[Rule] = [
+    property_rule(
+        ANY_HISTORY, _histories(), _trims_any_history,
+        ("the history above is the smallest one your trim gets wrong, and none of the 20 "
+         "cases is quite like it: write it out as dicts (tool messages need the "
+         "tool_call_id of a call in the assistant message before them) and run my_trim on "
+         "it",),
+        examples=200),
+]
 
 
 def _starts_with_answer(result: Any) -> str | None:
