@@ -284,8 +284,9 @@ def test_random_histories_catch_what_the_20_cases_miss(capsys):
                                             VALID_CASES))
     passed, out = run(check_my_trim, moves_a_system_message_up, capsys)
     assert not passed and "score 20/20" in out, out
-    assert ("what happened: max_messages=3, history [user 1, system 2, user 3]: it returned "
-            "[system 2, user 1, user 3]: it is not the input with some messages removed") in out
+    assert ("what happened: max_messages=3, history conversation(['user', 'system', 'user']) "
+            "= [user 1, system 2, user 3]: it returned [system 2, user 1, user 3]: it is not "
+            "the input with some messages removed") in out
 
 
 def test_the_library_trim_passes_exercise_1_and_its_random_histories(capsys):

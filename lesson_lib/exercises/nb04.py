@@ -1,10 +1,17 @@
-"""Self-checks for notebook 04, trimming pitfalls: judged by the project's bank.
+"""Self-checks for notebook 04, trimming pitfalls.
+
+Build it (the core exercise): `check_seed_trim(MyMemory)` judges the learner's memory class,
+notebook 02's interface with the seed's trim (drop the oldest non-system message AND the
+tool messages right after it), by TOOL_TRIM_RULES: notebook 02's trim rules, the tool rules,
+and two properties over conversations added one message at a time. The same rules guard
+lesson_lib's ShortTermMemory and SeedMemory (tests/test_core_track_nb04.py).
 
 1. `check_my_trim(my_trim)`: the learner's `my_trim(messages, max_messages)` is judged by
    `lesson_lib.trimcheck.check_trim(my_trim, unit="messages")` on VALID_CASES: the bank's
    histories that the API accepts (20 of TRIM_CASES' 28). The other 8 are broken before any
    trim (an interrupted run, duplicate ids, a wrong order); notebook 07 repairs those, and
-   then `check_trim(my_trim)` runs all 28.
+   then `check_trim(my_trim)` runs all 28. Once the 20 pass, RANDOM_RULES tries the same
+   rules on random valid histories.
 2. `check_turn_trim(my_turn_trim)`: the same cases and rules, plus one: after the system
    messages, the kept history starts with a user message (no answer whose question is gone).
 
@@ -31,164 +38,10 @@ from lesson_lib.trimcheck import (
     trim_case,
 )
 
-VALID_CASES: list[TrimCase] = [c for c in TRIM_CASES if not c.broken]  # what 04 can judge
-
-
-def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
-    """Why `fn` is not an attempt yet (not a function, or None for every case), or None."""
-    if not callable(fn):
-        return ("define it with def ...(messages, max_messages): and pass the function "
-                "itself (no parentheses)")
-    for case in cases:
-        try:
-            if fn(copy.deepcopy(case.messages), case.max_messages) is not None:
-                return None
-        except Exception:  # an attempt that raises is judged (and reported) by the bank
-            return None
-    return "it returns None for every history: write its body, ending with return and the list"
-
-
-def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages) -> list
-                  cases: Sequence[TrimCase] | None = None,
-                  detail: bool = False) -> bool:  # True: a line for every case
-    """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories; once
-    every case passes, the same rules on random valid histories (RANDOM_RULES)."""
-    cases = VALID_CASES if cases is None else list(cases)
-    if (why := _unwritten(my_trim, cases)) is not None:
-        return not_done("Exercise 1 · my_trim", why)
-    if not check_trim(my_trim, unit="messages", cases=cases, detail=detail):
-        return False
-    return check_rules(RANDOM_TITLE, my_trim, RANDOM_RULES, detail=detail)
-
-
-# ----------------------------------------------------------------- exercise 1 on random histories
+# ----------------------------------------------------------------- conversations as labelled data
 #
-# The bank's 20 cases are histories that broke someone's agent; a trim can still pass them
-# all and break on a history none of them has (one that moves a system message to the front
-# passes all 20). So once the bank passes, Hypothesis tries random valid histories and shows
-# the smallest one the trim gets wrong, judged by the bank's own rules (trimcheck.judge_one).
-
-RANDOM_TITLE = "Exercise 1 · my_trim on random histories"
-ANY_HISTORY = ("for any valid history and any max_messages, the result keeps the five rules "
-               "above")
-
-
-def _histories():
-    """(spec, max_messages): a valid history of whole units with at least one user message
-    (the question being answered), and any max_messages from 1 to one more than it holds."""
-    from hypothesis import strategies as st  # noqa: PLC0415
-
-    unit = st.sampled_from(["user", "assistant", "system", "calls:1", "calls:2", "calls:3"])
-    spec = st.tuples(st.lists(unit, max_size=6), st.lists(unit, max_size=5)).map(
-        lambda parts: [*parts[0], "user", *parts[1]])
-    return spec.flatmap(lambda s: st.tuples(st.just(s),
-                                            st.integers(1, len(conversation(s)) + 1)))
-
-
-def _trims_any_history(my_trim: Callable, example: tuple[list[str], int]) -> str | None:
-    """What the bank's rules find wrong with my_trim's result on one random history."""
-    spec, max_messages = example
-    messages = conversation(spec)
-    verdict = judge_one(my_trim, TrimCase("a random history", messages, max_messages, 0, ""),
-                        "messages")
-    if verdict.passed:
-        return None
-    what, hint = verdict.problems[0]
-    got = f" it returned {labels(verdict.result)}:" if isinstance(verdict.result, list) else ""
-    return f"max_messages={max_messages}, history {labels(messages)}:{got} {what} ({hint})"
-
-
-RANDOM_RULES: list[Rule] = [
-    property_rule(
-        ANY_HISTORY, _histories(), _trims_any_history,
-        ("the history above is the smallest one your trim gets wrong, and none of the 20 "
-         "cases is quite like it: write it out as dicts (tool messages need the "
-         "tool_call_id of a call in the assistant message before them) and run my_trim on "
-         "it",),
-        examples=200),
-]
-
-
-def _starts_with_answer(result: Any) -> str | None:
-    """The role a kept history starts with (after system messages) when it is not 'user'."""
-    if not isinstance(result, list) or not all(isinstance(m, Mapping) for m in result):
-        return None
-    first = next((m for m in result if m.get("role") != "system"), None)
-    return None if first is None or first.get("role") == "user" else str(first.get("role"))
-
-
-def check_turn_trim(my_turn_trim: Any,  # my_turn_trim(messages, max_messages) -> list
-                    cases: Sequence[TrimCase] | None = None) -> bool:
-    """Exercise 2: exercise 1's cases and rules, and the kept history (after the system
-    messages) must start with a user message."""
-    title = "Exercise 2 · my_turn_trim"
-    cases = VALID_CASES if cases is None else list(cases)
-    if (why := _unwritten(my_turn_trim, cases)) is not None:
-        return not_done(title, why)
-    verdicts = judge_trim(my_turn_trim, "messages", cases)
-    for v in verdicts:
-        if (role := _starts_with_answer(v.result)) is not None:
-            article = "an" if role[:1] in "aeiou" else "a"
-            v.problems.append((f"after the system messages it starts with {article} {role} message "
-                               "whose question is gone",
-                               "after trimming, keep dropping the oldest group while the "
-                               "first non-system message is not a user message"))
-    report = Report(f"{title}: score {sum(v.passed for v in verdicts)}/{len(verdicts)}")
-    for v in verdicts:
-        size = f"{len(v.case.messages)} messages, budget {v.case.max_messages}"
-        if v.passed:
-            report.expect(True, f"{v.case.name} ({size}): kept {len(v.result)}")
-        else:
-            hint = v.problems[0][1]
-            if not v.problems[0][0].startswith("after the system messages"):
-                hint += f". This case protects against {v.case.protects}"
-            report.expect(False, f"{v.case.name} ({size}): " + "; ".join(w for w, _ in v.problems),
-                          hint)
-    print(report)
-    return report.passed
-
-
-def _dropped(after: list, before: list[dict]) -> list[dict]:
-    """The messages of `before` that `after` no longer has (matched from the end)."""
-    kept, j = set(), len(before) - 1
-    for m in reversed(after):
-        while j >= 0 and before[j] != m:
-            j -= 1
-        if j < 0:
-            return []
-        kept.add(j)
-        j -= 1
-    return [m for i, m in enumerate(before) if i not in kept]
-
-
-def show_trim(trim: Callable,  # a trim function: trim(messages, max_messages) -> list
-              name: str,       # a case's name, e.g. "parallel group at the cut"
-              cases: Sequence[TrimCase] | None = None):
-    """One case before and after `trim`, side by side: what it dropped struck through,
-    what the API would refuse in red."""
-    from lesson_lib.display import show_messages, side_by_side  # noqa: PLC0415
-
-    case = trim_case(name, VALID_CASES if cases is None else cases)
-    after = trim(copy.deepcopy(case.messages), case.max_messages)
-    after = after if isinstance(after, list) and all(isinstance(m, Mapping) for m in after) \
-        else []
-    return side_by_side(show_messages(case.messages),
-                        show_messages(after, dropped=_dropped(after, case.messages)),
-                        titles=[f"{case.name} (max_messages={case.max_messages})",
-                                f"after {getattr(trim, '__name__', 'the trim')}"])
-
-
-# ----------------------------------------------------------------- core: build the seed's trim
-#
-# The learner writes the trim of a memory class with notebook 02's interface (MyMemory(
-# max_messages), add, to_api_format, clear_non_system, message_count): while there are too
-# many messages, drop the oldest one that is not a system message AND the tool messages right
-# after it. TOOL_TRIM_RULES judge it: notebook 02's trim rules first (without tools the trim
-# is the one built there), then what tool messages change. tests/test_core_track_nb04.py runs
-# the same rules on ShortTermMemory and SeedMemory (both keep them) and NaiveMemory (it fails).
-
-SEED_TRIM_TITLE = "Build it · the seed's trim"
-
+# The rules build small conversations whose messages say their place ("user 2", "tool 4"),
+# so that a report can show the smallest case as a short list of labels.
 
 def _calls(n: int, replies: int) -> list[dict]:
     """The tool calls of assistant message n: ids call_<n>_1, call_<n>_2 …"""
@@ -300,6 +153,18 @@ def seed_rule(spec_or_messages: Sequence, max_messages: int) -> list[list[dict]]
             del kept[i:_group_end(kept, i)]
         after.append(list(kept))
     return after
+
+
+# ----------------------------------------------------------------- core: build the seed's trim
+#
+# The learner writes the trim of a memory class with notebook 02's interface (MyMemory(
+# max_messages), add, to_api_format, clear_non_system, message_count): while there are too
+# many messages, drop the oldest one that is not a system message AND the tool messages right
+# after it. TOOL_TRIM_RULES judge it: notebook 02's trim rules first (without tools the trim
+# is the one built there), then what tool messages change. tests/test_core_track_nb04.py runs
+# the same rules on ShortTermMemory and SeedMemory (both keep them) and NaiveMemory (it fails).
+
+SEED_TRIM_TITLE = "Build it · the seed's trim"
 
 
 def _replay(cls: type, max_messages: int, messages: list[dict]):
@@ -462,3 +327,151 @@ def check_seed_trim(MyMemory: Any) -> bool:  # noqa: N803  your class, not an in
         return not_done(SEED_TRIM_TITLE, "pass the class itself: check_seed_trim(MyMemory)")
     return check_rules(SEED_TRIM_TITLE, MyMemory, TOOL_TRIM_RULES,
                        start="write the body of _trim, then run this check again")
+
+
+# ----------------------------------------------------------------- exercises 1 and 2
+
+VALID_CASES: list[TrimCase] = [c for c in TRIM_CASES if not c.broken]  # what 04 can judge
+
+
+def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
+    """Why `fn` is not an attempt yet (not a function, or None for every case), or None."""
+    if not callable(fn):
+        return ("define it with def ...(messages, max_messages): and pass the function "
+                "itself (no parentheses)")
+    for case in cases:
+        try:
+            if fn(copy.deepcopy(case.messages), case.max_messages) is not None:
+                return None
+        except Exception:  # an attempt that raises is judged (and reported) by the bank
+            return None
+    return "it returns None for every history: write its body, ending with return and the list"
+
+
+# ----------------------------------------------------------------- exercise 1 on random histories
+#
+# The bank's 20 cases are histories that broke someone's agent; a trim can still pass them
+# all and break on a history none of them has (one that moves a system message to the front
+# passes all 20). So once the bank passes, Hypothesis tries random valid histories and shows
+# the smallest one the trim gets wrong, judged by the bank's own rules (trimcheck.judge_one).
+
+RANDOM_TITLE = "Exercise 1 · my_trim on random histories"
+ANY_HISTORY = "for any valid history and any max_messages, the five rules of the exercise hold"
+
+
+def _histories():
+    """(spec, max_messages): a valid history of whole units with at least one user message
+    (the question being answered), and any max_messages from 1 to one more than it holds."""
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    unit = st.sampled_from(["user", "assistant", "system", "calls:1", "calls:2", "calls:3"])
+    spec = st.tuples(st.lists(unit, max_size=6), st.lists(unit, max_size=5)).map(
+        lambda parts: [*parts[0], "user", *parts[1]])
+    return spec.flatmap(lambda s: st.tuples(st.just(s),
+                                            st.integers(1, len(conversation(s)) + 1)))
+
+
+def _trims_any_history(my_trim: Callable, example: tuple[list[str], int]) -> str | None:
+    """What the bank's rules find wrong with my_trim's result on one random history."""
+    spec, max_messages = example
+    messages = conversation(spec)
+    verdict = judge_one(my_trim, TrimCase("a random history", messages, max_messages, 0, ""),
+                        "messages")
+    if verdict.passed:
+        return None
+    what, hint = verdict.problems[0]
+    got = f" it returned {labels(verdict.result)}:" if isinstance(verdict.result, list) else ""
+    return (f"max_messages={max_messages}, history conversation({spec!r}) = "
+            f"{labels(messages)}:{got} {what} ({hint})")
+
+
+RANDOM_RULES: list[Rule] = [
+    property_rule(
+        ANY_HISTORY, _histories(), _trims_any_history,
+        ("that is the smallest history your trim gets wrong, and none of the 20 cases is "
+         "quite like it: build it with conversation(...) from lesson_lib.exercises.nb04, run "
+         "my_trim on it with that max_messages, and compare with the five rules",),
+        examples=200),
+]
+
+
+def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages) -> list
+                  cases: Sequence[TrimCase] | None = None,
+                  detail: bool = False) -> bool:  # True: a line for every case
+    """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories; once
+    every case passes, the same rules on random valid histories (RANDOM_RULES)."""
+    cases = VALID_CASES if cases is None else list(cases)
+    if (why := _unwritten(my_trim, cases)) is not None:
+        return not_done("Exercise 1 · my_trim", why)
+    if not check_trim(my_trim, unit="messages", cases=cases, detail=detail):
+        return False
+    return check_rules(RANDOM_TITLE, my_trim, RANDOM_RULES, detail=detail)
+
+
+def _starts_with_answer(result: Any) -> str | None:
+    """The role a kept history starts with (after system messages) when it is not 'user'."""
+    if not isinstance(result, list) or not all(isinstance(m, Mapping) for m in result):
+        return None
+    first = next((m for m in result if m.get("role") != "system"), None)
+    return None if first is None or first.get("role") == "user" else str(first.get("role"))
+
+
+def check_turn_trim(my_turn_trim: Any,  # my_turn_trim(messages, max_messages) -> list
+                    cases: Sequence[TrimCase] | None = None) -> bool:
+    """Exercise 2: exercise 1's cases and rules, and the kept history (after the system
+    messages) must start with a user message."""
+    title = "Exercise 2 · my_turn_trim"
+    cases = VALID_CASES if cases is None else list(cases)
+    if (why := _unwritten(my_turn_trim, cases)) is not None:
+        return not_done(title, why)
+    verdicts = judge_trim(my_turn_trim, "messages", cases)
+    for v in verdicts:
+        if (role := _starts_with_answer(v.result)) is not None:
+            article = "an" if role[:1] in "aeiou" else "a"
+            v.problems.append((f"after the system messages it starts with {article} {role} message "
+                               "whose question is gone",
+                               "after trimming, keep dropping the oldest group while the "
+                               "first non-system message is not a user message"))
+    report = Report(f"{title}: score {sum(v.passed for v in verdicts)}/{len(verdicts)}")
+    for v in verdicts:
+        size = f"{len(v.case.messages)} messages, budget {v.case.max_messages}"
+        if v.passed:
+            report.expect(True, f"{v.case.name} ({size}): kept {len(v.result)}")
+        else:
+            hint = v.problems[0][1]
+            if not v.problems[0][0].startswith("after the system messages"):
+                hint += f". This case protects against {v.case.protects}"
+            report.expect(False, f"{v.case.name} ({size}): " + "; ".join(w for w, _ in v.problems),
+                          hint)
+    print(report)
+    return report.passed
+
+
+def _dropped(after: list, before: list[dict]) -> list[dict]:
+    """The messages of `before` that `after` no longer has (matched from the end)."""
+    kept, j = set(), len(before) - 1
+    for m in reversed(after):
+        while j >= 0 and before[j] != m:
+            j -= 1
+        if j < 0:
+            return []
+        kept.add(j)
+        j -= 1
+    return [m for i, m in enumerate(before) if i not in kept]
+
+
+def show_trim(trim: Callable,  # a trim function: trim(messages, max_messages) -> list
+              name: str,       # a case's name, e.g. "parallel group at the cut"
+              cases: Sequence[TrimCase] | None = None):
+    """One case before and after `trim`, side by side: what it dropped struck through,
+    what the API would refuse in red."""
+    from lesson_lib.display import show_messages, side_by_side  # noqa: PLC0415
+
+    case = trim_case(name, VALID_CASES if cases is None else cases)
+    after = trim(copy.deepcopy(case.messages), case.max_messages)
+    after = after if isinstance(after, list) and all(isinstance(m, Mapping) for m in after) \
+        else []
+    return side_by_side(show_messages(case.messages),
+                        show_messages(after, dropped=_dropped(after, case.messages)),
+                        titles=[f"{case.name} (max_messages={case.max_messages})",
+                                f"after {getattr(trim, '__name__', 'the trim')}"])
