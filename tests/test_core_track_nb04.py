@@ -14,6 +14,8 @@ library's ShortTermMemory and SeedMemory.
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 
@@ -374,3 +376,38 @@ def test_the_seeds_rule_reference_keeps_every_list_valid_given_room():
     for n, kept in enumerate(nb04.seed_rule(messages, nb04._room(spec))):
         if not nb04._open_calls(messages[:n + 1]):
             assert is_valid(kept), (n, nb04.labels(kept))
+
+
+# ----------------------------------------------------------------- the notebook's cells
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "04_trimming_pitfalls.ipynb"
+SOLUTIONS = ROOT / "solutions"
+
+
+def _cell_defining(name: str) -> str:
+    """The source of the notebook's code cell that defines class `name`."""
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    (source,) = ["".join(c["source"]) for c in nb["cells"]
+                 if c["cell_type"] == "code" and f"class {name}" in "".join(c["source"])]
+    return source
+
+
+def test_the_notebooks_skeleton_is_not_written_yet(capsys):
+    namespace: dict = {}
+    exec(_cell_defining("MyMemory"), namespace)  # noqa: S102  (our own notebook's skeleton)
+    assert nb04.check_seed_trim(namespace["MyMemory"]) is False
+    out = capsys.readouterr().out
+    assert "not done yet" in out and "write the body of _trim" in out, out
+
+
+def test_the_notebooks_skeleton_with_a_written_trim_keeps_every_rule():
+    """The skeleton's other methods are right: only _trim is left to write (here, the
+    worked solution's)."""
+    namespace: dict = {}
+    exec(_cell_defining("MyMemory"), namespace)  # noqa: S102
+    solution: dict = {}
+    exec((SOLUTIONS / "04_seed_trim.py").read_text(encoding="utf-8"), solution)  # noqa: S102
+    memory = namespace["MyMemory"]
+    memory._trim = solution["MyMemory"]._trim
+    assert failed_rules(memory, nb04.TOOL_TRIM_RULES) == []
