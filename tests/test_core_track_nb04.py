@@ -239,13 +239,13 @@ WRONG = {
     ForgetsTheListShifted: "dropping an assistant(tool_calls)",
     SwallowsWithIf: "a parallel group",
     SwallowsTheFirstCallsReply: "a parallel group",
-    SwallowsEveryToolMessage: "for any conversation with tool rounds, given room: no orphan",
+    SwallowsEveryToolMessage: "for any conversation, given room: no orphan",
     SwallowsOneMessageTooMany: "the trim drops the oldest",
     SwallowsSystemMessages: "the trim never drops a system message",
     SwallowsTheSystemNoteAfterARound: "it swallows only tool replies",
     KeepsOnlyTheLeadingSystem: "the trim never drops a system message",
     TrimsBeforeAppending: "the trim keeps max_messages",
-    WaitsForTheRoundThenTrimsWithIf: "for any conversation, tool rounds or not",
+    WaitsForTheRoundThenTrimsWithIf: "for any conversation, given room: the system",
 }
 
 
@@ -311,13 +311,13 @@ def test_a_wrong_trim_gets_the_smallest_case_then_more_hints(capsys):
 
 def test_the_properties_show_the_smallest_conversation_that_breaks_them():
     verdicts = {r.name: w for r, w in judge(SwallowsEveryToolMessage, nb04.TOOL_TRIM_RULES)}
-    assert verdicts[_rule("for any conversation with tool rounds, given room: no orphan")] == (
+    assert verdicts[_rule("for any conversation, given room: no orphan")] == (
         "max_messages=3, adding [assistant 1 (1 call), tool 2, assistant 3 (1 call), tool 4] "
         "one at a time: after tool 4 it holds [assistant 3 (1 call)]; assistant 3 (1 call) "
         "lost its tool replies, and the API answers 400")
     verdicts = {r.name: w for r, w in judge(WaitsForTheRoundThenTrimsWithIf,
                                             nb04.TOOL_TRIM_RULES)}
-    assert verdicts[_rule("for any conversation, tool rounds or not")] == (
+    assert verdicts[_rule("for any conversation, given room: the system")] == (
         "max_messages=4, adding [user 1, user 2, assistant 3 (3 calls), tool 4, tool 5, tool 6] "
         "one at a time: after tool 6 it holds [user 2, assistant 3 (3 calls), tool 4, tool 5, "
         "tool 6]; expected [assistant 3 (3 calls), tool 4, tool 5, tool 6]")

@@ -117,7 +117,7 @@ def _unanswered(messages: list) -> str | None:
     tool reply right after it, else None."""
     for i, m in enumerate(messages):
         calls = m.get("tool_calls") if isinstance(m, Mapping) else None
-        if m.get("role") == "assistant" and isinstance(calls, list) and calls:
+        if isinstance(calls, list) and calls and m.get("role") == "assistant":
             answered = {r.get("tool_call_id") for r in messages[i + 1:_group_end(messages, i)]}
             if any(isinstance(c, Mapping) and c.get("id") not in answered for c in calls):
                 return _label(m)
@@ -138,10 +138,8 @@ def _refused(messages: list) -> str:
     return f"the API would refuse it: {problems[0].message}"
 
 
-def seed_rule(spec_or_messages: Sequence, max_messages: int) -> list[list[dict]]:
+def seed_rule(messages: list[dict], max_messages: int) -> list[list[dict]]:
     """The seed's rule applied after each add: the list after every add, for comparison."""
-    messages = (conversation(spec_or_messages) if spec_or_messages
-                and isinstance(spec_or_messages[0], str) else list(spec_or_messages))
     kept: list[dict] = []
     after: list[list[dict]] = []
     for message in messages:
@@ -264,10 +262,9 @@ _SYSTEM = "the trim never drops a system message, even one in the middle"
 SWALLOWS = "dropping an assistant(tool_calls) drops its tool reply too"
 PARALLEL = "a parallel group (one assistant, several tool replies) is dropped whole"
 ONLY_TOOL = "it swallows only tool replies, never a system message after them"
-NO_ORPHAN = ("for any conversation with tool rounds, given room: no orphan tool message after "
-             "any add, and the API accepts the list whenever no call waits")
-NEWEST = ("for any conversation, tool rounds or not, given room: the system messages and "
-          "the newest whole groups")
+NO_ORPHAN = ("for any conversation, given room: no orphan tool message after any add, and the "
+             "API accepts the list whenever no call waits")
+NEWEST = "for any conversation, given room: the system messages and the newest whole groups"
 
 TOOL_TRIM_RULES: list[Rule] = [
     # notebook 02's rules where they apply: without tool messages, the trim is the one built
@@ -283,7 +280,7 @@ TOOL_TRIM_RULES: list[Rule] = [
         "what you swallow after the dropped message are its tool replies: role 'tool', "
         "nothing else")),
     # (notebook 02's property, "for any conversation and max_messages …", is NEWEST below
-    # without tool rounds: the same reference, the seed's rule, so it is not run twice)
+    # without tool rounds, the same reference (the seed's rule): it is not run twice)
     # what tool messages change
     Rule(SWALLOWS, _one_case(["system", "user", "calls:1", "assistant", "user"], 4),
          ("the tool messages right after an assistant(tool_calls) are its replies: drop the "
