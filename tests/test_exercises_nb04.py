@@ -4,13 +4,21 @@ the right hint, and a check never raises at the learner."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 from check_support import line_of, run, stub_source
 
-from lesson_lib.exercises.nb04 import VALID_CASES, check_my_trim, check_turn_trim, show_trim
-from lesson_lib.trimcheck import TRIM_CASES, TrimCase, check_trim
+from lesson_lib.exercises.contract import failed_rules
+from lesson_lib.exercises.nb04 import (
+    RANDOM_RULES,
+    VALID_CASES,
+    check_my_trim,
+    check_turn_trim,
+    show_trim,
+)
+from lesson_lib.trimcheck import TRIM_CASES, TrimCase, budget_trim, check_trim, judge_trim
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "04_trimming_pitfalls.ipynb"
 
@@ -84,6 +92,125 @@ def pops_the_input(messages, max_messages):
     return messages
 
 
+def _groups(messages):
+    """Units: a message, or an assistant(tool_calls) with the tool replies after it."""
+    groups = []
+    for m in messages:
+        if m["role"] == "tool" and groups:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    return groups
+
+
+def _split(messages):
+    """(the history before the latest user message, the current turn)."""
+    last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    return messages[:last], messages[last:]
+
+
+def _by_groups(messages, max_messages, *, fits=lambda n, budget: n <= budget, pick=min):
+    """Drop whole groups before the current turn (which one: `pick` of the candidates)
+    until the list `fits`; the system messages stay."""
+    head, turn = _split(messages)
+    groups = _groups(head)
+    while not fits(sum(map(len, groups)) + len(turn), max_messages):
+        k = pick((k for k, g in enumerate(groups) if g[0]["role"] != "system"), default=None)
+        if k is None:
+            break
+        del groups[k]
+    return [m for g in groups for m in g] + turn
+
+
+def drops_index_zero(messages, max_messages):
+    trimmed = list(messages)
+    while len(trimmed) > max_messages:
+        del trimmed[0]
+    return trimmed
+
+
+def keeps_the_last_n(messages, max_messages):  # messages[-n:], the system messages put back
+    systems = [m for m in messages if m["role"] == "system"]
+    others = [m for m in messages if m["role"] != "system"]
+    return systems + others[len(others) - max(max_messages - len(systems), 0):]
+
+
+def systems_first(messages, max_messages):  # every system message moved to the front
+    systems = [m for m in messages if m["role"] == "system"]
+    return systems + _by_groups([m for m in messages if m["role"] != "system"],
+                                max_messages - len(systems))
+
+
+def shortens_long_messages(messages, max_messages):
+    return [{**m, "content": m["content"][:500]} if isinstance(m.get("content"), str) else m
+            for m in _by_groups(messages, max_messages)]
+
+
+def off_by_one(messages, max_messages):  # >= where > belongs
+    return _by_groups(messages, max_messages, fits=lambda n, budget: n < budget)
+
+
+def drops_the_newest_history(messages, max_messages):  # the groups right before the turn
+    return _by_groups(messages, max_messages, pick=max)
+
+
+def one_group_only(messages, max_messages):  # `if` where `while` belongs
+    head, turn = _split(messages)
+    groups = _groups(head)
+    if sum(map(len, groups)) + len(turn) > max_messages:
+        k = next((k for k, g in enumerate(groups) if g[0]["role"] != "system"), None)
+        if k is not None:
+            del groups[k]
+    return [m for g in groups for m in g] + turn
+
+
+def keeps_only_the_turn(messages, max_messages):  # over the budget: forget everything old
+    if len(messages) <= max_messages:
+        return list(messages)
+    head, turn = _split(messages)
+    return [m for m in head if m["role"] == "system"] + turn
+
+
+def forgets_a_return(messages, max_messages):
+    if len(messages) <= max_messages:
+        return list(messages)
+    trimmed = _by_groups(messages, max_messages)  # noqa: F841  (and no return: None)
+
+
+def moves_a_system_message_up(messages, max_messages):
+    """Puts the system messages before the current turn first: passes all 20 cases (none
+    has a system message between two user messages with nothing to drop before it)."""
+    head, turn = _split(messages)
+    systems = [m for m in head if m["role"] == "system"]
+    kept = _by_groups([m for m in head if m["role"] != "system"] + turn,
+                      max_messages - len(systems))
+    return systems + kept
+
+
+# A learner's mistakes, each with the case that catches it and the finding it gets there.
+WRONG_TRIMS = {
+    naive_trim: ("single tool round at the cut", "must be a response to a preceeding message"),
+    drops_index_zero: ("plain chat over the budget", "it lost 1 of the 1 system message"),
+    keeps_the_last_n: ("cut through a group of three",
+                       "must be a response to a preceeding message"),
+    systems_first: ("system message in the current turn",
+                    "not the input with some messages removed (a message was added, changed "
+                    "or moved)"),
+    shortens_long_messages: ("huge tool result in an old turn",
+                             "not the input with some messages removed"),
+    seed_trim: ("three tool rounds in one turn", "it lost the latest user question"),
+    pops_the_input: ("single tool round at the cut", "it changed the list it was given"),
+    off_by_one: ("exactly at the budget",
+                 "it kept 1 of the earlier user messages where 2 can stay"),
+    keeps_only_the_turn: ("plain chat over the budget",
+                          "it kept 0 of the earlier user messages where 1 can stay"),
+    drops_the_newest_history: ("plain chat over the budget",
+                               "it dropped messages newer than some it kept"),
+    one_group_only: ("plain chat over the budget", "it kept 7 messages, more than 4"),
+    forgets_a_return: ("plain chat over the budget", "it returned None"),
+}
+
+
 # ----------------------------------------------------------------- the bank
 
 def test_exercise_bank_is_the_projects_valid_cases():
@@ -131,6 +258,42 @@ def test_seed_rule_fails_only_where_the_question_is_lost(capsys):
         assert "it lost the latest user question" in line_of(out, name)
     for name in NAIVE_ORPHANS:
         assert "✅" in line_of(out, name), f"the seed's rule leaves no orphan in {name!r}"
+
+
+@pytest.mark.parametrize("wrong", list(WRONG_TRIMS), ids=lambda f: f.__name__)
+def test_each_wrong_trim_gets_the_finding_that_fits(wrong, capsys):
+    case, finding = WRONG_TRIMS[wrong]
+    passed, out = run(check_my_trim, wrong, capsys)
+    assert not passed
+    line = line_of(out, case)
+    assert "❌" in line and finding in line, line
+
+
+def test_the_bank_of_wrong_trims_is_at_least_eight():
+    assert len(WRONG_TRIMS) >= 8
+
+
+def test_a_trim_that_passes_the_bank_is_then_tried_on_random_histories(capsys):
+    passed, out = run(check_my_trim, solved_trim, capsys)
+    assert passed and out.count("All checks passed.") == 2, out
+    assert "Exercise 1 · my_trim on random histories:\n  ✅ for any valid history" in out
+
+
+def test_random_histories_catch_what_the_20_cases_miss(capsys):
+    assert all(v.passed for v in judge_trim(moves_a_system_message_up, "messages",
+                                            VALID_CASES))
+    passed, out = run(check_my_trim, moves_a_system_message_up, capsys)
+    assert not passed and "score 20/20" in out, out
+    assert ("what happened: max_messages=3, history conversation(['user', 'system', 'user']) "
+            "= [user 1, system 2, user 3]: it returned [system 2, user 1, user 3]: it is not "
+            "the input with some messages removed") in out
+
+
+def test_the_library_trim_passes_exercise_1_and_its_random_histories(capsys):
+    library = functools.partial(budget_trim, unit="messages")
+    passed, out = run(check_my_trim, library, capsys)
+    assert passed and "score 20/20" in out and out.count("All checks passed.") == 2, out
+    assert failed_rules(library, RANDOM_RULES) == []
 
 
 def test_changing_the_callers_list_is_reported(capsys):

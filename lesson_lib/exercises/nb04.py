@@ -1,10 +1,17 @@
-"""Self-checks for notebook 04, trimming pitfalls: judged by the project's bank.
+"""Self-checks for notebook 04, trimming pitfalls.
+
+Build it (the core exercise): `check_seed_trim(MyMemory)` judges the learner's memory class,
+notebook 02's interface with the seed's trim (drop the oldest non-system message AND the
+tool messages right after it), by TOOL_TRIM_RULES: notebook 02's trim rules, the tool rules,
+and two properties over conversations added one message at a time. The same rules guard
+lesson_lib's ShortTermMemory and SeedMemory (tests/test_core_track_nb04.py).
 
 1. `check_my_trim(my_trim)`: the learner's `my_trim(messages, max_messages)` is judged by
    `lesson_lib.trimcheck.check_trim(my_trim, unit="messages")` on VALID_CASES: the bank's
    histories that the API accepts (20 of TRIM_CASES' 28). The other 8 are broken before any
    trim (an interrupted run, duplicate ids, a wrong order); notebook 07 repairs those, and
-   then `check_trim(my_trim)` runs all 28.
+   then `check_trim(my_trim)` runs all 28. Once the 20 pass, RANDOM_RULES tries the same
+   rules on random valid histories.
 2. `check_turn_trim(my_turn_trim)`: the same cases and rules, plus one: after the system
    messages, the kept history starts with a user message (no answer whose question is gone).
 
@@ -15,10 +22,311 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from lesson_lib.exercises import Report, not_done
-from lesson_lib.trimcheck import TRIM_CASES, TrimCase, check_trim, judge_trim, trim_case
+from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
+from lesson_lib.exercises.nb02 import MEMORY_RULES
+from lesson_lib.protocol import find_problems
+from lesson_lib.trimcheck import (
+    TRIM_CASES,
+    TrimCase,
+    check_trim,
+    judge_one,
+    judge_trim,
+    trim_case,
+)
+
+# ----------------------------------------------------------------- conversations as labelled data
+#
+# The rules build small conversations whose messages say their place ("user 2", "tool 4"),
+# so that a report can show the smallest case as a short list of labels.
+
+def _calls(n: int, replies: int) -> list[dict]:
+    """The tool calls of assistant message n: ids call_<n>_1, call_<n>_2 …"""
+    return [{"id": f"call_{n}_{k}", "type": "function",
+             "function": {"name": "get_current_weather", "arguments": "{}"}}
+            for k in range(1, replies + 1)]
+
+
+def conversation(spec: Sequence[str]) -> list[dict]:
+    """Messages numbered in order from a spec of units: "system", "user", "assistant", or
+    "calls:k" (an assistant message with k tool calls, then its k tool replies)."""
+    messages: list[dict] = []
+    for unit in spec:
+        n = len(messages) + 1
+        if not unit.startswith("calls:"):
+            messages.append({"role": unit, "content": f"{unit} {n}"})
+            continue
+        calls = _calls(n, int(unit.split(":")[1]))
+        messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+        messages += [{"role": "tool", "tool_call_id": c["id"], "content": f"tool {n + k}"}
+                     for k, c in enumerate(calls, 1)]
+    return messages
+
+
+def _label(m: Any) -> str:
+    """One message as a short label: system 1, user 2, assistant 3 (2 calls), tool 4."""
+    if not isinstance(m, Mapping):
+        return repr(m)
+    calls = m.get("tool_calls")
+    if m.get("role") == "assistant" and isinstance(calls, list) and calls:
+        number = str(calls[0].get("id", "")).split("_")[1:2] if isinstance(calls[0], Mapping) \
+            else []
+        return f"assistant {''.join(number) or '?'} ({len(calls)} call{'s' * (len(calls) > 1)})"
+    return str(m.get("content") if m.get("content") is not None else m.get("role"))
+
+
+def labels(messages: Any) -> str:
+    """A history as short labels, e.g. [system 1, user 2, assistant 3 (1 call), tool 4]."""
+    if not isinstance(messages, list):
+        return repr(messages)
+    return "[" + ", ".join(_label(m) for m in messages) + "]"
+
+
+def _group_end(messages: list, i: int) -> int:
+    """The index after the tool messages that follow message i."""
+    j = i + 1
+    while j < len(messages) and isinstance(messages[j], Mapping) \
+            and messages[j].get("role") == "tool":
+        j += 1
+    return j
+
+
+def _orphan(messages: list) -> str | None:
+    """'tool 4' for the first tool message whose call is not in the assistant message right
+    before its group (the call it answers was dropped), else None."""
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping) or m.get("role") == "tool":
+            continue
+        calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+        ids = [c.get("id") for c in calls if isinstance(c, Mapping)] \
+            if isinstance(calls, list) else []
+        for reply in messages[i + 1:_group_end(messages, i)]:
+            if reply.get("tool_call_id") not in ids:
+                return _label(reply)
+    first = messages[0] if messages else None
+    if isinstance(first, Mapping) and first.get("role") == "tool":
+        return _label(first)
+    return None
+
+
+def _unanswered(messages: list) -> str | None:
+    """'assistant 3 (2 calls)' for the first assistant message some of whose calls have no
+    tool reply right after it, else None."""
+    for i, m in enumerate(messages):
+        calls = m.get("tool_calls") if isinstance(m, Mapping) else None
+        if isinstance(calls, list) and calls and m.get("role") == "assistant":
+            answered = {r.get("tool_call_id") for r in messages[i + 1:_group_end(messages, i)]}
+            if any(isinstance(c, Mapping) and c.get("id") not in answered for c in calls):
+                return _label(m)
+    return None
+
+
+def _refused(messages: list) -> str:
+    """Why the API would refuse `messages`, in the words of the lesson ('' if it accepts)."""
+    if not messages:
+        return "an empty list, which the API refuses"
+    if (orphan := _orphan(messages)) is not None:
+        return f"{orphan} is an orphan: the call it answers was dropped, and the API answers 400"
+    problems = find_problems(messages)
+    if not problems:
+        return ""
+    if (asker := _unanswered(messages)) is not None:
+        return f"{asker} lost its tool replies, and the API answers 400"
+    return f"the API would refuse it: {problems[0].message}"
+
+
+def seed_rule(messages: list[dict], max_messages: int) -> list[list[dict]]:
+    """The seed's rule applied after each add: the list after every add, for comparison."""
+    kept: list[dict] = []
+    after: list[list[dict]] = []
+    for message in messages:
+        kept.append(message)
+        while len(kept) > max_messages:
+            i = next((i for i, m in enumerate(kept) if m["role"] != "system"), None)
+            if i is None:
+                break
+            del kept[i:_group_end(kept, i)]
+        after.append(list(kept))
+    return after
+
+
+# ----------------------------------------------------------------- core: build the seed's trim
+#
+# The learner writes the trim of a memory class with notebook 02's interface (MyMemory(
+# max_messages), add, to_api_format, clear_non_system, message_count): while there are too
+# many messages, drop the oldest one that is not a system message AND the tool messages right
+# after it. TOOL_TRIM_RULES judge it: notebook 02's trim rules first (without tools the trim
+# is the one built there), then what tool messages change. tests/test_core_track_nb04.py runs
+# the same rules on ShortTermMemory and SeedMemory (both keep them) and NaiveMemory (it fails).
+
+SEED_TRIM_TITLE = "Build it · the seed's trim"
+
+
+def _replay(cls: type, max_messages: int, messages: list[dict]):
+    """A new memory of `cls`, the messages added one at a time (copies: the caller's stay)."""
+    memory = cls(max_messages=max_messages)
+    for m in messages:
+        memory.add(copy.deepcopy(m))
+    return memory
+
+
+def _one_case(spec: list[str], max_messages: int) -> Callable[[type], None]:
+    """A rule's test: after `spec` is added one message at a time, the memory holds what the
+    seed's rule keeps."""
+
+    def test(cls: type) -> None:
+        messages = conversation(spec)
+        got = _replay(cls, max_messages, messages).to_api_format()
+        want = seed_rule(messages, max_messages)[-1]
+        refused = _refused(got) if isinstance(got, list) else ""
+        expect(got == want, f"max_messages={max_messages}, adding {labels(messages)} one at a "
+                            f"time keeps {labels(got)}; expected {labels(want)}"
+                            + (f": {refused}" if refused else ""))
+
+    return test
+
+
+def _open_calls(messages: list[dict]) -> list[str]:
+    """Ids of the calls still waiting for a reply at the end of `messages`."""
+    waiting: list[str] = []
+    for m in messages:
+        if m["role"] == "tool":
+            waiting = [c for c in waiting if c != m["tool_call_id"]]
+        else:
+            waiting = [c["id"] for c in m.get("tool_calls") or []]
+    return waiting
+
+
+def _room(spec: list[str]) -> int:
+    """The least max_messages that leaves room: every system message and the largest group
+    (a message, or an assistant message with all its tool replies)."""
+    groups = [1 + int(u.split(":")[1]) if u.startswith("calls:") else 1 for u in spec]
+    return spec.count("system") + max(groups, default=1)
+
+
+def _whole_units():
+    """(spec, max_messages): a conversation of whole units, and a max_messages with room."""
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    unit = st.sampled_from(["user", "assistant", "system", "calls:1", "calls:2", "calls:3"])
+    return st.lists(unit, max_size=8).flatmap(lambda spec: st.tuples(
+        st.just(spec), st.integers(_room(spec), _room(spec) + 5)))
+
+
+def _stays_valid(cls: type, example: tuple[list[str], int]) -> str | None:
+    """What broke: an orphan after some add, or a list the API refuses when no call waits."""
+    spec, max_messages = example
+    messages = conversation(spec)
+    memory = cls(max_messages=max_messages)
+    for n, message in enumerate(conversation(spec)):  # fresh dicts: `messages` stays as made
+        memory.add(message)
+        got = memory.to_api_format()
+        waiting = _open_calls(messages[:n + 1])
+        orphan = _orphan(got) if isinstance(got, list) else None
+        problem = (f"{orphan} is an orphan: the call it answers was dropped" if orphan
+                   else "" if waiting else _refused(got) if isinstance(got, list)
+                   else f"to_api_format() returned {type(got).__name__}")
+        if problem:
+            return (f"max_messages={max_messages}, adding {labels(messages)} one at a time: "
+                    f"after {_label(message)} it holds {labels(got)}; {problem}")
+    return None
+
+
+def _keeps_the_newest(cls: type, example: tuple[list[str], int]) -> str | None:
+    """What broke: a list, when no call waits, other than the seed's rule keeps."""
+    spec, max_messages = example
+    messages = conversation(spec)
+    wanted = seed_rule(messages, max_messages)
+    memory = cls(max_messages=max_messages)
+    for n, message in enumerate(conversation(spec)):  # fresh dicts: `messages` stays as made
+        memory.add(message)
+        if _open_calls(messages[:n + 1]):
+            continue  # an agent sends the list only when no call waits for its reply
+        got = memory.to_api_format()
+        if got != wanted[n]:
+            return (f"max_messages={max_messages}, adding {labels(messages)} one at a time: "
+                    f"after {_label(message)} it holds {labels(got)}; expected "
+                    f"{labels(wanted[n])}")
+    return None
+
+
+EXAMPLES = 150  # conversations each property tries: the whole check answers in about a second
+_RULES_02 = {rule.name: rule for rule in MEMORY_RULES}
+_ORDER = "add() keeps messages in order, and to_api_format() returns them"
+_WITHIN = "the trim keeps max_messages messages: no more, and no fewer than it must"
+_OLDEST = "the trim drops the oldest message that is not a system message"
+_SYSTEM = "the trim never drops a system message, even one in the middle"
+SWALLOWS = "dropping an assistant(tool_calls) drops its tool reply too"
+PARALLEL = "a parallel group (one assistant, several tool replies) is dropped whole"
+ONLY_TOOL = "it swallows only tool replies, never a system message after them"
+NO_ORPHAN = ("for any conversation, given room: no orphan tool message after any add, and the "
+             "API accepts the list whenever no call waits")
+NEWEST = "for any conversation, given room: the system messages and the newest whole groups"
+
+TOOL_TRIM_RULES: list[Rule] = [
+    # notebook 02's rules where they apply: without tool messages, the trim is the one built
+    # there (the hints say what changes now that a tool group can follow the dropped message)
+    _RULES_02[_ORDER],
+    _RULES_02[_WITHIN],
+    replace(_RULES_02[_OLDEST], hints=(
+        "the oldest messages are at the front of the list (index 0 is the first added)",
+        "find the first index whose role is not 'system' and delete it; after it, delete "
+        "only messages whose role is 'tool' (a slice [start:end] stops before end)")),
+    replace(_RULES_02[_SYSTEM], hints=(
+        *_RULES_02[_SYSTEM].hints,
+        "what you swallow after the dropped message are its tool replies: role 'tool', "
+        "nothing else")),
+    # (notebook 02's property, "for any conversation and max_messages …", is NEWEST below
+    # without tool rounds, the same reference (the seed's rule): it is not run twice)
+    # what tool messages change
+    Rule(SWALLOWS, _one_case(["system", "user", "calls:1", "assistant", "user"], 4),
+         ("the tool messages right after an assistant(tool_calls) are its replies: drop the "
+          "assistant message alone and they answer a call the model never sees (section 2's "
+          "400)",
+          "the replies come AFTER the message you drop: once it is deleted, the message now "
+          "at its index is the first reply",
+          "keep deleting at that index while the message there has role 'tool' (and the list "
+          "is not at its end)"),
+         needs=(_WITHIN, _OLDEST)),
+    Rule(PARALLEL, _one_case(["system", "user", "calls:3", "assistant", "user"], 6),
+         ("an assistant message can ask for several tools at once: one tool message per "
+          "call, one after the other (notebook 03's parallel calls)",
+          "`if` swallows one reply, `while` swallows them all; and look at roles, not at the "
+          "first call's id"),
+         needs=(SWALLOWS,)),
+    Rule(ONLY_TOOL, _one_case(["system", "user", "calls:1", "system", "assistant", "user"], 4),
+         ("a system message can follow a tool group: it is an instruction, not a reply",
+          "stop swallowing at the first message whose role is not 'tool'"),
+         needs=(SWALLOWS, _SYSTEM)),
+    property_rule(
+        NO_ORPHAN, _whole_units(), _stays_valid,
+        ("the smallest conversation above is one your trim gets wrong: replay it by hand, "
+         "one add() at a time",
+         "what goes with a dropped message is exactly the tool messages right after it: no "
+         "fewer (an orphan stays), no more (another message, or another round's replies)"),
+        examples=EXAMPLES, needs=(SWALLOWS, PARALLEL, ONLY_TOOL)),
+    property_rule(
+        NEWEST, _whole_units(), _keeps_the_newest,
+        ("the smallest conversation above is one your trim gets wrong: replay it by hand, "
+         "one add() at a time",
+         "each drop removes one group, oldest first: a message, or an assistant(tool_calls) "
+         "with its replies; keep dropping (`while`, not `if`) until the list fits, then stop"),
+        examples=EXAMPLES, needs=(NO_ORPHAN,)),
+]
+
+
+def check_seed_trim(MyMemory: Any) -> bool:  # noqa: N803  your class, not an instance
+    """The core exercise: judge the learner's memory class (its trim) by TOOL_TRIM_RULES."""
+    if not isinstance(MyMemory, type):
+        return not_done(SEED_TRIM_TITLE, "pass the class itself: check_seed_trim(MyMemory)")
+    return check_rules(SEED_TRIM_TITLE, MyMemory, TOOL_TRIM_RULES,
+                       start="write the body of _trim, then run this check again")
+
+
+# ----------------------------------------------------------------- exercises 1 and 2
 
 VALID_CASES: list[TrimCase] = [c for c in TRIM_CASES if not c.broken]  # what 04 can judge
 
@@ -37,14 +345,64 @@ def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
     return "it returns None for every history: write its body, ending with return and the list"
 
 
+# ----------------------------------------------------------------- exercise 1 on random histories
+#
+# The bank's 20 cases are histories that broke someone's agent; a trim can still pass them
+# all and break on a history none of them has (one that moves a system message to the front
+# passes all 20). So once the bank passes, Hypothesis tries random valid histories and shows
+# the smallest one the trim gets wrong, judged by the bank's own rules (trimcheck.judge_one).
+
+RANDOM_TITLE = "Exercise 1 · my_trim on random histories"
+ANY_HISTORY = "for any valid history and any max_messages, the five rules of the exercise hold"
+
+
+def _histories():
+    """(spec, max_messages): a valid history of whole units with at least one user message
+    (the question being answered), and any max_messages from 1 to one more than it holds."""
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    unit = st.sampled_from(["user", "assistant", "system", "calls:1", "calls:2", "calls:3"])
+    spec = st.tuples(st.lists(unit, max_size=6), st.lists(unit, max_size=5)).map(
+        lambda parts: [*parts[0], "user", *parts[1]])
+    return spec.flatmap(lambda s: st.tuples(st.just(s),
+                                            st.integers(1, len(conversation(s)) + 1)))
+
+
+def _trims_any_history(my_trim: Callable, example: tuple[list[str], int]) -> str | None:
+    """What the bank's rules find wrong with my_trim's result on one random history."""
+    spec, max_messages = example
+    messages = conversation(spec)
+    verdict = judge_one(my_trim, TrimCase("a random history", messages, max_messages, 0, ""),
+                        "messages")
+    if verdict.passed:
+        return None
+    what, hint = verdict.problems[0]
+    got = f" it returned {labels(verdict.result)}:" if isinstance(verdict.result, list) else ""
+    return (f"max_messages={max_messages}, history conversation({spec!r}) = "
+            f"{labels(messages)}:{got} {what} ({hint})")
+
+
+RANDOM_RULES: list[Rule] = [
+    property_rule(
+        ANY_HISTORY, _histories(), _trims_any_history,
+        ("that is the smallest history your trim gets wrong, and none of the 20 cases is "
+         "quite like it: build it with conversation(...) from lesson_lib.exercises.nb04, run "
+         "my_trim on it with that max_messages, and compare with the five rules",),
+        examples=200),
+]
+
+
 def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages) -> list
                   cases: Sequence[TrimCase] | None = None,
                   detail: bool = False) -> bool:  # True: a line for every case
-    """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories."""
+    """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories; once
+    every case passes, the same rules on random valid histories (RANDOM_RULES)."""
     cases = VALID_CASES if cases is None else list(cases)
     if (why := _unwritten(my_trim, cases)) is not None:
         return not_done("Exercise 1 · my_trim", why)
-    return check_trim(my_trim, unit="messages", cases=cases, detail=detail)
+    if not check_trim(my_trim, unit="messages", cases=cases, detail=detail):
+        return False
+    return check_rules(RANDOM_TITLE, my_trim, RANDOM_RULES, detail=detail)
 
 
 def _starts_with_answer(result: Any) -> str | None:
