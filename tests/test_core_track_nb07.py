@@ -292,7 +292,7 @@ def test_the_library_keeps_the_property_on_many_more_histories():
     """The property, tried ten times as often as a check tries it."""
     from hypothesis import HealthCheck, given, settings
 
-    @settings(max_examples=1500, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=1000, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(nb07._histories())
     def keeps(example):
@@ -412,9 +412,8 @@ def test_the_property_histories_are_valid_and_their_budgets_vary():
     def valid(example):
         messages, budget = example
         assert find_problems(messages) == [], json.dumps(messages)
-        emptied, marked = nb07._least(messages)
-        turn_cost = count_messages(nb07._current_turn(messages))
-        seen["raise" if emptied > budget else "cut" if turn_cost > budget else "fits"] += 1
+        emptied, _, uncut = nb07._least(messages)
+        seen["raise" if emptied > budget else "cut" if uncut > budget else "fits"] += 1
 
     valid()
     assert all(n >= 20 for n in seen.values()), seen

@@ -2,9 +2,10 @@
 
 Build it (the core exercise): `check_my_budget_trim(my_budget_trim)` judges the learner's
 `my_budget_trim(messages, budget)` by TRIM_RULES. Each rule reads one condition of the trim
-checker (lesson_lib.trimcheck) over its whole bank of histories, the bank that also guards
-the library's `budget_trim`, and shows the smallest history that breaks it; the last rule
-is a property over random histories and budgets. tests/test_core_track_nb07.py runs the
+checker (lesson_lib.trimcheck) on the histories of its bank (the valid ones, or for one rule
+the broken ones), the bank that also guards the library's `budget_trim`, and shows the
+smallest history that breaks it; the last rule is a property over random histories and
+budgets. tests/test_core_track_nb07.py runs the
 same rules on `budget_trim`. `compare_my_trim(my_budget_trim, runs)` then runs the trim
 through the scripted conversation of lesson_lib.costs and returns the cost plot with it.
 
@@ -336,23 +337,21 @@ def _histories() -> Any:
             if t < turns or draw(st.booleans()):
                 messages.append({"role": "assistant", "content": f"Answer {t}."})
             note()
-        emptied, marked = _least(messages)
-        turn = _cost([m for m in messages[:len(messages) - len(_current_turn(messages))]
-                      if m["role"] == "system"] + _current_turn(messages))
+        emptied, marked, uncut = _least(messages)
         least = max(emptied - 10, 1)
         budget = draw(st.one_of(
             st.integers(least, marked + 10),             # nothing fits, or only just
-            st.integers(marked, max(marked, turn)),      # the current turn must be cut
+            st.integers(marked, max(marked, uncut)),     # the current turn must be cut
             st.integers(least, _cost(messages) + 10)))   # anything, up to all of it fits
         return messages, budget
 
     return history_and_budget()
 
 
-def _least(messages: list[dict]) -> tuple[int, int]:
-    """What the system messages and the current turn cost at the least: with every tool
-    result of the current turn emptied (no trim can send less), and with each cut to the
-    library's marker alone (the least budget_trim sends before it gives up)."""
+def _least(messages: list[dict]) -> tuple[int, int, int]:
+    """What the system messages and the current turn cost: with every tool result of the
+    current turn emptied (no trim can send less), with each cut to the library's marker
+    alone (the least budget_trim sends before it gives up), and uncut."""
     turn = _current_turn(messages)
     before = messages[:len(messages) - len(turn)]
     systems = [m for m in before if m["role"] == "system"]
@@ -363,7 +362,7 @@ def _least(messages: list[dict]) -> tuple[int, int]:
 
     emptied = [{**m, "content": ""} if m["role"] == "tool" else m for m in turn]
     cut = [marked(m) if m["role"] == "tool" else m for m in turn]
-    return _cost(systems + emptied), _cost(systems + cut)
+    return _cost(systems + emptied), _cost(systems + cut), _cost(systems + turn)
 
 
 def _any_history(fn: Callable, example: tuple[list[dict], int]) -> str | None:
@@ -371,7 +370,7 @@ def _any_history(fn: Callable, example: tuple[list[dict], int]) -> str | None:
     messages, budget = example
     given = copy.deepcopy(messages)
     seen = f"budget {budget}, history {_labels(messages)} ({_cost(messages)} tokens)"
-    impossible, beyond_the_library = (least > budget for least in _least(messages))
+    impossible, beyond_the_library = (least > budget for least in _least(messages)[:2])
     try:
         result = fn(given, budget)
     except NotImplementedError:
