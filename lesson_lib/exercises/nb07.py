@@ -1,26 +1,36 @@
 """Self-checks for notebook 07, token budgets and the cost of remembering.
 
-1. `check_my_budget_trim(my_budget_trim)`: the learner's `my_budget_trim(messages, budget)`
-   against the trim checker's bank (lesson_lib.trimcheck), with a token budget: valid for
-   the API, every system message and the current turn kept, within the budget (or a
-   ValueError when nothing can fit), nothing invented, nothing forgotten needlessly.
-   `compare_my_trim(my_budget_trim, runs)` then runs it through the scripted conversation
-   of lesson_lib.costs and returns the cost plot with it next to the library's memories.
-2. `check_my_summarizer(my_summarizer)`: the learner's summarizer (the text of ONE system
-   message standing for the messages it is given, the previous summary first) is plugged
-   into TokenBudgetMemory and the scripted conversation is run: it must get through, the
-   model must still know Xiaoming's name at the end, and the summary must stay short.
+Build it (the core exercise): `check_my_budget_trim(my_budget_trim)` judges the learner's
+`my_budget_trim(messages, budget)` by TRIM_RULES. Each rule reads one condition of the trim
+checker (lesson_lib.trimcheck) on the histories of its bank (the valid ones, or for one rule
+the broken ones), the bank that also guards the library's `budget_trim`, and shows the
+smallest history that breaks it; the last rule is a property over random histories and
+budgets. tests/test_core_track_nb07.py runs the
+same rules on `budget_trim`. `compare_my_trim(my_budget_trim, runs)` then runs the trim
+through the scripted conversation of lesson_lib.costs and returns the cost plot with it.
 
-Every check talks to the offline model (whatever backend the notebook uses), so what it
-says does not depend on a provider.
+Exercise 1: `check_my_summarizer(my_summarizer)`: the learner's summarizer (the text of ONE
+system message standing for the messages it is given, the previous summary first) is called
+on a short history with a name in it, then on its own summary and a later turn, then plugged
+into TokenBudgetMemory for the scripted conversation. What is judged is what the summaries
+keep (the user's name, in any words), never how a model answers: a summarizer that asks a
+real model passes as well as one written by hand.
+
+The conversations of both checks are answered by the offline model (whatever backend the
+notebook uses), so a check says the same for everyone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import copy
+import itertools
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from lesson_lib.budget import TokenBudgetMemory
+from lesson_lib.budget import _cut as _marker_cut
 from lesson_lib.costs import (
     SCRIPT,
     SMALL_WINDOW,
@@ -33,9 +43,29 @@ from lesson_lib.costs import (
     plot_costs,
     run_conversation,
 )
-from lesson_lib.exercises import Report, not_done, run_check
-from lesson_lib.tokens import count_text
-from lesson_lib.trimcheck import check_trim
+from lesson_lib.exercises import Report, _learner_frame, not_done, run_check
+from lesson_lib.exercises.contract import Broken, Rule, check_rules, property_rule
+from lesson_lib.memory import _role_label
+from lesson_lib.protocol import find_problems
+from lesson_lib.text import plural
+from lesson_lib.tokens import count_message, count_messages, count_text, encoding_name_for
+from lesson_lib.trimcheck import (
+    TRIM_CASES,
+    TrimCase,
+    _current_turn,
+    _floor,
+    _forgot,
+    _gaps,
+    _invented,
+    _is_subsequence,
+    _lost,
+    _over,
+    _raised,
+    _same,
+    _shape,
+    _validity,
+    too_big,
+)
 
 NAME = "Xiaoming"
 SUMMARY_LIMIT = TOKEN_BUDGET // 4  # tokens: a summary keeps what matters, it is not a transcript
@@ -54,12 +84,454 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-# ----------------------------------------------------------------- exercise 1
+# ----------------------------------------------------------------- Build it: the trim's rules
+# TRIM_RULES judge it; tests/test_core_track_nb07.py runs the same rules on budget_trim.
+
+TRIM_TITLE = "Build it · your token-budget trim"
+UNIT = "tokens"
+VALID = [c for c in TRIM_CASES if not c.broken]
+BROKEN = [c for c in TRIM_CASES if c.broken]
+
+
+class _Outcome(NamedTuple):
+    """What the trim did with one case: its result, or the exception it raised."""
+    result: Any
+    error: Exception | None
+    given: list            # the list it was given, as it was after the call
+
+
+_OUTCOMES: dict[tuple[Any, str], _Outcome] = {}  # (trim, case name) -> outcome, for one check
+
+
+def _outcome(fn: Callable, case: TrimCase) -> _Outcome:
+    """What `fn` does with (a copy of) one case; the rules of one check share it."""
+    try:
+        key: tuple | None = (fn, case.name)
+        if key in _OUTCOMES:
+            return _OUTCOMES[key]
+    except TypeError:  # an unhashable callable: run it every time
+        key = None
+    given = copy.deepcopy(case.messages)
+    try:
+        outcome = _Outcome(fn(given, case.max_tokens), None, given)
+    except NotImplementedError:
+        raise  # the skeleton: the check says "not done yet"
+    except Exception as error:  # the learner's code failed: a finding, not a crash
+        outcome = _Outcome(None, error, given)
+    if key is not None:
+        if len(_OUTCOMES) > 20 * len(TRIM_CASES):
+            _OUTCOMES.clear()
+        _OUTCOMES[key] = outcome
+    return outcome
+
+
+def _is_list(outcome: _Outcome) -> bool:
+    return outcome.error is None and not _shape(outcome.result)
+
+
+def _crash(error: Exception) -> str:
+    where = _learner_frame(error)
+    return (f"it raised {type(error).__name__}: {_short(str(error), 120)} "
+            f"(line {where.lineno} of {where.name}())")
+
+
+_COUNTED: dict[str, int] = {}  # message (as JSON) -> tokens: the checks count the same ones often
+
+
+def _tokens(message: Any) -> int:
+    key = encoding_name_for() + json.dumps(message, sort_keys=True, default=str)
+    if key not in _COUNTED:
+        if len(_COUNTED) > 20_000:
+            _COUNTED.clear()
+        _COUNTED[key] = count_message(message)
+    return _COUNTED[key]
+
+
+def _cost(messages: list) -> int:
+    """count_messages(messages), each message counted once per kernel."""
+    return count_messages([]) + sum(_tokens(m) for m in messages)
+
+
+def _size(case: TrimCase) -> str:
+    return f"{_cost(case.messages):,} tokens, budget {case.max_tokens:,}"
+
+
+def _floor_cost(case: TrimCase) -> int:
+    """The system messages and the current turn, uncut."""
+    return _cost(_floor(case))
+
+
+def _smallest(fn: Callable, cases: Sequence[TrimCase],
+              finder: Callable[[TrimCase, _Outcome], str | None]) -> None:
+    """Raise Broken for the smallest case (in tokens; a valid history before a broken one)
+    where `finder` says what broke."""
+    found = [(case, what) for case in cases
+             if (what := finder(case, _outcome(fn, case))) is not None]
+    if found:
+        case, what = min(found, key=lambda f: (f[0].broken, _cost(f[0].messages)))
+        raise Broken(f"{case.name} ({_size(case)}): {what.rstrip('.')}")
+
+
+def _bank_rule(name: str, cases: Sequence[TrimCase],
+               finder: Callable[[TrimCase, _Outcome], str | None],
+               hints: Sequence[str], needs: Sequence[str] = ()) -> Rule:
+    return Rule(name, lambda fn: _smallest(fn, cases, finder), tuple(hints), tuple(needs))
+
+
+# ---- what each rule looks for in one case
+
+def _returns_a_list(case: TrimCase, o: _Outcome) -> str | None:
+    if o.error is not None:  # a ValueError is judged by the rule about raising
+        return None if isinstance(o.error, ValueError) else _crash(o.error)
+    shape = _shape(o.result)
+    return shape[0][0] if shape else None
+
+
+def _unchanged(case: TrimCase, o: _Outcome) -> str | None:
+    if o.given == case.messages:
+        return None
+    if len(o.given) != len(case.messages):
+        return (f"the list it was given had {len(case.messages)} messages before the call "
+                f"and {len(o.given)} after")
+    k = next(k for k, (a, b) in enumerate(zip(o.given, case.messages, strict=True)) if a != b)
+    return f"message {k} ({_role_label(case.messages[k])}) of the list it was given was changed"
+
+
+def _accepted(case: TrimCase, o: _Outcome) -> str | None:
+    found = _validity(case, o.result) if _is_list(o) else []
+    return found[0][0] if found else None
+
+
+def _systems_kept(case: TrimCase, o: _Outcome) -> str | None:
+    if not _is_list(o):
+        return None
+    systems = [m for m in case.messages if m["role"] == "system"]
+    missing = [m for m in systems if m not in o.result]
+    if not missing:
+        return None
+    return (f"it dropped {len(missing)} of the {plural(len(systems), 'system message')}: "
+            f"{_short(missing[0]['content'], 50)!r}")
+
+
+def _turn_kept(case: TrimCase, o: _Outcome) -> str | None:
+    if not _is_list(o):
+        return None
+    found = [what for what, _ in _lost(case, o.result) if "system message" not in what]
+    return found[0] if found else None
+
+
+def _fits(case: TrimCase, o: _Outcome) -> str | None:
+    """Where dropping older messages is enough (the system messages and the current turn
+    fit), the result fits."""
+    if not _is_list(o) or _floor_cost(case) > case.max_tokens:
+        return None
+    found = _over(case, UNIT, o.result)
+    return found[0][0] if found else None
+
+
+def _cut(case: TrimCase, o: _Outcome) -> str | None:
+    """Where the current turn alone is over the budget but fits with its tool results cut:
+    the result fits (so a tool result was cut), and the trim did not give up."""
+    floor = _floor_cost(case)
+    if floor <= case.max_tokens or too_big(case, UNIT):
+        return None
+    if isinstance(o.error, ValueError):
+        return (f"it raised ValueError: {_short(str(o.error), 80)}, but the current turn "
+                "fits once its tool result is cut")
+    if not _is_list(o) or _cost(o.result) <= case.max_tokens:
+        return None
+    return (f"it is {_cost(o.result):,} tokens, over the budget of {case.max_tokens:,}: "
+            f"the system messages and the current turn alone are {floor:,}")
+
+
+def _raises(case: TrimCase, o: _Outcome) -> str | None:
+    """ValueError, saying by how much, exactly where nothing can fit."""
+    if not too_big(case, UNIT):
+        if isinstance(o.error, ValueError) and _floor_cost(case) <= case.max_tokens:
+            return (f"it raised ValueError: {_short(str(o.error), 80)}, but dropping older "
+                    "messages fits the budget")
+        return None
+    if isinstance(o.error, ValueError):
+        return None if _says_how_much(o.error) else (
+            f"it raised ValueError({_short(str(o.error), 60)!r}), which does not say by how "
+            "many tokens")
+    if not _is_list(o):
+        return None
+    return (f"it returned {_cost(o.result):,} tokens for a budget of {case.max_tokens:,}: the "
+            "API would refuse it (context_length_exceeded)")
+
+
+def _says_how_much(error: Exception) -> bool:
+    return re.search(r"\d", str(error)) is not None
+
+
+def _oldest_first(case: TrimCase, o: _Outcome) -> str | None:
+    if not _is_list(o):
+        return None
+    found = _invented(case, o.result) + _gaps(case, o.result)
+    return found[0][0] if found else None
+
+
+def _no_more_than_needed(case: TrimCase, o: _Outcome) -> str | None:
+    found = _forgot(case, UNIT, o.result) if _is_list(o) else []
+    return found[0][0] if found else None
+
+
+def _repaired(case: TrimCase, o: _Outcome) -> str | None:
+    """A broken case, judged as check_trim judges it (the API's rules first)."""
+    if o.error is not None:
+        found = _raised(case, UNIT, o.error)
+    else:
+        found = _shape(o.result) or (
+            _validity(case, o.result) + _lost(case, o.result) + _over(case, UNIT, o.result)
+            + _invented(case, o.result) + _gaps(case, o.result)
+            + _forgot(case, UNIT, o.result))
+    return found[0][0] if found else None
+
+
+# ---- the property: random valid histories, random budgets
+
+_RAIN = "light rain, 16 degrees, humidity 70%; "
+
+
+def _labels(messages: list) -> str:
+    """A history as short labels with each message's tokens, e.g. [system 12, user 8]."""
+    try:
+        return "[" + ", ".join(f"{_role_label(m)} {_tokens(m)}" for m in messages) + "]"
+    except (AttributeError, TypeError):
+        return _short(repr(messages), 120)
+
+
+def _histories() -> Any:
+    """(history, budget): 1 to 3 turns, each a question, 0 to 2 tool rounds of 1 to 3 calls
+    (results of any length), an answer (the last turn may still be open), system messages
+    here and there; a budget from just below the least anything can fit in to above the
+    whole, often where the current turn itself must be cut."""
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    @st.composite
+    def history_and_budget(draw: Callable) -> tuple[list[dict], int]:
+        ids, notes = itertools.count(1), itertools.count(1)
+        messages: list[dict] = []
+
+        def note() -> None:
+            if draw(st.integers(0, 4)) == 4:  # one time in five (shrinks to none)
+                messages.append({"role": "system", "content": f"Note {next(notes)}: be brief."})
+
+        if draw(st.booleans()):
+            messages.append({"role": "system", "content": "You are a helpful assistant."})
+        turns = draw(st.integers(1, 3))
+        for t in range(1, turns + 1):
+            messages.append({"role": "user", "content": f"Question {t}?"})
+            for _ in range(draw(st.integers(0, 2))):
+                calls = [f"call_{next(ids)}" for _ in range(draw(st.integers(1, 3)))]
+                messages.append({"role": "assistant", "content": None, "tool_calls": [
+                    {"id": c, "type": "function", "function": {
+                        "name": "get_current_weather",
+                        "arguments": json.dumps({"location": f"City {c[5:]}"})}}
+                    for c in calls]})
+                messages += [{"role": "tool", "tool_call_id": c,
+                              "content": f"{c}: " + _RAIN * draw(st.integers(0, 8))}
+                             for c in calls]
+                note()
+            if t < turns or draw(st.booleans()):
+                messages.append({"role": "assistant", "content": f"Answer {t}."})
+            note()
+        emptied, marked, uncut = _least(messages)
+        least = max(emptied - 10, 1)
+        budget = draw(st.one_of(
+            st.integers(least, marked + 10),             # nothing fits, or only just
+            st.integers(marked, max(marked, uncut)),     # the current turn must be cut
+            st.integers(least, _cost(messages) + 10)))   # anything, up to all of it fits
+        return messages, budget
+
+    return history_and_budget()
+
+
+def _least(messages: list[dict]) -> tuple[int, int, int]:
+    """What the system messages and the current turn cost: with every tool result of the
+    current turn emptied (no trim can send less), with each cut to the library's marker
+    alone (the least budget_trim sends before it gives up), and uncut."""
+    turn = _current_turn(messages)
+    before = messages[:len(messages) - len(turn)]
+    systems = [m for m in before if m["role"] == "system"]
+
+    def marked(m: dict) -> dict:
+        cut = {**m, "content": _marker_cut(m["content"], 0)}  # truncate_text's marker alone
+        return cut if _tokens(cut) < _tokens(m) else m
+
+    emptied = [{**m, "content": ""} if m["role"] == "tool" else m for m in turn]
+    cut = [marked(m) if m["role"] == "tool" else m for m in turn]
+    return _cost(systems + emptied), _cost(systems + cut), _cost(systems + turn)
+
+
+def _any_history(fn: Callable, example: tuple[list[dict], int]) -> str | None:
+    """What breaks (None: nothing) when `fn` trims this random history to this budget."""
+    messages, budget = example
+    given = copy.deepcopy(messages)
+    seen = f"budget {budget}, history {_labels(messages)} ({_cost(messages)} tokens)"
+    impossible, beyond_the_library = (least > budget for least in _least(messages)[:2])
+    try:
+        result = fn(given, budget)
+    except NotImplementedError:
+        raise
+    except ValueError as error:
+        if not beyond_the_library:
+            return f"{seen}: it raised ValueError: {_short(str(error), 80)}, but a trim fits"
+        if not _says_how_much(error):
+            return f"{seen}: it raised ValueError({str(error)!r}), not saying by how much"
+        return None
+    except Exception as error:
+        return f"{seen}: {_crash(error)}"
+    what = _property_problem(messages, budget, result, impossible)
+    if what is None and given != messages:
+        what = "it changed the list it was given"
+    return None if what is None else f"{seen}: it returned {_labels(result)}: {what}"
+
+
+def _property_problem(messages: list[dict], budget: int, result: Any,
+                      impossible: bool) -> str | None:
+    if _shape(result):
+        return _shape(result)[0][0]
+    problems = find_problems(result)
+    if problems:
+        return f"the API would refuse it: {problems[0].message}"
+    if any(m not in result for m in messages if m["role"] == "system"):
+        return "a system message is missing"
+    if not _is_subsequence(_current_turn(messages), result, lambda t, r: _same(r, t)):
+        return "part of the current turn is missing"
+    if _cost(result) > budget:
+        if impossible:
+            return (f"{_cost(result)} tokens: nothing can fit this budget, so raise "
+                    "ValueError saying by how much")
+        return f"{_cost(result)} tokens, {_cost(result) - budget} over the budget"
+    if not _is_subsequence(result, messages):
+        return "it is not the input with messages removed (one was added, changed or moved)"
+    said = [m for m in messages if m["role"] != "system"]
+    kept = [m for m in result if m["role"] != "system"]
+    if kept and not all(_same(k, t) for k, t in zip(kept, said[len(said) - len(kept):],
+                                                    strict=True)):
+        return "it dropped messages newer than some it kept"
+    return None
+
+
+# ---- the rules, in the order a learner meets them
+
+_LIST = "it returns the trimmed list (a list of message dicts)"
+_ACCEPTED = "the API accepts what it returns: a tool call and its results stay or go together"
+_SYSTEMS = "it keeps every system message, wherever it stands"
+_TURN = "it keeps the current turn: the latest question and everything after it"
+_FITS = "it fits the budget, counted with count_messages()"
+_OLDEST = "it only removes messages, oldest first: nothing added, changed or moved"
+
+TRIM_RULES: list[Rule] = [
+    _bank_rule(_LIST, VALID, _returns_a_list,
+               ("end with `return` and the list of the message dicts you keep",
+                "an exception shows its line: run your function on that case by hand, "
+                "trim_case(name).messages (from lesson_lib.trimcheck)")),
+    _bank_rule("it leaves the list it was given unchanged", TRIM_CASES, _unchanged,
+               ("the caller still needs its history: never del, pop or remove on the list "
+                "you were given, nor edit its messages",
+                "work on a copy: kept = list(messages), then remove from kept"),
+               needs=(_LIST,)),
+    _bank_rule(_ACCEPTED, VALID, _accepted,
+               ("a unit is one message, or an assistant message with tool_calls together "
+                "with ALL the tool messages right after it: drop whole units, never part of one",
+                "walk the list once and group it: the tool messages that follow an "
+                "assistant(tool_calls) belong to its unit"),
+               needs=(_LIST,)),
+    _bank_rule(_SYSTEMS, VALID, _systems_kept,
+               ("a system message can stand anywhere (an instruction added mid-conversation), "
+                "not only at index 0: never choose one to drop",),
+               needs=(_LIST,)),
+    _bank_rule(_TURN, VALID, _turn_kept,
+               ("find the latest user message first: it and everything after it (the tool "
+                "rounds it caused) is the current turn, and the model needs all of it",
+                "only units before the current turn may be dropped; when that is not enough, "
+                "the next rules say what to do"),
+               needs=(_LIST,)),
+    _bank_rule(_FITS, VALID, _fits,
+               ("count the whole list with count_messages(): each message's overhead and the "
+                "tool calls' arguments are tokens too, and characters are not tokens",
+                "drop the oldest unit, count again, and go on while the list is over the "
+                "budget (an off-by-one here keeps one unit too many)"),
+               needs=(_LIST,)),
+    _bank_rule("when the current turn alone is over the budget, its largest tool result is "
+               "cut (marked 'truncated') to fit", VALID, _cut,
+               ("dropping older units cannot help when the current turn itself is too big, "
+                "and dropping the tool result loses the answer: shorten it instead",
+                "truncate_text(text, max_tokens) keeps the longest start of a text that fits "
+                "and adds '[truncated … characters]': give it what the result may still cost, "
+                "its tokens minus how far over you are"),
+               needs=(_LIST,)),
+    _bank_rule("when nothing can fit, it raises ValueError saying by how many tokens (and "
+               "only then)", VALID, _raises,
+               ("when the system messages and the current turn do not fit even with its tool "
+                "results cut, every list you could return is refused by the API: raise instead",
+                "say by how much, e.g. ValueError(f\"over budget by {over} tokens\"), so the "
+                "caller can tell the user; as long as a trimmed list fits, return it"),
+               needs=(_LIST,)),
+    _bank_rule(_OLDEST, VALID, _oldest_first,
+               ("only remove messages: keep the others as they are, in their order (a tool "
+                "result cut with a 'truncated' marker is the one change allowed)",
+                "drop from the oldest end: what stays (system messages aside) is the newest "
+                "part of the conversation"),
+               needs=(_LIST,)),
+    _bank_rule("it forgets no more than it must: it stops as soon as the list fits", VALID,
+               _no_more_than_needed,
+               ("check the budget after every unit you drop, and stop when the list fits: "
+                "a list exactly at the budget fits",
+                "never drop everything at once: each unit dropped is something the model "
+                "forgets"),
+               needs=(_LIST,)),
+    _bank_rule("a broken history comes back valid, by the same rules (repair it first)",
+               BROKEN, _repaired,
+               ("histories break outside the trim: a run interrupted mid-round, a result "
+                "stored twice or before its call. The API refuses them whatever you drop",
+                "run repair_messages(messages).messages first (it returns a valid copy), "
+                "then trim what it gives back"),
+               needs=(_LIST,)),
+    property_rule(
+        "for any history and budget: valid, system messages and current turn kept, within "
+        "the budget (or ValueError), oldest dropped first",
+        _histories(), _any_history,
+        ("the history above is the smallest one your trim gets wrong (each message with its "
+         "tokens): build it by hand and run your function on it",
+         "a current turn can hold several tool rounds and several results: when one cut is "
+         "not enough, the next largest result may need cutting too"),
+        examples=100,
+        needs=(_ACCEPTED, _SYSTEMS, _TURN, _FITS, _OLDEST)),
+]
+
 
 def check_my_budget_trim(my_budget_trim: Any) -> bool:  # my_budget_trim(messages, budget)
-    """Exercise 1: the trim checker's whole bank, the budget counted in tokens
-    (count_messages). Prints a line per case and the score."""
-    return check_trim(my_budget_trim, "tokens")
+    """Build it: judge the learner's trim by TRIM_RULES (the trim checker's bank, rule by
+    rule, then random histories); print the report, return True when every rule holds."""
+    if not callable(my_budget_trim):
+        return not_done(TRIM_TITLE, "define my_budget_trim(messages, budget) above and pass "
+                                    "the function itself (no parentheses)")
+    _OUTCOMES.clear()  # each check runs the trim afresh (it may have been edited)
+    try:
+        return check_rules(TRIM_TITLE, my_budget_trim, TRIM_RULES,
+                           start="write the body of my_budget_trim, then run this check again")
+    finally:
+        _OUTCOMES.clear()
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__",
+                                                    "your trim")
+
+
+def _unwritten(fn: Callable) -> bool:
+    """The skeleton still raises NotImplementedError."""
+    try:
+        fn([dict(m) for m in SAMPLE], TOKEN_BUDGET)
+    except NotImplementedError:
+        return True
+    except Exception:  # noqa: BLE001  anything else is the run's to report
+        return False
+    return False
 
 
 def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, budget) -> list
@@ -67,17 +539,18 @@ def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, b
                     token_budget: int = TOKEN_BUDGET,
                     window: int = SMALL_WINDOW,
                     script: Sequence[str] = SCRIPT) -> CostPlot | None:
-    """Exercise 1, in the conversation: run the script with your trim as the memory's trim
+    """Your trim in the conversation: run the script with it as the memory's trim
     (FunctionTrimMemory), print whether it got through within the budget, and return the
     cost plot of your run next to `runs`."""
-    title = f"Exercise 1 · my_budget_trim in the {len(script)}-turn conversation"
-    if not callable(my_budget_trim):
-        not_done(title, "define my_budget_trim(messages, budget) above and pass the function "
-                         "itself (no parentheses)")
+    name = _name(my_budget_trim)
+    title = f"{name} in the {len(script)}-turn conversation"
+    if not callable(my_budget_trim) or _unwritten(my_budget_trim):
+        not_done(title, "write my_budget_trim(messages, budget) above (check_my_budget_trim "
+                        "judges it), then run this cell again")
         return None
     tools = lesson_tools().schemas()
     mine = run_conversation(FunctionTrimMemory(my_budget_trim, token_budget, tools=tools),
-                            script, name="my_budget_trim", meter=_offline_meter())
+                            script, name=name, meter=_offline_meter())
     report = Report(title)
     report.expect(mine.error is None, f"it ran {len(mine.turns)} of {len(script)} turns"
                   + (f"; stopped at {mine.error}" if mine.error else ""),
@@ -93,25 +566,67 @@ def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, b
     return plot_costs([*runs, mine], window, token_budget)
 
 
-# ----------------------------------------------------------------- exercise 2
+# ----------------------------------------------------------------- exercise 1: a summarizer
+
+SUMMARIZER_TITLE = "Exercise 1 · my_summarizer"
+OTHER_NAME = "Meimei"  # the direct calls use another name: a summary must take it from the messages
+
+
+def _weather_round(n: int, question: str, city: str, reply: str) -> list[dict]:
+    call = f"call_s{n}"
+    return [{"role": "user", "content": question},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": call, "type": "function", "function": {
+                    "name": "get_current_weather",
+                    "arguments": json.dumps({"location": city})}}]},
+            {"role": "tool", "tool_call_id": call,
+             "content": json.dumps({"location": city, "temperature": 16, "unit": "celsius",
+                                    "condition": "cloudy"})},
+            {"role": "assistant", "content": reply}]
+
+
+def first_dropped(name: str = OTHER_NAME) -> list[dict]:
+    """The first turns a memory drops: the user's name, then a weather round."""
+    return [{"role": "user", "content": f"Hi! My name is {name}."},
+            {"role": "assistant", "content": f"Nice to meet you, {name}! How can I help?"},
+            *_weather_round(1, "What's the weather in Chengdu?", "Chengdu",
+                            "Chengdu is cloudy, 16°C.")]
+
+
+def later_dropped() -> list[dict]:
+    """A later turn a memory drops: no name in it."""
+    return _weather_round(2, "And in Shanghai?", "Shanghai", "Shanghai is cloudy, 16°C.")
+
+
+def _mentions(text: Any, name: str) -> bool:
+    return isinstance(text, str) and name.lower() in text.lower()
+
 
 def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages) -> str
                         script: Sequence[str] = SCRIPT) -> bool:  # the turns to run
-    """Exercise 2: TokenBudgetMemory(TOKEN_BUDGET, drop="turn", summarizer=my_summarizer)
-    through the 50-turn conversation, on the offline model."""
-    title = "Exercise 2 · my_summarizer"
+    """Exercise 1: what the learner's summaries keep (the name, in any words), called
+    directly and then in TokenBudgetMemory(TOKEN_BUDGET, drop="turn") through the
+    50-turn conversation, answered by the offline model."""
     if not callable(my_summarizer):
-        return not_done(title, "define my_summarizer(messages) above and pass the function "
-                                "itself (no parentheses)")
+        return not_done(SUMMARIZER_TITLE, "define my_summarizer(messages) above and pass the "
+                                          "function itself (no parentheses)")
+    try:
+        first = my_summarizer(copy.deepcopy(first_dropped()))
+    except NotImplementedError:
+        return not_done(SUMMARIZER_TITLE, "write the body of my_summarizer, then run this "
+                                          "check again")
+    except Exception:  # noqa: BLE001  reported with its line by run_check below
+        first = None
 
     def body(report: Report) -> None:
-        sample = my_summarizer([dict(m) for m in SAMPLE])
-        if not report.expect(isinstance(sample, str) and sample.strip() != "",
-                             f"it returns text (for a short history it returned "
-                             f"{_short(repr(sample))})",
+        summary = my_summarizer(copy.deepcopy(first_dropped())) if first is None else first
+        if not report.expect(isinstance(summary, str) and summary.strip() != "",
+                             f"it returns text (given the first turns, it returned "
+                             f"{_short(repr(summary))})",
                              "return the summary as one string: it becomes the content of "
                              "one system message"):
             return
+        _judge_direct(report, my_summarizer, summary)
         written: list[str] = []
 
         def summarize(messages: list[dict]) -> str:
@@ -124,25 +639,44 @@ def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages)
                                script, name="my_summarizer", meter=_offline_meter())
         _judge_run(report, run, written, len(script))
 
-    return run_check(title, body)
+    return run_check(SUMMARIZER_TITLE, body)
+
+
+def _judge_direct(report: Report, my_summarizer: Callable, summary: str) -> None:
+    """The summary of turns that say a name keeps it; the next summary, written from that
+    one and a later turn, still does."""
+    if not report.expect(_mentions(summary, OTHER_NAME),
+                         f"given turns where the user says 'Hi! My name is {OTHER_NAME}.', "
+                         f"its summary keeps the name: {_short(summary)!r}",
+                         "a summary stands for the messages it replaces: keep the facts the "
+                         "user gave (here the name, said in the first message), in any words"):
+        return
+    again = my_summarizer([{"role": "system", "content": summary}, *later_dropped()])
+    report.expect(_mentions(again, OTHER_NAME),
+                  "given that summary (first, role system) and a later turn, its next summary "
+                  f"still has the name: {_short(repr(again))}",
+                  "the previous summary comes first, as a system message, and it is dropped "
+                  "with the rest: whatever it says is lost unless your new summary says it "
+                  "again. Carry its facts forward")
 
 
 def _judge_run(report: Report, run: ConversationRun, written: list[str], turns: int) -> None:
-    """What exercise 2 asks of the conversation run with the learner's summarizer."""
+    """What exercise 1 asks of the conversation run with the learner's summarizer."""
     if not report.expect(run.error is None, f"the conversation ran {len(run.turns)} of {turns} "
                          f"turns" + (f"; stopped at {run.error}" if run.error else ""),
                          "your summarizer raised, or returned something that is not text"):
         return
-    report.expect(len(written) >= 2, f"it was called {len(written)} times (once per trim "
-                  "that dropped turns)", "it is called only when turns are dropped")
-    reply = run.turns[-1].reply
-    report.expect(NAME in reply, f"at the end, asked {run.turns[-1].question!r}, the model "
-                  f"said: {reply!r}",
-                  "the name was said in turn 1, so it reaches your summarizer in the first "
-                  "batch of dropped turns; after that only your previous summary (the first "
-                  "message it is given, role system) still has it. Carry it forward, and "
-                  "state it in the third person: \"the user's name is Xiaoming\" (a "
-                  "system message is a note about the user, not the user talking)")
+    if not report.expect(len(written) >= 2, f"it was called {len(written)} times (once per "
+                         "trim that dropped turns)", "it is called only when turns are dropped"):
+        return
+    lost = [k for k, text in enumerate(written, 1) if not _mentions(text, NAME)]
+    report.expect(not lost,
+                  f"all {len(written)} summaries keep the name {NAME}" if not lost else
+                  f"summary {lost[0]} of {len(written)} no longer has the name {NAME}: "
+                  f"{_short(repr(written[lost[0] - 1]))}",
+                  "the name was said in turn 1, so only the first summary sees it in the "
+                  "messages; after that only your previous summary (the first message you "
+                  "are given, role system) still has it")
     longest = max((count_text(t) for t in written), default=0)
     report.expect(longest <= SUMMARY_LIMIT, f"its longest summary was {longest:,} tokens "
                   f"(at most {SUMMARY_LIMIT:,})",
