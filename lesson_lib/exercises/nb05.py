@@ -39,11 +39,12 @@ from lesson_lib.exercises.scripted import (
     answering,
     copied,
     field_of,
+    first_problem,
     labels,
     weather_calls,
     weather_tools,
 )
-from lesson_lib.protocol import assistant_to_dict, find_problems
+from lesson_lib.protocol import assistant_to_dict
 from lesson_lib.tools import default_registry
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -525,7 +526,10 @@ def _runs_every_call(cls: type) -> None:
 
 
 def _shown(name: str, arguments: Any) -> str:
-    return f"{name}({json.dumps(arguments, ensure_ascii=False) if isinstance(arguments, dict) else arguments})"
+    """A call as name(arguments), the arguments as JSON."""
+    if isinstance(arguments, dict):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return f"{name}({arguments})"
 
 
 def _answers_each_call(cls: type) -> None:
@@ -557,16 +561,16 @@ def _written_together(cls: type) -> None:
     except ToolCrashed:
         pass
     memory = talk.memory.to_api_format()
-    problems = find_problems(memory)
-    expect(not problems, "the check stopped the second of two tool calls halfway (as a "
-           f"Ctrl-C or a crash would); the memory was left as {labels(memory)}, which the "
-           "API refuses from then on: a call without all its results")
+    expect(first_problem(memory) is None,
+           "the check stopped the second of two tool calls halfway (as a Ctrl-C or a crash "
+           f"would); the memory was left as {labels(memory)}, which the API refuses from then "
+           "on: a call without all its results")
     talk = Conversation(cls, _mixed_script())
     for text in (NAME_INPUT, WEATHER_INPUT, ASK_INPUT):
         memory = talk.say(text).memory
-        problems = find_problems(memory)
-        expect(not problems, f"after chat({text!r}) the memory {labels(memory)} is not a list "
-               f"the API accepts: {problems[0] if problems else ''}")
+        problem = first_problem(memory)
+        expect(problem is None, f"after chat({text!r}) the memory {labels(memory)} is not a "
+               f"list the API accepts: {problem}")
 
 
 def _mixed_script() -> Script:
@@ -622,8 +626,8 @@ def _first_change(mine: Said, theirs: Said) -> str | None:
         return f"the memory holds {labels(mine.memory)}, the library's {labels(theirs.memory)}"
     if mine.returned != theirs.returned:
         return f"chat() returned {mine.returned!r}, the library's {theirs.returned!r}"
-    problems = find_problems(mine.memory)
-    return f"the memory is not valid: {problems[0]}" if problems else None
+    problem = first_problem(mine.memory)
+    return f"the memory is not valid: {problem}" if problem else None
 
 
 def _any_conversation(cls: type, turns: list[int]) -> str | None:

@@ -248,3 +248,11 @@ def labels(messages: Any) -> str:
         return "[" + ", ".join(label(m) for m in messages) + "]"
     except TypeError:
         return repr(messages)
+
+
+def first_problem(messages: Any) -> str | None:
+    """The first reason the API would refuse `messages`, on one line (None: it would not)."""
+    from lesson_lib.protocol import find_problems  # noqa: PLC0415
+
+    problems = find_problems(messages)
+    return problems[0].message if problems else None
