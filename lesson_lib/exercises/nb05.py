@@ -194,7 +194,7 @@ def says_when(description: Any) -> bool:
     return "TODO" not in text and bool(re.search(r"\bwhen\b|当", text, re.IGNORECASE))
 
 
-def _undescribed(schema: dict) -> list[str]:
+def undescribed(schema: dict) -> list[str]:
     """The parameters of a tool schema without a description (or with TODO in it)."""
     props = schema["function"]["parameters"].get("properties", {})
     return [name for name, prop in props.items()
@@ -231,7 +231,7 @@ def _check_tool(r: Report, agent: Any, question: Any, arguments: Any) -> None:
              (f"it says {description!r}: a model picks a tool by its description alone "
               "(notebook 03), so say when to use it, from the user's side",
               'begin the docstring with "Use this when the user asks …"'))
-    bare = _undescribed(schema)
+    bare = undescribed(schema)
     r.expect(not bare, "each parameter has a description",
              f"{', '.join(bare)}: describe it under 'Args:' in the docstring, with an example "
              "value (e.g. Chengdu)")

@@ -29,7 +29,7 @@ from typing import Any
 
 from lesson_lib.exercises import Report, not_done, run_check
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
-from lesson_lib.exercises.nb05 import says_when
+from lesson_lib.exercises.nb05 import says_when, undescribed
 from lesson_lib.exercises.scripted import (
     LIMIT,
     Reply,
@@ -607,6 +607,10 @@ def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
                    "user would use (a local dish, food to try)",
                    'begin the docstring with "Use this when the user asks …", and describe '
                    "the city under 'Args:'"))
+    bare = undescribed(schema)
+    report.expect(not bare, "each parameter has a description",
+                  f"{', '.join(bare)}: describe it under 'Args:' in the docstring, with an "
+                  "example value (e.g. Beijing)")
     city = _city_parameter(report, schema)
     if city is None:
         return
