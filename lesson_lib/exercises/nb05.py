@@ -262,9 +262,14 @@ def _cut(text: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def check_my_agent(agent: Any, question: Any, arguments: Any) -> bool:
+OWN_QUESTION, OWN_ARGUMENTS = "What should I eat in Chengdu?", {"city": "Chengdu"}
+
+
+def check_my_agent(agent: Any, question: Any = OWN_QUESTION,
+                   arguments: Any = OWN_ARGUMENTS) -> bool:
     """Exercise 3: your tool, in an Agent: described so that a model can choose it, run with
-    the arguments a model would send (`arguments`), its result carried to the answer."""
+    the arguments a model would send for `question` (by default the notebook's question and
+    {"city": "Chengdu"}), its result carried to the answer."""
     return run_check(TOOL_TITLE, lambda r: _check_tool(r, agent, question, arguments))
 
 
