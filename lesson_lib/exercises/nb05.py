@@ -41,6 +41,8 @@ from lesson_lib.exercises.scripted import (
     field_of,
     first_problem,
     labels,
+    normalized,
+    tool_names,
     weather_calls,
     weather_tools,
 )
@@ -438,14 +440,7 @@ def _plain_takes_one_call(cls: type) -> None:
     want = talk.tools.schemas()
     expect(offered == want, "the request offered "
            + ("no tools (tools=None): the model could not ask for one" if offered is None
-              else f"tools={_names(offered)}, not the agent's {_names(want)}"))
-
-
-def _names(tools: Any) -> str:
-    try:
-        return "[" + ", ".join(t["function"]["name"] for t in tools) + "]"
-    except (TypeError, KeyError):
-        return repr(tools)
+              else f"tools={tool_names(offered)}, not the agent's {tool_names(want)}"))
 
 
 def _returns_text(cls: type) -> None:
@@ -483,7 +478,7 @@ def _tool_reply_two_calls(cls: type) -> None:
 def _second_without_tools(cls: type) -> None:
     said = _with_tools(cls, 1).say(WEATHER_INPUT)
     second = said.requests[1].tools
-    expect(second is None, f"the second request offered tools={_names(second)}"
+    expect(second is None, f"the second request offered tools={tool_names(second)}"
            + (" (the API refuses an empty list)" if second == [] else ""))
 
 
@@ -605,14 +600,6 @@ def _script_of(turns: list[int]) -> Script:
     return script
 
 
-def _norm(message: Any) -> Any:
-    """A message as compared: an assistant dict as assistant_to_dict has it (so None content
-    is ""), any other dict as it is, and an object by its type (it should be a dict)."""
-    if not isinstance(message, dict):
-        return f"a {type(message).__name__} object"
-    return assistant_to_dict(message) if message.get("role") == "assistant" else message
-
-
 def _kind(calls: int) -> str:
     return "answer" if calls == 0 else f"{calls} call{'s' if calls > 1 else ''}"
 
@@ -621,13 +608,13 @@ def _first_change(mine: Said, theirs: Said) -> str | None:
     if len(mine.requests) != len(theirs.requests):
         return f"it made {len(mine.requests)} model calls, the library's {len(theirs.requests)}"
     for n, (a, b) in enumerate(zip(mine.requests, theirs.requests, strict=True), 1):
-        if [_norm(m) for m in a.messages] != [_norm(m) for m in b.messages]:
+        if [normalized(m) for m in a.messages] != [normalized(m) for m in b.messages]:
             return (f"request {n} sent {labels(a.messages)}, the library's "
                     f"{labels(b.messages)}")
         if a.tools != b.tools:
-            return (f"request {n} offered tools={_names(a.tools)}, the library's "
-                    f"tools={_names(b.tools)}")
-    if [_norm(m) for m in mine.memory] != [_norm(m) for m in theirs.memory]:
+            return (f"request {n} offered tools={tool_names(a.tools)}, the library's "
+                    f"tools={tool_names(b.tools)}")
+    if [normalized(m) for m in mine.memory] != [normalized(m) for m in theirs.memory]:
         return f"the memory holds {labels(mine.memory)}, the library's {labels(theirs.memory)}"
     if mine.returned != theirs.returned:
         return f"chat() returned {mine.returned!r}, the library's {theirs.returned!r}"

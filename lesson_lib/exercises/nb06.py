@@ -43,6 +43,8 @@ from lesson_lib.exercises.scripted import (
     field_of,
     first_problem,
     labels,
+    normalized,
+    tool_names,
     weather_calls,
     weather_tools,
 )
@@ -196,21 +198,6 @@ def _never_ending(my_loop: Callable, max_turns: int = 3) -> Looped:
     return _looped(my_loop, Script(), max_turns, forever=_asking_forever)
 
 
-def _names(tools: Any) -> str:
-    try:
-        return "[" + ", ".join(t["function"]["name"] for t in tools) + "]"
-    except (TypeError, KeyError):
-        return repr(tools)
-
-
-def _norm(message: Any) -> Any:
-    """A message as compared: an assistant dict as assistant_to_dict has it (None content is
-    ""), any other dict as it is, and an object by its type (it should be a dict)."""
-    if not isinstance(message, dict):
-        return f"a {type(message).__name__} object"
-    return assistant_to_dict(message) if message.get("role") == "assistant" else message
-
-
 def _parsed(text: Any) -> Any:
     try:
         return json.loads(text)
@@ -246,7 +233,7 @@ def _appends_answer(my_loop: Callable) -> None:
     objects = [type(m).__name__ for m in messages if not isinstance(m, dict)]
     expect(not objects, f"messages holds {labels(messages)}: the answer was appended as a "
                         f"{objects[0] if objects else ''} object, not a dict")
-    expect(_norm(messages[-1]) == want and len(messages) == 3,
+    expect(normalized(messages[-1]) == want and len(messages) == 3,
            f"after the answer, messages holds {labels(messages)}"
            + ("" if any(m.get("content") == ANSWER for m in messages)
               else ": the answer is not in it"))
@@ -256,8 +243,8 @@ def _offers_tools(my_loop: Callable) -> None:
     ran = _answered(my_loop, 1, 1)
     want = ran.tools.schemas()
     for n, request in enumerate(ran.requests, 1):
-        expect(request.tools == want, f"model call {n} offered tools={_names(request.tools)}, "
-                                      f"not {_names(want)}")
+        expect(request.tools == want, f"model call {n} offered tools={tool_names(request.tools)}, "
+                                      f"not {tool_names(want)}")
 
 
 def _keeps_going(my_loop: Callable) -> None:
@@ -389,15 +376,15 @@ def _first_change(mine: Looped, theirs: Looped, capped: bool) -> str | None:
     if len(mine.requests) != len(theirs.requests):
         return f"it made {len(mine.requests)} model calls, LoopAgent {len(theirs.requests)}"
     for n, (a, b) in enumerate(zip(mine.requests, theirs.requests, strict=True), 1):
-        if [_norm(m) for m in a.messages] != [_norm(m) for m in b.messages]:
+        if [normalized(m) for m in a.messages] != [normalized(m) for m in b.messages]:
             return f"model call {n} sent {labels(a.messages)}, LoopAgent's {labels(b.messages)}"
         if a.tools != b.tools:
-            return f"model call {n} offered tools={_names(a.tools)}, LoopAgent's " \
-                   f"{_names(b.tools)}"
+            return f"model call {n} offered tools={tool_names(a.tools)}, LoopAgent's " \
+                   f"{tool_names(b.tools)}"
     (reply, turns), (_, their_turns) = mine.pair, theirs.pair
     if turns != their_turns:
         return f"it returned turns={turns!r}, LoopAgent {their_turns}"
-    ours, lib = [_norm(m) for m in mine.messages], [_norm(m) for m in theirs.messages]
+    ours, lib = [normalized(m) for m in mine.messages], [normalized(m) for m in theirs.messages]
     if capped:  # the notice at the cap is free text, and keeping it is LoopAgent's choice
         ours, lib = _without_notice(ours), _without_notice(lib)
     if ours != lib:

@@ -256,3 +256,22 @@ def first_problem(messages: Any) -> str | None:
 
     problems = find_problems(messages)
     return problems[0].message if problems else None
+
+
+def tool_names(tools: Any) -> str:
+    """A tools list by its names, [get_current_weather]; None (no tools offered) as None."""
+    try:
+        return "[" + ", ".join(t["function"]["name"] for t in tools) + "]"
+    except (TypeError, KeyError):
+        return repr(tools)
+
+
+def normalized(message: Any) -> Any:
+    """A message as the checks compare it: an assistant dict as assistant_to_dict has it (so
+    None content is ""), any other dict as it is, and an object by its type (it should have
+    been a dict)."""
+    from lesson_lib.protocol import assistant_to_dict  # noqa: PLC0415
+
+    if not isinstance(message, dict):
+        return f"a {type(message).__name__} object"
+    return assistant_to_dict(message) if message.get("role") == "assistant" else message
