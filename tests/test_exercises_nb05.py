@@ -137,6 +137,10 @@ def test_replay_fails_wrong_answers_with_a_hint(replay, hint, capsys):
 
 # ----------------------------------------------------------------- exercise 3
 
+CHENGDU = {"city": "Chengdu"}
+QUESTION = "What should I eat in Chengdu?"
+
+
 def dish_registry(body=None, doc=True) -> ToolRegistry:
     tools = ToolRegistry()
 
@@ -149,51 +153,86 @@ def dish_registry(body=None, doc=True) -> ToolRegistry:
         return body(city) if body else {"city": city, "dish": DISHES.get(city, "noodles")}
 
     if not doc:
-        recommend_local_dish.__doc__ = "TODO: say when the model should use this tool."
+        recommend_local_dish.__doc__ = """TODO: say when the model should use this tool.
+
+        Args:
+            city: TODO
+        """
     tools.register(recommend_local_dish)
     return tools
 
 
 def test_my_agent_passes_a_right_answer(capsys):
     agent = Agent(tools=dish_registry())
-    passed, out = run(check_my_agent, agent, "What should I eat in Chengdu?", capsys=capsys)
+    passed, out = run(check_my_agent, agent, QUESTION, CHENGDU, capsys=capsys)
     assert passed, f"expected a working dish agent to pass, got:\n{out}"
-    assert "❌" not in out
+    assert "❌" not in out and "mapo tofu" in out
 
 
-def test_my_agent_keeps_the_learners_on_tool(capsys):
+def test_my_agent_is_judged_without_asking_any_model(monkeypatch, capsys):
+    from lesson_lib import llm
+
+    previous = llm.set_client(None)
+    try:
+        monkeypatch.setenv("LESSON_BACKEND", "openai")  # no key: a real client would fail
+        passed, out = run(check_my_agent, Agent(tools=dish_registry(), client=object()),
+                          QUESTION, CHENGDU, capsys=capsys)
+        assert passed, out
+        assert llm._client is None
+    finally:
+        llm.set_client(*previous)
+
+
+def test_my_agent_leaves_the_learners_agent_alone(capsys):
     seen = []
     agent = Agent(tools=dish_registry(), on_tool=seen.append)
-    passed, _ = run(check_my_agent, agent, "What should I eat in Beijing?", capsys=capsys)
-    assert passed and [e.name for e in seen] == ["recommend_local_dish"]
-    assert agent.on_tool == seen.append, "the check must put the agent's on_tool back"
+    passed, _ = run(check_my_agent, agent, QUESTION, CHENGDU, capsys=capsys)
+    assert passed and seen == [] and agent.memory.message_count() == 1
 
 
 def test_my_agent_accepts_a_string_result(capsys):
     agent = Agent(tools=dish_registry(body=lambda city: f"In {city}, try mapo tofu."))
-    passed, out = run(check_my_agent, agent, "What should I eat in Chengdu?", capsys=capsys)
+    passed, out = run(check_my_agent, agent, QUESTION, CHENGDU, capsys=capsys)
     assert passed, f"expected a plain-text result to pass, got:\n{out}"
+
+
+def test_a_description_in_chinese_that_says_when_passes(capsys):
+    tools = ToolRegistry()
+
+    @tools.tool
+    def local_dish(city: str) -> str:
+        """当用户问某个城市有什么好吃的时使用。
+
+        Args:
+            city: 城市名, e.g. 成都
+        """
+        return "麻婆豆腐"
+
+    passed, out = run(check_my_agent, Agent(tools=tools), "成都吃什么？", {"city": "成都"},
+                      capsys=capsys)
+    assert passed, out
 
 
 def raises(city):
     raise KeyError(city)
 
 
-@pytest.mark.parametrize("agent, question, hint", [
-    (Agent(), "What should I eat in Chengdu?", "Agent(tools=my_tools)"),
-    ("agent", "What should I eat in Chengdu?", "got str"),
-    (Agent(tools=dish_registry()), "", "ask something your tool can answer"),
-    (Agent(tools=dish_registry()), None, "ask something your tool can answer"),
-    (Agent(tools=dish_registry(doc=False)), "What should I eat in Chengdu?",
-     "the words it shares"),
-    (Agent(tools=dish_registry()), "What's the weather in Chengdu?", "it called no tool"),
-    (Agent(tools=dish_registry(body=lambda city: None)), "What should I eat in Chengdu?",
-     "instead of None"),
-    (Agent(tools=dish_registry(body=raises)), "What should I eat in Chengdu?",
-     "it returned the error"),
+@pytest.mark.parametrize("agent, question, arguments, hint", [
+    (Agent(), QUESTION, CHENGDU, "Agent(tools=my_tools)"),
+    ("agent", QUESTION, CHENGDU, "got str"),
+    (Agent(tools=dish_registry()), "", CHENGDU, "ask something your tool can answer"),
+    (Agent(tools=dish_registry()), None, CHENGDU, "ask something your tool can answer"),
+    (Agent(tools=dish_registry(doc=False)), QUESTION, CHENGDU,
+     "a model picks a tool by its description alone"),
+    (Agent(tools=dish_registry(doc=False)), QUESTION, CHENGDU, "city: describe it"),
+    (Agent(tools=dish_registry()), QUESTION, "Chengdu", "write e.g. {\"city\": \"Chengdu\"}"),
+    (Agent(tools=dish_registry()), QUESTION, {"location": "Chengdu"},
+     "'city' is a required property"),
+    (Agent(tools=dish_registry(body=lambda city: None)), QUESTION, CHENGDU, "instead of None"),
+    (Agent(tools=dish_registry(body=raises)), QUESTION, CHENGDU, "raised KeyError"),
 ])
-def test_my_agent_fails_wrong_answers_with_a_hint(agent, question, hint, capsys):
-    passed, out = run(check_my_agent, agent, question, capsys=capsys)
+def test_my_agent_fails_wrong_answers_with_a_hint(agent, question, arguments, hint, capsys):
+    passed, out = run(check_my_agent, agent, question, arguments, capsys=capsys)
     assert not passed, f"expected ({agent!r}, {question!r}) to fail, got:\n{out}"
     assert "❌" in out and hint in out, f"expected the hint {hint!r}, got:\n{out}"
 
@@ -210,8 +249,7 @@ def test_the_notebooks_stub_is_reported_not_raised(capsys):
         """
         ...
 
-    passed, out = run(check_my_agent, Agent(), "What should I eat in Chengdu?", capsys=capsys)
+    passed, out = run(check_my_agent, Agent(), QUESTION, CHENGDU, capsys=capsys)
     assert not passed and "Agent(tools=my_tools)" in out
-    passed, out = run(check_my_agent, Agent(tools=tools), "What should I eat in Chengdu?",
-                      capsys=capsys)
-    assert not passed and "❌ the model called your tool" in out, out
+    passed, out = run(check_my_agent, Agent(tools=tools), QUESTION, CHENGDU, capsys=capsys)
+    assert not passed and "❌ recommend_local_dish's description says when to use it" in out, out

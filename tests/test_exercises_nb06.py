@@ -1,5 +1,6 @@
-"""The self-checks of notebook 06 (the agent loop): each passes a correct answer, fails the
-wrong ones with the hint that fits, and never raises at the learner."""
+"""The self-checks of notebook 06's exercises (the predictions, the two-step chain): each
+passes a correct answer, fails the wrong ones with the hint that fits, and never raises at the
+learner. The build (my_loop) is tested in tests/test_core_track_nb06.py."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ import pytest
 from check_support import expect_fail, expect_pass
 
 from lesson_lib.exercises import nb06
-from lesson_lib.llm import chat
-from lesson_lib.protocol import assistant_to_dict
 from lesson_lib.tools import (
     TIME_TOOL,
     WEATHER_TOOL,
@@ -23,153 +22,12 @@ DISHES = {"Beijing": "Peking duck", "Shanghai": "xiaolongbao (soup dumplings)",
           "Chengdu": "mapo tofu"}
 
 
-# ----------------------------------------------------------------- exercise 1: my_loop
-
-def solution_loop(messages, registry, max_turns=5):
-    tools = registry.schemas()
-    for turn in range(1, max_turns + 1):
-        message = chat(messages, tools=tools)
-        messages.append(assistant_to_dict(message))
-        if not message.tool_calls:
-            return message.content, turn
-        for call in message.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id,
-                             "content": registry.execute(call.function.name,
-                                                         call.function.arguments)})
-    return f"I stopped after {max_turns} turns.", max_turns
-
-
-def while_loop_solution(messages, registry, max_turns=5):
-    """The same loop written as `while message.tool_calls`."""
-    tools = registry.schemas()
-    message, turns = chat(messages, tools=tools), 1
-    while message.tool_calls:
-        messages.append(assistant_to_dict(message))
-        for call in message.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id,
-                             "content": registry.execute(call.function.name,
-                                                         call.function.arguments)})
-        if turns == max_turns:
-            return "Stopped: too many rounds.", turns
-        message, turns = chat(messages, tools=tools), turns + 1
-    messages.append(assistant_to_dict(message))
-    return message.content, turns
-
-
-def stub_loop(messages, registry, max_turns=5):
-    """The notebook's first attempt: notebook 05's `if`."""
-    tools = registry.schemas()
-    message = chat(messages, tools=tools)
-    turns = 1
-    if message.tool_calls:
-        messages.append(assistant_to_dict(message))
-        for call in message.tool_calls:
-            result = registry.execute(call.function.name, call.function.arguments)
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-        message = chat(messages, tools=tools)
-        turns += 1
-    messages.append({"role": "assistant", "content": message.content})
-    return message.content, turns
-
-
-def uncapped_loop(messages, registry, max_turns=5):
-    tools = registry.schemas()
-    turns = 0
-    while True:
-        message = chat(messages, tools=tools)
-        turns += 1
-        messages.append(assistant_to_dict(message))
-        if not message.tool_calls:
-            return message.content, turns
-        for call in message.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id,
-                             "content": registry.execute(call.function.name,
-                                                         call.function.arguments)})
-
-
-def one_too_many_loop(messages, registry, max_turns=5):
-    return solution_loop(messages, registry, max_turns + 1)
-
-
-def no_final_answer_loop(messages, registry, max_turns=5):
-    reply, turns = solution_loop(messages, registry, max_turns)
-    if messages[-1]["role"] == "assistant" and not messages[-1].get("tool_calls"):
-        messages.pop()
-    return reply, turns
-
-
-def copying_loop(messages, registry, max_turns=5):
-    return solution_loop(list(messages), registry, max_turns)
-
-
-def reply_only_loop(messages, registry, max_turns=5):
-    return solution_loop(messages, registry, max_turns)[0]
-
-
-def raising_loop(messages, registry, max_turns=5):
-    raise KeyError("tool_calls")
-
-
-def test_my_loop_passes_a_for_loop_and_a_while_loop(capsys):
-    out = expect_pass(nb06.check_my_loop, solution_loop, capsys)
-    assert "All checks passed." in out
-    expect_pass(nb06.check_my_loop, while_loop_solution, capsys)
-
-
-def test_my_loop_passes_whatever_the_time_on_the_learners_clock(capsys):
-    from lesson_lib import clock
-
-    with clock.frozen("2026-05-01T01:00:00+00:00"):  # not 17:30 in Shanghai
-        expect_pass(nb06.check_my_loop, solution_loop, capsys)
-
-
-def test_my_loop_fails_the_notebooks_if_stub_with_one_round_hints(capsys):
-    out = expect_fail(nb06.check_my_loop, stub_loop, capsys,
-                      "turns=2, calls made: 2", "one round only? that is the `if`",
-                      "never reached", "has content None", "instead of None")
-    assert "✅ greeting" in out, f"the stub answers a greeting correctly; got:\n{out}"
-
-
-def test_my_loop_reports_a_loop_that_never_stops_without_hanging(capsys):
-    expect_fail(nb06.check_my_loop, uncapped_loop, capsys,
-                "refused by the check", "stop after max_turns (3)")
-
-
-def test_my_loop_counts_one_call_too_many(capsys):
-    expect_fail(nb06.check_my_loop, one_too_many_loop, capsys,
-                "stops after exactly 3 model calls (turns=4, calls made: 4)")
-
-
-def test_my_loop_wants_the_final_answer_in_the_history(capsys):
-    expect_fail(nb06.check_my_loop, no_final_answer_loop, capsys,
-                "append the final reply too")
-
-
-def test_my_loop_must_append_to_the_list_it_is_given(capsys):
-    expect_fail(nb06.check_my_loop, copying_loop, capsys, "do not work on a copy")
-
-
-def test_my_loop_must_return_a_pair(capsys):
-    expect_fail(nb06.check_my_loop, reply_only_loop, capsys, "end with `return reply, turns`")
-
-
-@pytest.mark.parametrize("answer", [raising_loop, None, lambda *a: ...])
-def test_my_loop_check_never_raises_at_the_learner(answer, capsys):
-    out = expect_fail(nb06.check_my_loop, answer, capsys)
-    assert "Not yet" in out
-
-
-def test_my_loop_says_when_the_stub_is_unwritten(capsys):
-    expect_fail(nb06.check_my_loop, lambda *a: ..., capsys, "not written yet")
-
-
-def test_checks_ask_the_offline_model_whatever_the_notebook_backend(monkeypatch, capsys):
+def test_checks_need_no_model_whatever_the_notebook_backend(monkeypatch, capsys):
     from lesson_lib import llm
 
     previous = llm.set_client(None)
     try:
         monkeypatch.setenv("LESSON_BACKEND", "openai")  # no key: a real client would fail
-        expect_pass(nb06.check_my_loop, solution_loop, capsys)
         expect_pass(nb06.check_predictions, dict(RIGHT), capsys)
         expect_pass(nb06.check_two_step_chain, registry_with(get_local_dish), capsys)
         assert llm._client is None, "the check must restore the shared client it replaced"
@@ -177,7 +35,7 @@ def test_checks_ask_the_offline_model_whatever_the_notebook_backend(monkeypatch,
         llm.set_client(*previous)
 
 
-# ----------------------------------------------------------------- exercise 2: predictions
+# ----------------------------------------------------------------- exercise 1: predictions
 
 RIGHT = {"a": 1, "b": 2, "c": 3, "d": 2, "e": 4}
 
@@ -217,7 +75,7 @@ def test_predictions_odd_answers_are_reported_not_raised(answer, hint, capsys):
     expect_fail(nb06.check_predictions, answer, capsys, hint)
 
 
-# ----------------------------------------------------------------- exercise 3: the chain
+# ----------------------------------------------------------------- exercise 2: the chain
 
 def get_local_dish(city: str) -> str:
     """Use this when the user asks what local dish or food a city is famous for.
@@ -243,20 +101,55 @@ def registry_with(*tools) -> ToolRegistry:
 
 def test_two_step_chain_passes_with_a_well_described_tool(capsys):
     out = expect_pass(nb06.check_two_step_chain, registry_with(get_local_dish), capsys)
-    assert "get_local_dish{\"city\":\"Beijing\"}" in out, out
+    assert "turn 2: get_local_dish ran for Beijing" in out and "Peking duck" in out, out
 
 
-def test_two_step_chain_passes_when_only_the_description_is_fixed(capsys):
-    def city_info(city: str) -> str:  # the stub's name, with a description a user would match
-        """Use this when the user wants a local dish or food to try in a city."""
-        return json.dumps({"city": city, "dish": DISHES.get(city, "unknown")})
+def test_two_step_chain_takes_any_name_for_the_city(capsys):
+    def dish_for(place: str) -> str:
+        """Use this when the user wants a local dish or food to try in a city.
 
-    expect_pass(nb06.check_two_step_chain, registry_with(city_info), capsys)
+        Args:
+            place: the city, e.g. Beijing
+        """
+        return json.dumps({"dish": DISHES.get(place, "unknown")})
+
+    expect_pass(nb06.check_two_step_chain, registry_with(dish_for), capsys)
 
 
-def test_two_step_chain_fails_the_stub_with_the_description_hint(capsys):
-    expect_fail(nb06.check_two_step_chain, registry_with(city_info), capsys,
-                "turn 2 called nothing", "by its name and description only")
+def test_two_step_chain_fails_the_stub_on_its_description_not_on_a_models_choice(capsys):
+    out = expect_fail(nb06.check_two_step_chain, registry_with(city_info), capsys,
+                      "❌ city_info's description says when to use it",
+                      "by its name and description only")
+    assert "❌ each parameter has a description" in out, out
+    assert "✅ turn 2: city_info ran for Beijing" in out, (
+        "the stub's tool works: only its schema is wrong")
+
+
+def test_two_step_chain_needs_the_city_as_the_one_required_parameter(capsys):
+    def get_local_dish(city: str, country: str) -> str:
+        """Use this when the user asks what local dish a city is famous for.
+
+        Args:
+            city: the city, e.g. Beijing
+            country: the country, e.g. China
+        """
+        return DISHES[city]
+
+    expect_fail(nb06.check_two_step_chain, registry_with(get_local_dish), capsys,
+                "it requires ['city', 'country']: def get_local_dish(city: str)")
+
+
+def test_two_step_chain_needs_the_dish_in_the_result(capsys):
+    def get_local_dish(city: str) -> str:
+        """Use this when the user asks what local dish a city is famous for.
+
+        Args:
+            city: the city, e.g. Beijing
+        """
+        return json.dumps({"city": city})
+
+    expect_fail(nb06.check_two_step_chain, registry_with(get_local_dish), capsys,
+                "look the dish up in DISHES")
 
 
 def test_two_step_chain_needs_the_weather_tool(capsys):
@@ -274,7 +167,11 @@ def test_two_step_chain_needs_a_tool_of_the_learners_own(capsys):
 
 def test_two_step_chain_reports_a_tool_that_fails(capsys):
     def get_local_dish(city: str) -> str:
-        """Use this when the user asks what local dish or food a city is famous for."""
+        """Use this when the user asks what local dish or food a city is famous for.
+
+        Args:
+            city: the city, e.g. Beijing
+        """
         return DISHES[city.lower()]
 
     expect_fail(nb06.check_two_step_chain, registry_with(get_local_dish), capsys,

@@ -1,38 +1,60 @@
 """Self-checks for notebook 06, the agent loop.
 
-- `check_my_loop(my_loop)`: the learner's `my_loop(messages, registry, max_turns)`, the
-  `while tool_calls` loop written by hand with `chat()` and `registry.execute()`; tried on
-  the chain question (3 model calls), on a question that never ends (stops at max_turns
-  with a valid history) and on a greeting (1 call, no tools).
+- Build it: `check_my_loop(my_loop)`, the learner's `my_loop(messages, registry,
+  max_turns)`, the `while tool_calls` loop written by hand with `chat()` and
+  `registry.execute()`, judged by LOOP_RULES with a scripted model
+  (lesson_lib.exercises.scripted): replies written in advance, every request recorded, and
+  a loop that never stops stopped after LIMIT model calls and reported. The same rules
+  guard the library's loop, LoopAgent.run (`library_loop` gives it my_loop's signature;
+  tests/test_core_track_nb06.py).
 - `check_predictions(my_predictions)`: how many model calls each of PREDICTION_QUESTIONS
-  takes (the check asks the model and compares).
-- `check_two_step_chain(my_registry)`: a registry with the learner's own tool, which the
-  model must call in the second step of DISH_QUESTION.
+  takes (the check asks the offline teaching model, whatever backend the notebook uses,
+  through a client that counts the calls, and compares).
+- `check_two_step_chain(my_registry)`: a registry with the weather tool and the learner's
+  own dish tool: the tool's schema says when to use it and takes the city, and LoopAgent,
+  driven by a scripted model through the chain of DISH_QUESTION (the weather of both
+  cities, then the learner's tool for the colder one, then the answer), runs it.
 
-The checks always ask the offline teaching model (whatever backend the notebook uses), through
-a client that counts the model calls and refuses to go on forever, so their verdicts are the
-same for everyone, need no key, and a loop that never stops is reported, not run for ever.
+No verdict depends on which tool a model picks or how it words an answer: the build and
+exercise 2 use a scripted model, and the predictions are about the offline model by design.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from lesson_lib import clock
-from lesson_lib.exercises import Report, run_check
-from lesson_lib.protocol import find_problems
+from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
+from lesson_lib.exercises.nb05 import says_when, undescribed
+from lesson_lib.exercises.scripted import (
+    LIMIT,
+    Reply,
+    Request,
+    Script,
+    ScriptedClient,
+    ScriptEnded,
+    TooManyCalls,
+    WatchedTools,
+    answering,
+    field_of,
+    first_problem,
+    labels,
+    normalized,
+    tool_names,
+    weather_calls,
+    weather_tools,
+)
+from lesson_lib.protocol import assistant_to_dict
 from lesson_lib.text import plural
 
-CHAIN_QUESTION = "Which is warmer right now, Beijing or Shanghai, and what time is it there?"
-NEVER_ENDING = "Keep checking the weather in Chengdu until it is sunny."
-GREETING = "Hello!"
 DISH_QUESTION = "Which is colder, Beijing or Shanghai, and what local dish should I try there?"
 SEED_TOOLS = ("get_current_weather", "get_current_time")
 
-# Exercise 2: key -> (question, max_turns). The model calls each takes are computed live.
+# Exercise 1: key -> (question, max_turns). The model calls each takes are computed live.
 PREDICTION_QUESTIONS: dict[str, tuple[str, int]] = {
     "a": ("Hello!", 5),
     "b": ("What is the weather in Beijing, Shanghai and Chengdu, and the time in Tokyo?", 5),
@@ -86,130 +108,389 @@ def _short(text: Any, limit: int = 70) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _roles(messages: list) -> list:
-    return [m.get("role") if isinstance(m, dict) else type(m).__name__ for m in messages]
+# ----------------------------------------------------------------- core: build the loop
+#
+# The learner writes my_loop(messages, registry, max_turns): while the reply has tool_calls,
+# append the call (a plain dict) and one tool message per call, and ask again, with the
+# tools, for at most max_turns model calls; append the answer and return (reply, turns); at
+# the cap, return a notice for the user and leave a valid history. LOOP_RULES judge it with
+# a scripted model. The library's loop is LoopAgent.run; `library_loop` runs it with
+# my_loop's signature, and tests/test_core_track_nb06.py holds it to the same rules.
+
+LOOP_TITLE = "Build it · your agent loop"
+QUESTION, ANSWER = "What's the weather in Chengdu?", "It is cloudy in Chengdu, 16°C."
 
 
-def _valid(report: Report, label: str, messages: list) -> bool:
-    """Expect `messages` (the learner's history) to be a list the API accepts."""
-    problems = find_problems(messages)
-    first = problems[0] if problems else None
-    return report.expect(not problems, f"{label}: the history is valid (validate_messages "
-                         f"passes on {len(messages)} messages)",
-                         (first.explanation or first.message) if first else "")
+def library_loop(messages: list, registry: Any, max_turns: int = 5) -> tuple[str, int]:
+    """LoopAgent.run with my_loop's signature: `messages` (ending with the user's input) is
+    the memory, and what the loop adds is appended to it; returns (reply, model calls)."""
+    from lesson_lib.agent import LoopAgent  # noqa: PLC0415
+    from lesson_lib.memory import ShortTermMemory  # noqa: PLC0415
+
+    *before, question = messages
+    memory = ShortTermMemory(max_messages=len(messages) + 8 * max_turns + 2)  # never trims
+    memory.add_many(before)
+    agent = LoopAgent(max_turns=max_turns, tools=registry, memory=memory)
+    result = agent.run(question["content"])
+    messages[:] = agent.memory.to_api_format()
+    return result.reply, result.turns
 
 
-# ----------------------------------------------------------------- exercise 1: my_loop
+@dataclass
+class Looped:
+    """One run of a loop on the scripted model: what it returned and left behind."""
+    returned: Any
+    messages: list            # the list it was given, afterwards
+    requests: list[Request]   # what each model call sent
+    script: Script            # the model's replies (tool call ids included)
+    tools: WatchedTools       # the calls it ran (tools.ran)
+    runaway: str | None       # why the check stopped it, if it did
 
-def _run_loop(report: Report, label: str, my_loop: Callable, question: str,
-              max_turns: int) -> tuple[Any, list, CountingClient] | None:
-    """Call the learner's loop on a fresh history; None (with a ❌) if it failed."""
+    @property
+    def pair(self) -> tuple[Any, Any]:
+        """(reply, turns), or (what it returned, None) when that was not a pair."""
+        ok = isinstance(self.returned, tuple) and len(self.returned) == 2
+        return self.returned if ok else (self.returned, None)
+
+    def asked(self) -> Reply:
+        """The first reply that asked for tools."""
+        return next(r for r in self.script.replies if r.calls)
+
+
+def _looped(my_loop: Callable, script: Script, max_turns: int = 5, *,
+            forever: Callable[[Script], Reply] | None = None) -> Looped:
+    """Run `my_loop` on [system, user QUESTION] with the scripted model and watched tools."""
     from lesson_lib.agent import SYSTEM_PROMPT  # noqa: PLC0415
-    from lesson_lib.tools import default_registry  # noqa: PLC0415
 
+    client, tools = ScriptedClient(script, forever=forever), weather_tools()
     messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": question}]
-    client, shared = _counting(max_turns + 2)
+                {"role": "user", "content": QUESTION}]
+    returned = runaway = None
+    with answering(client):
+        try:
+            returned = my_loop(messages, tools, max_turns)
+        except TooManyCalls:
+            runaway = (f"the model asked for a tool on every call; my_loop made {LIMIT} "
+                       "model calls and the check stopped it: no cap")
+        except ScriptEnded:
+            runaway = ("after a reply without tool_calls, my_loop called the model again "
+                       f"(call {len(client.requests)})")
+    return Looped(returned, messages, client.requests, client.script, tools, runaway)
+
+
+def _answered(my_loop: Callable, *rounds: int, max_turns: int = 5) -> Looped:
+    """The model asks for tools in `rounds` (that many calls each), then answers."""
+    script = Script()
+    for k, calls in enumerate(rounds):
+        script.calls(*weather_calls(calls, start=k))
+    script.answer(ANSWER)
+    ran = _looped(my_loop, script, max_turns)
+    expect(ran.runaway is None, ran.runaway or "")
+    return ran
+
+
+def _asking_forever(script: Script) -> Reply:
+    """The never-ending model's next reply: the weather in Chengdu, once more."""
+    return Reply(None, (script.call(*weather_calls(1)[0]),))
+
+
+def _never_ending(my_loop: Callable, max_turns: int = 3) -> Looped:
+    return _looped(my_loop, Script(), max_turns, forever=_asking_forever)
+
+
+def _parsed(text: Any) -> Any:
     try:
-        with shared:
-            returned = my_loop(messages, default_registry, max_turns)
-    except Exception as error:
-        stop = "refused by the check" in str(error)
-        report.expect(False, f"{label}: my_loop raised {type(error).__name__}: {_short(error, 120)}",
-                      f"count the model calls and stop after max_turns ({max_turns})" if stop
-                      else "my_loop must not raise: tool errors come back from execute() as "
-                      "results, and chat() only raises for a request the API refuses")
-        return None
-    if returned is ...:
-        report.expect(False, f"{label}: my_loop is not written yet (it returned ...)",
-                      "write the loop, then return (reply, turns)")
-        return None
-    if not (isinstance(returned, tuple) and len(returned) == 2):
-        report.expect(False, f"{label}: my_loop returns a pair (reply, turns)",
-                      f"it returned {_short(repr(returned))}: end with `return reply, turns`")
-        return None
-    if len(messages) == 2:
-        report.expect(False, f"{label}: my_loop adds the conversation to `messages`",
-                      "the list you were given is the memory: append every assistant and tool "
-                      "message to it (messages.append(...)), do not work on a copy")
-        return None
-    return returned, messages, client
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
 
 
-def _loop_chain(report: Report, my_loop: Callable) -> None:
-    label = "chain question"
-    ran = _run_loop(report, label, my_loop, CHAIN_QUESTION, 5)
-    if ran is None:
+def _returns_pair(my_loop: Callable) -> None:
+    ran = _looped(my_loop, _script_for([]))
+    if ran.runaway:  # it did not return at all: the rules on stopping say why
         return
-    (reply, turns), messages, client = ran
-    report.expect(turns == 3 and client.calls == 3,
-                  f"{label}: 3 model calls, and turns says so (turns={turns!r}, calls made: "
-                  f"{client.calls})",
-                  "one round only? that is the `if`: keep calling while the reply has "
-                  "tool_calls. turns must count the model calls you made" if client.calls < 3
-                  else "count one turn per chat() call")
-    called = [c["function"]["name"] for m in messages if isinstance(m, dict)
-              for c in m.get("tool_calls") or []]
-    report.expect(called == ["get_current_weather", "get_current_weather", "get_current_time"],
-                  f"{label}: the history holds the calls weather, weather, then time "
-                  f"(yours: {', '.join(called) or 'none'})",
-                  "the time is asked for in the second round, which your loop never reached"
-                  if client.calls < 3 else "offer registry.schemas() on every call (tools=None "
-                  "stops the chain), and append assistant_to_dict(message) before its results")
-    report.expect(isinstance(reply, str) and "Shanghai" in reply and "17:30" in reply,
-                  f"{label}: the reply names Shanghai and its time ({_short(repr(reply), 110)})",
-                  "return the content of the last reply, the one without tool_calls")
-    if _valid(report, label, messages):
-        last = messages[-1] if isinstance(messages[-1], dict) else {}
-        report.expect(last.get("role") == "assistant" and last.get("content") == reply,
-                      f"{label}: the final answer is the last message in the history",
-                      "append the final reply too (assistant_to_dict(message)): the next "
-                      "question's call must see it")
+    got = ran.returned
+    expect(isinstance(got, tuple) and len(got) == 2,
+           f"my_loop returned {_short(repr(got))}, not a pair (reply, turns)")
 
 
-def _loop_never_ending(report: Report, my_loop: Callable) -> None:
-    label, max_turns = "never-ending question, max_turns=3", 3
-    ran = _run_loop(report, label, my_loop, NEVER_ENDING, max_turns)
-    if ran is None:
-        return
-    (reply, turns), messages, client = ran
-    report.expect(turns == max_turns and client.calls == max_turns,
-                  f"{label}: stops after exactly 3 model calls (turns={turns!r}, calls made: "
-                  f"{client.calls})",
-                  "the model asks for the weather on every call here: stop after max_turns "
-                  "calls, and count them in turns" if client.calls != max_turns
-                  else "turns must be the number of model calls you made")
-    report.expect(isinstance(reply, str) and reply.strip() != "",
-                  f"{label}: the user is told why it stopped (reply: {_short(repr(reply))})",
-                  "return a notice such as 'I stopped after 3 rounds of tool calls' "
-                  "instead of None")
-    _valid(report, label, messages)
+def _plain_answer(my_loop: Callable) -> None:
+    ran = _answered(my_loop)
+    reply, turns = ran.pair
+    n = len(ran.requests)
+    expect(n == 1, f"the model answered at once; my_loop made {n} model calls")
+    expect(reply == ANSWER, f"the model answered {ANSWER!r}; my_loop returned the reply "
+           + (f"as a {type(reply).__name__} object" if not isinstance(reply, (str, type(None)))
+              else repr(reply)))
+    expect(turns == 1, f"one model call, but turns={turns!r}")
 
 
-def _loop_greeting(report: Report, my_loop: Callable) -> None:
-    label = "greeting"
-    ran = _run_loop(report, label, my_loop, GREETING, 5)
-    if ran is None:
-        return
-    (reply, turns), messages, client = ran
-    report.expect(turns == 1 and client.calls == 1 and isinstance(reply, str) and reply,
-                  f"{label}: one model call, answered at once (turns={turns!r}, calls made: "
-                  f"{client.calls})",
-                  "when the first reply has no tool_calls, it is the answer: stop there")
-    _valid(report, label, messages)
+def _appends_answer(my_loop: Callable) -> None:
+    ran = _answered(my_loop)
+    messages, want = ran.messages, {"role": "assistant", "content": ANSWER}
+    expect(len(messages) > 2, "messages still holds [system, user] after my_loop: nothing "
+                              "was appended to the list it was given")
+    objects = [type(m).__name__ for m in messages if not isinstance(m, dict)]
+    expect(not objects, f"messages holds {labels(messages)}: the answer was appended as a "
+                        f"{objects[0] if objects else ''} object, not a dict")
+    expect(normalized(messages[-1]) == want and len(messages) == 3,
+           f"after the answer, messages holds {labels(messages)}"
+           + ("" if any(m.get("content") == ANSWER for m in messages)
+              else ": the answer is not in it"))
 
 
-def check_my_loop(my_loop: Callable) -> bool:  # my_loop(messages, registry, max_turns)
-    """Run the learner's loop on three questions and report what it did."""
-    def body(report: Report) -> None:
-        _loop_chain(report, my_loop)
-        _loop_never_ending(report, my_loop)
-        _loop_greeting(report, my_loop)
-    with clock.frozen(clock.EXAMPLE):  # the chain's answer names a time: make it 17:30
-        return run_check("my_loop", body)
+def _offers_tools(my_loop: Callable) -> None:
+    ran = _answered(my_loop, 1, 1)
+    want = ran.tools.schemas()
+    for n, request in enumerate(ran.requests, 1):
+        expect(request.tools == want, f"model call {n} offered tools={tool_names(request.tools)}, "
+                                      f"not {tool_names(want)}")
 
 
-# ----------------------------------------------------------------- exercise 2: predictions
+def _keeps_going(my_loop: Callable) -> None:
+    ran = _answered(my_loop, 1, 1)
+    reply, turns = ran.pair
+    n = len(ran.requests)
+    expect(n == 3, f"the model asked for tools twice, then answered; my_loop made {n} model "
+                   f"call{'s' if n != 1 else ''} and returned {_short(repr(reply))}")
+    expect(reply == ANSWER, f"my_loop made the 3 calls but returned {_short(repr(reply))}, "
+                            f"not the answer {ANSWER!r}")
+    expect(turns == 3, f"3 model calls, but turns={turns!r}")
+
+
+def _call_index(messages: list) -> int | None:
+    return next((i for i, m in enumerate(messages)
+                 if field_of(m, "role") == "assistant" and field_of(m, "tool_calls")), None)
+
+
+def _appends_call(my_loop: Callable) -> None:
+    ran = _answered(my_loop, 2)
+    messages = ran.messages
+    at = _call_index(messages)
+    results = [i for i, m in enumerate(messages)
+               if isinstance(m, dict) and m.get("role") == "tool"]
+    expect(at is not None, "the model asked for 2 tool calls; afterwards messages holds "
+           f"{labels(messages)}: the assistant message with the tool_calls is not in it"
+           + (" (its results are there alone)" if results else ""))
+    expect(not results or at < results[0],
+           f"messages holds {labels(messages)}: the results come before the call they answer")
+
+
+def _call_is_a_dict(my_loop: Callable) -> None:
+    ran = _answered(my_loop, 2)
+    stored = ran.messages[_call_index(ran.messages)]
+    expect(isinstance(stored, dict),
+           f"the call was appended as a {type(stored).__name__} object, not a dict")
+    expect(all(isinstance(c, dict) for c in stored["tool_calls"]),
+           "the call is a dict, but its tool_calls hold the SDK's objects")
+    want = assistant_to_dict(ran.asked().message())
+    expect(assistant_to_dict(stored) == want,
+           f"the call appended is {stored}; the model sent {want}")
+
+
+def _runs_every_call(my_loop: Callable) -> None:
+    ran = _answered(my_loop, 3)
+    asked = [args for _, args in weather_calls(3)]
+    done = [_parsed(args) for _, args in ran.tools.ran]
+    expect(sorted(map(repr, done)) == sorted(map(repr, asked)),
+           "the model asked for 3 calls in one reply "
+           f"({', '.join(a['location'] for a in asked)}); my_loop ran {len(done)}"
+           + (f": {', '.join(json.dumps(d, ensure_ascii=False) for d in done)}" if done else ""))
+
+
+def _answers_each_call(my_loop: Callable) -> None:
+    ran = _answered(my_loop, 3)
+    messages = ran.messages
+    after = []
+    for m in messages[_call_index(messages) + 1:]:
+        if not (isinstance(m, dict) and m.get("role") == "tool"):
+            break
+        after.append(m)
+    want = {c.id: weather_tools().execute(c.name, c.arguments) for c in ran.asked().calls}
+    got = [m.get("tool_call_id") for m in after]
+    expect(sorted(map(str, got)) == sorted(want),
+           f"the assistant message asks for {len(want)} calls ({', '.join(want)}); right "
+           "after it messages holds "
+           + (f"{labels(after)} with tool_call_id {got}" if after else "no tool message"))
+    wrong = [m for m in after if m.get("content") != want[m["tool_call_id"]]]
+    expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
+           f"{_short(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
+
+
+def _stops(my_loop: Callable) -> None:
+    ran = _never_ending(my_loop)
+    expect(ran.runaway is None, ran.runaway or "")
+
+
+def _cap_is_max_turns(my_loop: Callable) -> None:
+    for max_turns in (3, 1):
+        ran = _never_ending(my_loop, max_turns)
+        _, turns = ran.pair
+        n = len(ran.requests)
+        expect(n == max_turns, f"max_turns={max_turns} and a model that never stops: my_loop "
+                               f"made {n} model calls")
+        expect(turns == max_turns, f"max_turns={max_turns}: {max_turns} model calls, but "
+                                   f"turns={turns!r}")
+
+
+def _valid_after_cap(my_loop: Callable) -> None:
+    ran = _never_ending(my_loop, 3)
+    reply, _ = ran.pair
+    problem = first_problem(ran.messages)
+    expect(problem is None, f"after the cap, messages holds {labels(ran.messages)}, which the "
+                            f"API refuses: {problem}")
+    expect(isinstance(reply, str) and reply.strip() != "",
+           f"at the cap my_loop returned the reply {_short(repr(reply))}: the user is told "
+           "nothing")
+
+
+# ----------------------------------------------------------------- the property
+
+def _runs():
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    # rounds of 1-3 parallel calls before the model answers, and the cap; with as many
+    # rounds as max_turns or more, the cap is hit before the answer
+    return st.tuples(st.lists(st.integers(1, 3), max_size=4), st.integers(1, 4))
+
+
+def _script_for(rounds: list[int]) -> Script:
+    script = Script()
+    for k, calls in enumerate(rounds):
+        script.calls(*weather_calls(calls, start=k))
+    script.answer(ANSWER)
+    return script
+
+
+def _without_notice(messages: list) -> list:
+    """The history without a last plain assistant message (the notice at the cap)."""
+    last = messages[-1] if messages else None
+    notice = isinstance(last, dict) and last.get("role") == "assistant" \
+        and not last.get("tool_calls")
+    return messages[:-1] if notice else messages
+
+
+def _first_change(mine: Looped, theirs: Looped, capped: bool) -> str | None:
+    if mine.runaway:
+        return mine.runaway
+    if len(mine.requests) != len(theirs.requests):
+        return f"it made {len(mine.requests)} model calls, LoopAgent {len(theirs.requests)}"
+    for n, (a, b) in enumerate(zip(mine.requests, theirs.requests, strict=True), 1):
+        if [normalized(m) for m in a.messages] != [normalized(m) for m in b.messages]:
+            return f"model call {n} sent {labels(a.messages)}, LoopAgent's {labels(b.messages)}"
+        if a.tools != b.tools:
+            return f"model call {n} offered tools={tool_names(a.tools)}, LoopAgent's " \
+                   f"{tool_names(b.tools)}"
+    (reply, turns), (_, their_turns) = mine.pair, theirs.pair
+    if turns != their_turns:
+        return f"it returned turns={turns!r}, LoopAgent {their_turns}"
+    ours, lib = [normalized(m) for m in mine.messages], [normalized(m) for m in theirs.messages]
+    if capped:  # the notice at the cap is free text, and keeping it is LoopAgent's choice
+        ours, lib = _without_notice(ours), _without_notice(lib)
+    if ours != lib:
+        return f"messages ends as {labels(ours)}, LoopAgent's {labels(lib)}"
+    if not capped and reply != ANSWER:
+        return f"it returned the reply {_short(repr(reply))}, not the answer {ANSWER!r}"
+    problem = first_problem(mine.messages)
+    return f"messages is not valid: {problem}" if problem else None
+
+
+def _any_run(my_loop: Callable, example: tuple[list[int], int]) -> str | None:
+    rounds, max_turns = example
+    mine = _looped(my_loop, _script_for(rounds), max_turns)
+    theirs = _looped(library_loop, _script_for(rounds), max_turns)
+    capped = len(rounds) >= max_turns
+    what = _first_change(mine, theirs, capped)
+    shown = ", ".join(plural(n, "call") for n in rounds) or "no tools"
+    return (f"rounds [{shown}] then an answer, max_turns={max_turns}: {what}"
+            if what else None)
+
+
+L_PAIR = "my_loop returns a pair (reply, turns)"
+L_PLAIN = "a reply without tool_calls ends the loop: one model call, its text, turns=1"
+L_APPEND = "the answer is appended to messages, the list my_loop was given"
+L_TOOLS = "every model call offers the tools, inside the loop too"
+L_CHAIN = "while the reply has tool_calls, it calls again: two rounds, then the answer, " \
+          "take 3 calls"
+L_CALL = "the assistant message with the tool_calls is appended, before its results"
+L_DICT = "the call is appended as a plain dict (assistant_to_dict(message))"
+L_EVERY = "every call of a parallel reply is run (all of message.tool_calls)"
+L_IDS = "each call gets one tool message, with its tool_call_id and the tool's result"
+L_STOPS = "it stops even when the model never does"
+L_CAP = "the cap is max_turns model calls, and turns says so"
+L_AFTER = "at the cap the history is still valid, and the user gets a notice"
+
+LOOP_RULES: list[Rule] = [
+    Rule(L_PAIR, _returns_pair, ("end with return reply, turns",)),
+    Rule(L_PLAIN, _plain_answer,
+         ("a reply without tool_calls is the answer: return its text, message.content",
+          "count each chat() call in turns, and stop (return) as soon as a reply has no "
+          "tool_calls")),
+    Rule(L_APPEND, _appends_answer,
+         ("the next question's call must see the answer: append it before returning",
+          "messages is the memory you were given: append to it (messages.append(...)), not "
+          "to a copy; append a plain dict, {'role': 'assistant', 'content': text}")),
+    Rule(L_TOOLS, _offers_tools,
+         ("notebook 05's second call had tools=None; in a loop every call must be able to "
+          "ask for the next tool",
+          "pass tools=registry.schemas() to every chat() call")),
+    Rule(L_CHAIN, _keeps_going,
+         ("one round only? that is notebook 05's `if`",
+          "loop: call, and while the reply has tool_calls, run them, append them and call "
+          "again; return only the reply without tool_calls")),
+    Rule(L_CALL, _appends_call,
+         ("a tool message answers a call: the assistant message that made the call comes "
+          "first",
+          "messages.append(assistant_to_dict(message)), then the tool messages")),
+    Rule(L_DICT, _call_is_a_dict,
+         ("messages holds plain dicts, the API's JSON; the SDK's message object is not one",
+          "assistant_to_dict(message) turns the reply into the dict to append"),
+         needs=(L_CALL,)),
+    Rule(L_EVERY, _runs_every_call,
+         ("one reply can ask for several calls at once",
+          "loop over message.tool_calls and run each with registry.execute(call.function"
+          ".name, call.function.arguments)")),
+    Rule(L_IDS, _answers_each_call,
+         ("every call needs its own tool message, or the API refuses the next request",
+          "{'role': 'tool', 'tool_call_id': call.id, 'content': the string execute() "
+          "returned}, one per call"), needs=(L_CALL,)),
+    Rule(L_STOPS, _stops,
+         ("a model can ask for tools for ever ('keep checking until it is sunny'): a loop "
+          "needs a cap",
+          "count the model calls and stop after max_turns of them")),
+    Rule(L_CAP, _cap_is_max_turns,
+         ("max_turns is how many model calls one input may take: exactly that many, when "
+          "the model never stops",
+          "for turn in range(1, max_turns + 1) makes max_turns calls; check where your "
+          "count starts and whether it compares with < or <="), needs=(L_STOPS,)),
+    Rule(L_AFTER, _valid_after_cap,
+         ("the last round's call and its results are appended together, even at the cap",
+          "after the loop, return a short notice such as 'I stopped after 3 rounds of tool "
+          "calls' (and the turns)"), needs=(L_STOPS,)),
+    property_rule(
+        "for any run: the same requests, turns and messages as LoopAgent",
+        _runs(), _any_run,
+        ("the run above is the smallest where yours and LoopAgent part: follow it call by "
+         "call",
+         "each reply with tool_calls: append it and its results; the reply without: append "
+         "it and return; max_turns calls at most"),
+        examples=40,
+        needs=(L_PAIR, L_PLAIN, L_APPEND, L_TOOLS, L_CHAIN, L_CALL, L_DICT, L_EVERY, L_IDS,
+               L_STOPS, L_CAP, L_AFTER)),
+]
+
+
+def check_my_loop(my_loop: Any) -> bool:  # my_loop(messages, registry, max_turns)
+    """The core exercise: judge the learner's loop by LOOP_RULES, on a scripted model."""
+    if not callable(my_loop):
+        return not_done(LOOP_TITLE, "define my_loop(messages, registry, max_turns=5) in the "
+                                    "cell above, then run this check")
+    return check_rules(LOOP_TITLE, my_loop, LOOP_RULES,
+                       start="write the body of my_loop in the skeleton, then run this "
+                             "check again")
+
+
+# ----------------------------------------------------------------- exercise 1: predictions
 
 def model_calls(question: str, max_turns: int = 5) -> int:
     """How many model calls LoopAgent makes for `question` on the offline model."""
@@ -246,17 +527,27 @@ def check_predictions(my_predictions: Any) -> bool:  # {"a": 1, "b": ..., ...}
     return run_check("predictions", body)
 
 
-# ----------------------------------------------------------------- exercise 3: a two-step chain
+# ----------------------------------------------------------------- exercise 2: a two-step chain
+#
+# Which tool a model calls in the second step is the model's choice; the notebook shows
+# what yours does in the cell after the check. The check judges what the learner controls:
+# the registry, the tool's schema (it says when to use it; it takes the city), and that
+# LoopAgent, driven by a scripted model through the chain, runs the tool for Beijing.
+
+CHAIN_TITLE = "two-step chain"
+COLDER = "Beijing"  # the simulated weather: 18 °C in Beijing, 22 °C in Shanghai
+
 
 def _registry_ok(report: Report, my_registry: Any) -> list[str]:
     """The learner's own tool names (not the seed tools); [] with a ❌ if the registry won't do."""
-    from lesson_lib.tools import ToolRegistry  # noqa: PLC0415
+    from lesson_lib.tools import WEATHER_TOOL, ToolRegistry  # noqa: PLC0415
 
     if not isinstance(my_registry, ToolRegistry):
         report.expect(False, "my_registry is a ToolRegistry",
                       f"got {type(my_registry).__name__}: start with my_registry = ToolRegistry()")
         return []
-    if not report.expect("get_current_weather" in my_registry,
+    weather = my_registry.get("get_current_weather")
+    if not report.expect(weather is not None and weather.schema == WEATHER_TOOL,
                          f"my_registry has get_current_weather ({my_registry.names()})",
                          "step 1 compares temperatures: my_registry.register("
                          "get_current_weather, WEATHER_TOOL)"):
@@ -267,35 +558,62 @@ def _registry_ok(report: Report, my_registry: Any) -> list[str]:
     return own
 
 
-def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
+def _city_parameter(report: Report, schema: dict) -> str | None:
+    """The name of the tool's one required text parameter (the city), else None with a ❌."""
+    name = schema["function"]["name"]
+    parameters = schema["function"]["parameters"]
+    required = parameters.get("required", [])
+    ok = len(required) == 1 and parameters["properties"][required[0]].get("type") == "string"
+    report.expect(ok, f"{name} takes the city as its one required parameter",
+                  f"it requires {required or 'nothing'}: def {name}(city: str)")
+    return required[0] if ok else None
+
+
+def _chain(my_registry: Any, name: str, city: str) -> Any:
+    """LoopAgent with `my_registry`, the model scripted through the chain: the weather in
+    Beijing and Shanghai, then `name` for the colder city, then an answer."""
     from lesson_lib.agent import LoopAgent  # noqa: PLC0415
 
-    client, shared = _counting(5)
-    agent = LoopAgent(tools=my_registry, max_turns=5, client=client)
-    with shared:
-        result = agent.run(DISH_QUESTION)
-    first = [(e.name, json.loads(e.arguments).get("location")) for e in result.events
-             if e.turn == 1]
-    report.expect(first == [("get_current_weather", "Beijing"), ("get_current_weather", "Shanghai")],
-                  "turn 1: the weather in Beijing and in Shanghai, in parallel",
-                  f"turn 1 called {first}: keep the seed weather tool with its WEATHER_TOOL schema")
-    second = [e for e in result.events if e.turn == 2]
-    mine = [e for e in second if e.name in own]
-    if not report.expect(bool(mine) and "Beijing" in mine[0].arguments,
-                         "turn 2: your tool is called for the colder city, Beijing" + (
-                             f" ({mine[0].name}{mine[0].arguments})" if mine else
-                             f" (turn 2 called {[e.name for e in second] or 'nothing'})"),
-                         "the model picks a tool by its name and description only: say when to "
-                         "use it, in words a user would type (a local dish, food to try), and "
-                         "take a `city` argument"):
+    script = Script()
+    script.calls(("get_current_weather", {"location": "Beijing"}),
+                 ("get_current_weather", {"location": "Shanghai"}))
+    script.calls((name, {city: COLDER}))
+    script.answer("Beijing is colder: try its local dish.")
+    client = ScriptedClient(script)
+    with answering(client):
+        agent = LoopAgent(tools=my_registry, max_turns=5, client=client)
+        return agent.run(DISH_QUESTION)
+
+
+def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
+    schema = my_registry.get(own[0]).schema
+    description = schema["function"]["description"]
+    report.expect(says_when(description), f"{own[0]}'s description says when to use it",
+                  (f"it says {description!r}: the model picks a tool by its name and "
+                   "description only (notebook 03), so say when to use it, in the words a "
+                   "user would use (a local dish, food to try)",
+                   'begin the docstring with "Use this when the user asks …", and describe '
+                   "the city under 'Args:'"))
+    bare = undescribed(schema)
+    report.expect(not bare, "each parameter has a description",
+                  f"{', '.join(bare)}: describe it under 'Args:' in the docstring, with an "
+                  "example value (e.g. Beijing)")
+    city = _city_parameter(report, schema)
+    if city is None:
         return
-    error = _error_in(mine[0].result)
-    report.expect(error is None, f"your tool answered without an error ({_short(mine[0].result)})",
-                  f"it returned an error: {error}")
-    report.expect(result.turns == 3 and not result.hit_max_turns,
-                  f"3 model calls in all, ending with an answer ({_short(repr(result.reply))})",
-                  "weather round, your tool's round, then the answer")
-    _valid(report, "memory", agent.memory.to_api_format())
+    result = _chain(my_registry, own[0], city)
+    mine = [e for e in result.events if e.name == own[0]]
+    error = _error_in(mine[0].result) if mine else "it did not run"
+    if not report.expect(error is None, f"turn 2: {own[0]} ran for {COLDER} without an "
+                         f"error ({_short(mine[0].result if mine else '')})",
+                         f"it returned an error: {error}"):
+        return
+    report.expect(DISHES_NAMED in mine[0].result,
+                  f"its result names {COLDER}'s dish, {DISHES_NAMED}",
+                  "look the dish up in DISHES, by the city it is given")
+
+
+DISHES_NAMED = "Peking duck"  # what DISHES says of Beijing, in the notebook
 
 
 def _error_in(result: str) -> str | None:
@@ -307,9 +625,9 @@ def _error_in(result: str) -> str | None:
 
 
 def check_two_step_chain(my_registry: Any) -> bool:  # a ToolRegistry with your tool
-    """Run DISH_QUESTION through LoopAgent with `my_registry` and report each step."""
+    """Judge the learner's registry for DISH_QUESTION's chain (see the section's comment)."""
     def body(report: Report) -> None:
         own = _registry_ok(report, my_registry)
         if own:
             _chain_steps(report, my_registry, own)
-    return run_check("two-step chain", body)
+    return run_check(CHAIN_TITLE, body)

@@ -1,0 +1,277 @@
+"""A scripted model for the checks: its replies are written in advance, every request is kept.
+
+A check that judges an agent or a loop needs replies it can count on ("answer in words",
+"call get_current_weather for Chengdu and Beijing", "never stop asking for tools"), whatever
+model the notebook uses. `ScriptedClient` speaks the Chat Completions API the way the
+`openai` SDK's client does (`client.chat.completions.create(**request)` returns a genuine
+`ChatCompletion`), answers each request with the next reply of its script, and keeps a copy
+of every request (messages and tools). No model, no network: the same verdict for everyone.
+
+    script = Script()
+    script.calls(("get_current_weather", {"location": "Chengdu"}))  # reply 1: one tool call
+    script.answer("Chengdu is cloudy, 16°C.")                       # reply 2: words
+    client = ScriptedClient(script)
+    ... the learner's code runs, with client ...
+    client.requests[1].tools   # None: the second request offered no tools
+
+`WatchedTools` is a ToolRegistry that writes down every call it runs (and can be told to
+fail at one, as a tool interrupted halfway would).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from lesson_lib.tools import WEATHER_TOOL, ToolRegistry, get_current_weather
+
+MODEL = "scripted-model"  # the model name the checks' requests carry
+LIMIT = 50                # model calls a check allows before it stops a loop that never ends
+
+
+class ScriptEnded(Exception):
+    """The code asked the scripted model once more after its script's last reply."""
+
+
+class TooManyCalls(Exception):
+    """The code made more than `limit` model calls: a loop that does not stop."""
+
+
+class ToolCrashed(Exception):
+    """Raised by WatchedTools at the call it was told to fail (a tool interrupted halfway)."""
+
+
+def call_id(n: int) -> str:
+    """The id of the scripted model's n-th tool call: looks like the API's, and is fixed."""
+    return "call_" + hashlib.sha256(f"scripted {n}".encode()).hexdigest()[:10]
+
+
+@dataclass(frozen=True)
+class Call:
+    id: str
+    name: str
+    arguments: str  # the JSON string, as the API sends it
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One reply of the scripted model: words, or tool calls (content None, as the API does)."""
+    content: str | None = None
+    calls: tuple[Call, ...] = ()
+
+    def message(self) -> dict:
+        """The assistant message as the API sends it (and as it is stored, as a plain dict)."""
+        item: dict = {"role": "assistant", "content": self.content}
+        if self.calls:
+            item["tool_calls"] = [{"id": c.id, "type": "function",
+                                   "function": {"name": c.name, "arguments": c.arguments}}
+                                  for c in self.calls]
+        return item
+
+    def __str__(self) -> str:
+        if self.calls:
+            return f"{len(self.calls)} tool call{'s' if len(self.calls) > 1 else ''}"
+        return repr(self.content)
+
+
+@dataclass
+class Script:
+    """The scripted model's replies, in order; tool call ids are numbered as they are made."""
+    replies: list[Reply] = field(default_factory=list)
+    made: int = 0  # tool calls made so far (their ids are call_id(1), call_id(2), ...)
+
+    def answer(self, text: str) -> Reply:
+        return self._add(Reply(text))
+
+    def calls(self, *calls: tuple[str, dict]) -> Reply:
+        """A reply asking for tools: (name, arguments) pairs, in one assistant message."""
+        return self._add(Reply(None, tuple(self.call(name, args) for name, args in calls)))
+
+    def call(self, name: str, arguments: dict) -> Call:
+        self.made += 1
+        return Call(call_id(self.made), name, json.dumps(arguments, ensure_ascii=False))
+
+    def _add(self, reply: Reply) -> Reply:
+        self.replies.append(reply)
+        return reply
+
+
+def copied(value: Any) -> Any:
+    """A deep copy of messages: dicts and lists copied, strings and numbers shared (they
+    cannot change), anything else (an SDK object) deep-copied. Much faster than deepcopy."""
+    if isinstance(value, dict):
+        return {k: copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copied(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one request sent: its messages and tools (None when no tools were offered)."""
+    messages: list
+    tools: list | None
+    body: dict  # every field of the request, as given
+
+
+def _completion(reply: Reply, n: int) -> Any:
+    from openai.types.chat import ChatCompletion  # noqa: PLC0415  (lazy: openai is slow)
+
+    return ChatCompletion.model_validate({
+        "id": f"chatcmpl-scripted-{n}", "object": "chat.completion", "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "message": reply.message(), "logprobs": None,
+                     "finish_reason": "tool_calls" if reply.calls else "stop"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+
+
+class ScriptedClient:
+    """A Chat Completions client whose model answers from a script (see the module's doc).
+
+    forever: when the script is used up, the reply for each further request (made by
+    forever(the script), e.g. one more tool call); without it, a further request raises
+    ScriptEnded. Requests beyond `limit` raise TooManyCalls."""
+
+    def __init__(self, script: Script | Iterable[Reply], *,
+                 forever: Callable[[Script], Reply] | None = None, limit: int = LIMIT):
+        self.script = script if isinstance(script, Script) else Script(list(script))
+        self.forever, self.limit = forever, limit
+        self.requests: list[Request] = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    def _create(self, **body: Any) -> Any:
+        tools = body.get("tools")
+        self.requests.append(Request(copied(list(body.get("messages") or [])),
+                                     copied(tools) if tools is not None else None,
+                                     dict(body)))
+        n = len(self.requests)
+        if n > self.limit:
+            raise TooManyCalls(f"model call {n} refused by the check: {self.limit} model "
+                               "calls were made and the code did not stop")
+        if n <= len(self.script.replies):
+            return _completion(self.script.replies[n - 1], n)
+        if self.forever is None:
+            raise ScriptEnded(f"model call {n}: the check's model had only "
+                              f"{len(self.script.replies)} repl"
+                              f"{'y' if len(self.script.replies) == 1 else 'ies'} to give")
+        self.script.replies.append(self.forever(self.script))
+        return _completion(self.script.replies[-1], n)
+
+
+@contextmanager
+def answering(client: ScriptedClient):
+    """Make `client` the shared one for the block, so chat() without client= reaches it."""
+    from lesson_lib.llm import using_client  # noqa: PLC0415
+
+    with using_client(client, MODEL):
+        yield client
+
+
+# ----------------------------------------------------------------- tools that are watched
+
+class WatchedTools(ToolRegistry):
+    """A ToolRegistry that writes down every call it runs (`ran`: (name, arguments) pairs).
+    crash_at=k: the k-th call raises ToolCrashed instead of running."""
+
+    def __init__(self, crash_at: int | None = None):
+        super().__init__()
+        self.ran: list[tuple[str, str]] = []
+        self.crash_at = crash_at
+
+    def execute(self, name: str, arguments_json: str) -> str:
+        self.ran.append((name, arguments_json))
+        if self.crash_at == len(self.ran):
+            raise ToolCrashed(f"the check stopped tool call {self.crash_at} halfway "
+                              "(as a Ctrl-C or a crash would)")
+        return super().execute(name, arguments_json)
+
+
+_WEATHER = ToolRegistry()
+_WEATHER.register(get_current_weather, WEATHER_TOOL)
+
+
+def weather_tools(crash_at: int | None = None) -> WatchedTools:
+    """The checks' tools: the seed's weather tool (simulated data, the same every time)."""
+    tools = WatchedTools(crash_at)
+    tools._tools = dict(_WEATHER._tools)  # registered once: checking a schema takes a while
+    return tools
+
+
+CITIES = ("Chengdu", "Beijing", "Shanghai", "Guangzhou", "Hangzhou", "Shenzhen")
+
+
+def weather_calls(n: int, start: int = 0) -> list[tuple[str, dict]]:
+    """n weather calls, for n different cities."""
+    return [("get_current_weather", {"location": CITIES[(start + k) % len(CITIES)]})
+            for k in range(n)]
+
+
+# ----------------------------------------------------------------- showing messages
+
+def field_of(obj: Any, name: str) -> Any:
+    """obj[name] for a dict, obj.name for an SDK object (None when it has no such field)."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _short(text: Any, limit: int = 28) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def label(message: Any) -> str:
+    """One message in a few words: user 'hi', assistant→2 calls, tool→call_1a2b…, or the
+    name of an object that is not a dict."""
+    if not isinstance(message, dict):
+        return f"{type(message).__name__} object"
+    role = message.get("role")
+    if role == "assistant" and message.get("tool_calls"):
+        ids = ", ".join(_short(field_of(c, "id"), 12) for c in message["tool_calls"])
+        return f"assistant(tool_calls: {ids})"
+    if role == "tool":
+        return f"tool({_short(message.get('tool_call_id'), 12)})"
+    if role == "system":
+        return "system"
+    return f"{role} {_short(message.get('content'))!r}" if message.get("content") else str(role)
+
+
+def labels(messages: Any) -> str:
+    """A list of messages in a few words each: [system, user 'hi', assistant 'hello']."""
+    try:
+        return "[" + ", ".join(label(m) for m in messages) + "]"
+    except TypeError:
+        return repr(messages)
+
+
+def first_problem(messages: Any) -> str | None:
+    """The first reason the API would refuse `messages`, on one line (None: it would not)."""
+    from lesson_lib.protocol import find_problems  # noqa: PLC0415
+
+    problems = find_problems(messages)
+    return problems[0].message if problems else None
+
+
+def tool_names(tools: Any) -> str:
+    """A tools list by its names, [get_current_weather]; None (no tools offered) as None."""
+    try:
+        return "[" + ", ".join(t["function"]["name"] for t in tools) + "]"
+    except (TypeError, KeyError):
+        return repr(tools)
+
+
+def normalized(message: Any) -> Any:
+    """A message as the checks compare it: an assistant dict as assistant_to_dict has it (so
+    None content is ""), any other dict as it is, and an object by its type (it should have
+    been a dict)."""
+    from lesson_lib.protocol import assistant_to_dict  # noqa: PLC0415
+
+    if not isinstance(message, dict):
+        return f"a {type(message).__name__} object"
+    return assistant_to_dict(message) if message.get("role") == "assistant" else message
