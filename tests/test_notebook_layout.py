@@ -1,0 +1,117 @@
+"""What a learner sees when a notebook opens: short set-up, no asserts in view, honest times.
+
+- the first code cell (the set-up) is short: imports go where they are first used;
+- no visible cell carries an `assert`: claims keep their asserts in collapsed cells;
+- the **Time** line of each notebook and the README's table of times are the ones
+  scripts/reading_times.py computes from the notebooks as they are now (core path, and
+  everything with the deep dives and exercises), so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SETUP_LINES = 8
+
+
+def _reading_times():
+    spec = importlib.util.spec_from_file_location("reading_times",
+                                                  ROOT / "scripts" / "reading_times.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reading_times"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+TIMES = _reading_times()
+
+
+def _cells(path: Path) -> list[dict]:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else value
+
+
+def _asserts(source: str) -> bool:
+    try:
+        tree = ast.parse(re.sub(r"^[%!].*$", "", source, flags=re.MULTILINE))
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.Assert) for node in ast.walk(tree))
+
+
+def _hidden(cell: dict) -> bool:
+    return bool(cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_set_up_cell_is_short(path):
+    first = next(c for c in _cells(path) if c["cell_type"] == "code")
+    lines = [line for line in _text(first["source"]).splitlines() if line.strip()]
+    assert len(lines) <= SETUP_LINES, (
+        f"{path.name}: the first code cell has {len(lines)} lines (at most {SETUP_LINES}): "
+        "import what a section needs in that section")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_visible_cell_carries_an_assert(path):
+    visible = [i for i, c in enumerate(_cells(path))
+               if c["cell_type"] == "code" and _asserts(_text(c["source"])) and not _hidden(c)]
+    assert not visible, (f"{path.name}: cells {visible} show asserts: move them into a "
+                         "collapsed cell of their own (metadata jupyter.source_hidden)")
+
+
+def test_the_assert_rule_sees_asserts_anywhere():
+    assert _asserts("x = 1\nif x:\n    assert x")
+    assert not _asserts("print('assert')")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_time_line_is_the_one_computed_from_the_notebook(path):
+    first = _text(_cells(path)[0]["source"])
+    want = TIMES.time_line(TIMES.times(path))
+    assert want in first, (f"{path.name}: its **Time** line is not {want!r}: run "
+                           ".venv/bin/python scripts/reading_times.py --write")
+
+
+def test_the_readme_gives_the_same_times():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert TIMES.readme_block() in readme, (
+        "README's table of times is out of date: run "
+        ".venv/bin/python scripts/reading_times.py --write")
+
+
+def test_a_deep_dive_counts_only_in_everything(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    words = " ".join(["word"] * 140)
+    nb = new_notebook(cells=[new_markdown_cell("# T\n\n**Time**: x"),
+                             new_markdown_cell(f"## Core\n\n{words}"),
+                             new_markdown_cell(f"## Inside · deep dive\n\n{words}"),
+                             new_code_cell("x = 1")])
+    nb.cells[3].metadata["jupyter"] = {"source_hidden": False}
+    path = tmp_path / "99_t.ipynb"
+    nbformat.write(nb, path)
+    t = TIMES.times(path)
+    assert round(t.core) == 1 and 1.2 < t.extra < 1.4, t
+
+
+def test_notebook_00_gives_the_same_times():
+    start = ROOT / "notebooks" / "00_start_here.ipynb"
+    markdown = "\n".join(_text(c["source"]) for c in _cells(start) if c["cell_type"] == "markdown")
+    assert TIMES.readme_block() in markdown, (
+        "notebook 00's table of times is out of date: run "
+        ".venv/bin/python scripts/reading_times.py --write")
