@@ -1,5 +1,5 @@
 # Notebook 05, exercise 3: an agent with a tool of your own, described so a model can choose it.
-# Checked by: lesson_lib.exercises.nb05.check_my_agent(my_agent)
+# Checked by: lesson_lib.exercises.nb05.check_my_agent(my_agent, my_question, my_arguments)
 
 from lesson_lib.agent import Agent
 from lesson_lib.tools import ToolRegistry
