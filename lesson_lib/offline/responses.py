@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -439,8 +440,9 @@ def number_problem(name: str, value: Any, low: float, high: float | None,
     return None
 
 
-def check_options(body: Mapping) -> None:
-    """Every other option's type and range, in the recorded order where it is known."""
+def check_options(body: Mapping) -> tuple[list, list, int]:
+    """Every other option's type and range, in the recorded order where it is known;
+    returns tools_of(body)."""
     include = body.get("include")
     if include is not None:
         if not isinstance(include, list):
@@ -448,7 +450,7 @@ def check_options(body: Mapping) -> None:
         for k, value in enumerate(include):
             if value not in INCLUDABLE:
                 raise invalid_value(value, INCLUDABLE, f"include[{k}]")  # verbatim (recorded)
-    check_tools(body.get("tools"))
+    tools = tools_of(body)
     check_tool_choice(body.get("tool_choice"), body.get("tools"))
     metadata = body.get("metadata")
     if metadata is not None:
@@ -459,7 +461,8 @@ def check_options(body: Mapping) -> None:
                 f"Invalid 'metadata': too many properties. Expected an object with at most "
                 f"{MAX_METADATA} properties, but got an object with {len(metadata)} properties "
                 "instead.", param="metadata", code="object_above_max_properties")
-    check_text(body.get("text"))
+    if problem := _text_verdict(dumps_key(body.get("text"))):
+        raise problem
     for name, low, high, integer in (("temperature", 0, 2, False), ("top_p", 0, 1, False)):
         if problem := number_problem(name, body.get(name), low, high, integer):
             raise problem
@@ -510,6 +513,42 @@ def check_options(body: Mapping) -> None:
             isinstance(conversation, Mapping) and isinstance(conversation.get("id"), str)):
         raise invalid_type("conversation", "one of a string or an object with an 'id'",
                            conversation)  # reconstructed
+    return tools
+
+
+def dumps_key(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def tools_of(body: Mapping) -> tuple[list, list, int]:
+    """(the tools as Chat tools, as the response echoes them, their tokens); the API's
+    refusal of the first bad one. Cached, as Chat's: lessons send the same tools every
+    time, and checking JSON schemas is the slowest rule."""
+    problem, found = _tools_verdict(dumps_key(body.get("tools")))
+    if problem:
+        raise problem
+    return found
+
+
+@lru_cache(maxsize=256)
+def _tools_verdict(key: str) -> tuple[ProtocolError | None, tuple]:
+    tools = json.loads(key)
+    try:
+        check_tools(tools)
+    except ProtocolError as problem:
+        return problem, ()
+    chat = chat_tools(tools)
+    echoed = [echoed_tool(t, c) for t, c in zip(tools or [], chat, strict=True)]
+    return None, (chat, echoed, count_tools(chat or None, MODEL_ID))
+
+
+@lru_cache(maxsize=256)
+def _text_verdict(key: str) -> ProtocolError | None:
+    try:
+        check_text(json.loads(key))
+    except ProtocolError as problem:
+        return problem
+    return None
 
 
 # ----------------------------------------------------------------- stored state
@@ -783,12 +822,11 @@ def chat_format(text: Any) -> dict | None:
 
 # ----------------------------------------------------------------- the prompt cache
 
-def prefix_hashes(tools: list, messages: list,
+def prefix_hashes(tools: list, messages: list, tools_tokens: int,
                   start: tuple[bytes, int] | None = None) -> list[tuple[str, int]]:
     """(hash, tokens) of each start of the prompt, whole messages at a time: the tools,
     then one message more each time (`start`: the digest and tokens before `messages`)."""
-    digest, tokens = start or (hashlib.sha256(api.dumps(tools)).digest(),
-                               count_tools(tools or None, MODEL_ID))
+    digest, tokens = start or (hashlib.sha256(api.dumps(tools)).digest(), tools_tokens)
     out = []
     for message in messages:
         digest = hashlib.sha256(digest + api.dumps(message)).digest()
@@ -797,13 +835,14 @@ def prefix_hashes(tools: list, messages: list,
     return out
 
 
-def answered_prefixes(tools: list, asked: list, prefixes: list, answered: list) -> list:
+def answered_prefixes(tools: list, tools_tokens: int, asked: list, prefixes: list,
+                      answered: list) -> list:
     """The prefixes of the prompt with the answer after it (what a continuation resends),
     reusing the prompt's own."""
     if answered[:len(asked)] != asked or not prefixes:
-        return prefix_hashes(tools, answered)
+        return prefix_hashes(tools, answered, tools_tokens)
     last_hash, last_tokens = prefixes[-1]
-    return prefixes + prefix_hashes(tools, answered[len(asked):],
+    return prefixes + prefix_hashes(tools, answered[len(asked):], tools_tokens,
                                     (bytes.fromhex(last_hash), last_tokens))
 
 
@@ -850,7 +889,7 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
     body = api.parse_body(raw)
     check_fields(body)
     check_input(body["input"])
-    check_options(body)
+    tools, echoed, tools_tokens = check_options(body)
     earlier, conversation = resolve_context(body, state)
     given = body["input"]
     fresh = [{"role": "user", "content": given}] if isinstance(given, str) and given else (
@@ -862,7 +901,6 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
             explanation="say something: input='…'")
     instructions = body.get("instructions")
     head = [{"role": "system", "content": instructions}] if instructions else []
-    tools = chat_tools(body.get("tools"))
     messages = head + to_messages(earlier + fresh)
     asked: dict[str, Any] = {"model": body["model"], "messages": messages}
     if tools:
@@ -878,8 +916,8 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
                 "Response input messages must contain the word 'json' in some form to use "
                 "'text.format' of type 'json_object'.", param="input",
                 explanation="JSON mode needs the word 'json' in the input or instructions")
-    prefixes = prefix_hashes(tools, messages)
-    input_tokens = (prefixes[-1][1] if prefixes else count_tools(tools or None, MODEL_ID)) + 3
+    prefixes = prefix_hashes(tools, messages, tools_tokens)
+    input_tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
     if input_tokens > window and body.get("truncation") != "auto":
         raise context_error()
     serial = state.next_serial()
@@ -887,14 +925,15 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
     kept = [stored_item(item, stem, k) for k, item in enumerate(fresh)]
     context = earlier + kept  # what the response is answered from (and lists as input items)
     if input_tokens > window:  # truncation='auto'
-        context, messages, prefixes, input_tokens = truncated(context, head, tools, window)
+        context, messages, prefixes, input_tokens = truncated(context, head, tools,
+                                                              tools_tokens, window)
         asked["messages"] = messages
     answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
     message, finish, used = api.limit_reply(dict(answer["message"]), answer["finish_reason"],
                                             body.get("max_output_tokens"))
     hit = cached(state.prefix_tokens([digest for digest, _ in prefixes]))
     response = response_object(body, stem, serial, message, finish, used, input_tokens, hit,
-                               tools, conversation)
+                               echoed, conversation)
     answered = head + to_messages(context + response["output"], check=False)
     with state.transaction():
         if body.get("store") is not False:
@@ -906,14 +945,15 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
             if now is not None:
                 state.put("conversation", now["conversation"]["id"], {
                     **now, "items": now["items"] + kept + response["output"]})
-        state.remember_prefixes(answered_prefixes(tools, messages, prefixes, answered))
+        state.remember_prefixes(answered_prefixes(tools, tools_tokens, messages, prefixes,
+                                                  answered))
     if body.get("stream"):
         request_id = "req_" + hashlib.sha256(response["id"].encode()).hexdigest()[:32]
         return 200, {**SSE_HEADERS, "x-request-id": request_id}, events(response)
     return api.json_reply(200, response)
 
 
-def truncated(context: list, head: list, tools: list,
+def truncated(context: list, head: list, tools: list, tools_tokens: int,
               window: int) -> tuple[list, list, list, int]:
     """truncation='auto': the oldest groups of items dropped until the rest fits; the last
     group (the new turn) is never dropped (then the request is refused)."""
@@ -922,8 +962,8 @@ def truncated(context: list, head: list, tools: list,
         groups = groups[1:]
         kept = [item for group in groups for item in group]
         messages = head + to_messages(kept)
-        prefixes = prefix_hashes(tools, messages)
-        tokens = prefixes[-1][1] + 3 if prefixes else 3
+        prefixes = prefix_hashes(tools, messages, tools_tokens)
+        tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
         if tokens <= window:
             return kept, messages, prefixes, tokens
     raise context_error()
@@ -949,7 +989,7 @@ def output_items(message: Mapping, finish: str, stem: str) -> list[dict]:
 
 
 def response_object(body: Mapping, stem: str, serial: int, message: Mapping, finish: str,
-                    used: int, input_tokens: int, hit: int, tools: list,
+                    used: int, input_tokens: int, hit: int, echoed_tools: list,
                     conversation: dict | None) -> dict:
     """The `response` object, keys in the order the real API sends them (a captured
     answer, kangminlee-maker/local-OAuth-CLI-API-adapter's spec/captures)."""
@@ -957,8 +997,6 @@ def response_object(body: Mapping, stem: str, serial: int, message: Mapping, fin
     when = created_at(serial)
     text = body.get("text") if isinstance(body.get("text"), Mapping) else {}
     reasoning = body.get("reasoning") or {}
-    echoed_tools = [echoed_tool(t, c) for t, c in zip(body.get("tools") or [], tools,
-                                                      strict=True)]
     response = {
         "id": "resp_" + stem + hashlib.sha256(stem.encode()).hexdigest()[:24],
         "object": "response",
