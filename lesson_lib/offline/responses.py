@@ -148,7 +148,7 @@ def handle(method: str, path: str, raw: bytes, *, window: int = DEFAULT_CONTEXT_
 def hex_id(prefix: str, stem: str, *seed: Any) -> str:
     """`prefix` + the object's 26-hex stem + 24 hex of `seed`: items share their response's
     stem, as the real ids do (resp_0bb27db6…, msg_0bb27db6…)."""
-    tail = hashlib.sha256((stem + json.dumps(seed, separators=(",", ":"))).encode())
+    tail = hashlib.sha256("|".join(map(str, (stem, *seed))).encode())
     return prefix + stem + tail.hexdigest()[:24]
 
 
@@ -920,33 +920,35 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
     input_tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
     if input_tokens > window and body.get("truncation") != "auto":
         raise context_error()
-    serial = state.next_serial()
-    stem = stem_of(serial, raw)
-    kept = [stored_item(item, stem, k) for k, item in enumerate(fresh)]
-    context = earlier + kept  # what the response is answered from (and lists as input items)
+    dropped = 0
     if input_tokens > window:  # truncation='auto'
-        context, messages, prefixes, input_tokens = truncated(context, head, tools,
-                                                              tools_tokens, window)
-        asked["messages"] = messages
+        full = earlier + fresh
+        kept_items, messages, prefixes, input_tokens = truncated(full, head, tools,
+                                                                 tools_tokens, window)
+        dropped, asked["messages"] = len(full) - len(kept_items), messages
     answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
     message, finish, used = api.limit_reply(dict(answer["message"]), answer["finish_reason"],
                                             body.get("max_output_tokens"))
     hit = cached(state.prefix_tokens([digest for digest, _ in prefixes]))
-    response = response_object(body, stem, serial, message, finish, used, input_tokens, hit,
-                               echoed, conversation)
-    answered = head + to_messages(context + response["output"], check=False)
-    with state.transaction():
+    said = to_messages(output_items(message, finish, ""), check=False)  # ids play no part
+    seen = answered_prefixes(tools, tools_tokens, messages, prefixes, messages + said)
+    with state.transaction():  # ids are made from the serial: taken and used in one step
+        serial = state.next_serial()
+        stem = stem_of(serial, raw)
+        kept = [stored_item(item, stem, k) for k, item in enumerate(fresh)]
+        context = (earlier + kept)[dropped:]  # what it is answered from: its input items
+        response = response_object(body, stem, serial, message, finish, used, input_tokens,
+                                   hit, echoed, conversation)
         if body.get("store") is not False:
             state.put("response", response["id"], {"response": response, "context": context})
-            for item in [*kept, *response["output"]]:
-                state.put("item", item["id"], item)
+            state.put_many("item", [(item["id"], item) for item in [*kept,
+                                                                    *response["output"]]])
         if conversation is not None:  # read again: another request may have added items
             now = state.get("conversation", conversation["conversation"]["id"])
             if now is not None:
                 state.put("conversation", now["conversation"]["id"], {
                     **now, "items": now["items"] + kept + response["output"]})
-        state.remember_prefixes(answered_prefixes(tools, tools_tokens, messages, prefixes,
-                                                  answered))
+        state.remember_prefixes(seen)
     if body.get("stream"):
         request_id = "req_" + hashlib.sha256(response["id"].encode()).hexdigest()[:32]
         return 200, {**SSE_HEADERS, "x-request-id": request_id}, events(response)
@@ -1155,8 +1157,7 @@ def create_conversation(state: Any, body: dict) -> dict:
         kept = new_items(state, items, stem)
         state.put("conversation", conversation["id"], {"conversation": conversation,
                                                        "items": kept})
-        for item in kept:
-            state.put("item", item["id"], item)
+        state.put_many("item", [(item["id"], item) for item in kept])
     return conversation
 
 
@@ -1203,8 +1204,7 @@ def conversation_items(method: str, state: Any, conversation_id: str, rest: list
             kept = new_items(state, body["items"], stem_of(serial, raw))
             state.put("conversation", conversation_id, {**record,
                                                         "items": record["items"] + kept})
-            for item in kept:
-                state.put("item", item["id"], item)
+            state.put_many("item", [(item["id"], item) for item in kept])
         return api.json_reply(200, {"object": "list", "data": kept,
                                     "first_id": kept[0]["id"] if kept else None,
                                     "last_id": kept[-1]["id"] if kept else None,

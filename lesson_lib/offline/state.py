@@ -67,6 +67,10 @@ class MemoryState:
         with self._lock:
             self._objects[kind][key] = value
 
+    def put_many(self, kind: str, pairs: Iterable[tuple[str, Any]]) -> None:
+        with self._lock:
+            self._objects[kind].update(pairs)
+
     def delete(self, kind: str, key: str) -> bool:
         with self._lock:
             return self._objects[kind].pop(key, None) is not None
@@ -162,6 +166,13 @@ class SqliteState:
         with self._lock:
             self._connection().execute(
                 "INSERT OR REPLACE INTO objects VALUES (?, ?, ?)", (kind, key, data))
+
+    def put_many(self, kind: str, pairs: Iterable[tuple[str, Any]]) -> None:
+        rows = [(kind, key, json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+                for key, value in pairs]
+        with self._lock:
+            self._connection().executemany("INSERT OR REPLACE INTO objects VALUES (?, ?, ?)",
+                                           rows)
 
     def delete(self, kind: str, key: str) -> bool:
         with self._lock:
