@@ -829,10 +829,24 @@ def prefix_hashes(tools: list, messages: list, tools_tokens: int,
     digest, tokens = start or (hashlib.sha256(api.dumps(tools)).digest(), tools_tokens)
     out = []
     for message in messages:
-        digest = hashlib.sha256(digest + api.dumps(message)).digest()
-        tokens += count_message(message, MODEL_ID)
+        key = repr(message)  # messages are built with their keys in one order: a fixed text
+        digest = hashlib.sha256(digest + key.encode()).digest()
+        tokens += message_tokens(key, message)
         out.append((digest.hex(), tokens))
     return out
+
+
+_counted: dict[str, int] = {}
+
+
+def message_tokens(key: str, message: Mapping) -> int:
+    """count_message(message), remembered: a chain resends the same messages every turn."""
+    found = _counted.get(key)
+    if found is None:
+        if len(_counted) > 50_000:
+            _counted.clear()
+        found = _counted[key] = count_message(message, MODEL_ID)
+    return found
 
 
 def answered_prefixes(tools: list, tools_tokens: int, asked: list, prefixes: list,
