@@ -500,6 +500,59 @@ def test_the_async_client_creates_chains_and_streams(async_client):
     assert len(listed) == 2 and len(items) == 3
 
 
+def test_every_endpoint_and_refusal_through_the_async_client(async_client):
+    async def refused_async(call, status=400):
+        with pytest.raises(openai.APIStatusError) as caught:
+            await call
+        assert caught.value.status_code == status
+        return caught.value.body
+
+    async def main():
+        responses, conversations = async_client.responses, async_client.conversations
+        asked = await responses.create(model=MODEL_ID, input="What's the weather in Chengdu?",
+                                       tools=[WEATHER])
+        call_id = asked.output[0].call_id
+        no_output = await refused_async(responses.create(
+            model=MODEL_ID, input="hello", tools=[WEATHER], previous_response_id=asked.id))
+        assert no_output["message"] == f"No tool output found for function call {call_id}."
+        assert (await responses.retrieve(asked.id)) == asked
+        items = [i async for i in responses.input_items.list(asked.id)]
+        assert [i.type for i in items] == ["message"]
+        await responses.delete(asked.id)
+        gone = await refused_async(responses.create(model=MODEL_ID, input="hello",
+                                                    previous_response_id=asked.id))
+        assert gone["code"] == "previous_response_not_found"
+        await refused_async(responses.retrieve(asked.id), 404)
+        conversation = await conversations.create(metadata={"a": "b"})
+        assert (await conversations.retrieve(conversation.id)) == conversation
+        assert (await conversations.update(conversation.id, metadata={"a": "c"})).metadata == \
+            {"a": "c"}
+        added = await conversations.items.create(conversation.id, items=[
+            {"role": "user", "content": "My name is Xiaoming."}])
+        item = await conversations.items.retrieve(added.data[0].id,
+                                                  conversation_id=conversation.id)
+        assert item == added.data[0]
+        answer = await responses.create(model=MODEL_ID, input="What is my name?",
+                                        conversation=conversation.id)
+        assert answer.output_text == "You told me your name is Xiaoming."
+        await conversations.items.delete(item.id, conversation_id=conversation.id)
+        assert len([i async for i in conversations.items.list(conversation.id)]) == 2
+        assert (await conversations.delete(conversation.id)).deleted is True
+        await refused_async(conversations.retrieve(conversation.id), 404)
+
+    asyncio.run(main())
+
+
+def test_a_streamed_request_is_refused_before_its_stream(client):
+    asked = create(client, input="What's the weather in Chengdu?", tools=[WEATHER])
+    body = refused(lambda: create(client, input="hello", tools=[WEATHER], stream=True,
+                                  previous_response_id=asked.id))
+    assert body["message"].startswith("No tool output found for function call call_")
+    body = refused(lambda: create(client, input="hello", stream=True,
+                                  previous_response_id="resp_gone"))
+    assert body["code"] == "previous_response_not_found"
+
+
 # ----------------------------------------------------------------- the prompt cache
 
 def test_cached_tokens_count_the_start_already_seen_from_1024_tokens_in_steps_of_128(client):

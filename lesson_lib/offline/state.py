@@ -109,7 +109,11 @@ class SqliteState:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._depth = 0
-        self._connection()  # fail now, not at the first request, if the file cannot be used
+        try:
+            self._connection()  # fail now, not at the first request, if the file is unusable
+        except sqlite3.Error as error:
+            raise OSError(f"cannot keep the state in {self.path!r}: {error} (give a file in a "
+                          "folder that exists and that you may write to)") from None
 
     def __repr__(self) -> str:
         return f"SqliteState({self.path!r})"
