@@ -371,6 +371,23 @@ def test_in_process_clients_share_one_state_unless_given_their_own():
                            previous_response_id=made.id))
 
 
+def test_item_references_name_stored_items(client):
+    made = create(client, input="My name is Xiaoming.")
+    again = create(client, input=[{"type": "item_reference", "id": made.output[0].id},
+                                  {"role": "user", "content": "What is my name?"}])
+    assert again.usage.input_tokens > made.usage.input_tokens
+    conversation = client.conversations.create()
+    added = client.conversations.items.create(conversation.id, items=[
+        {"role": "user", "content": "My name is Xiaoming."}])
+    named = create(client, store=False, input=[{"type": "item_reference", "id": added.data[0].id},
+                                               {"role": "user", "content": "What is my name?"}])
+    assert named.output_text == "You told me your name is Xiaoming."
+    body = refused(lambda: create(client, input=[{"type": "item_reference",
+                                                  "id": "msg_" + "0" * 50}]), status=404)
+    assert body["message"] == (f"Item with id 'msg_{'0' * 50}' not found. Items are not "
+                               "persisted when `store` is set to false.")
+
+
 # ----------------------------------------------------------------- conversations
 
 def test_the_conversations_api(client):

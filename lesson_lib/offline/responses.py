@@ -29,8 +29,8 @@ grows with the conversation whether the client sends the history or the server k
 `usage.input_tokens_details.cached_tokens` is the offline model's prompt cache, with the
 real one's rules (the prompt-caching guide): the longest start of this prompt (tools,
 instructions, then messages, whole messages at a time) that an earlier request of the
-same state sent or was answered with; it counts from 1024 tokens on, in steps of 128,
-else 0. A continued chain, a conversation, or a client resending its history all hit it.
+same state sent, up to where its instructions, its prompt or its answer ended; it counts
+from 1024 tokens on, in steps of 128, else 0. A continued chain, a conversation, or a client resending its history all hit it.
 Unlike the real cache it never expires while the state lives.
 
 Determinism: ids and `created_at` are derived from a serial number the state gives out
@@ -629,23 +629,23 @@ def text_parts(content: Any, role: str) -> list[dict]:
     return [{"type": "input_text", "text": content}]
 
 
-def stored_item(item: Any, stem: str, k: int) -> dict:
+def stored_item(item: Any, stem: str, k: int, tag: str = "in") -> dict:
     """An input item as the API keeps (and lists) it: a message with parts and an id."""
     if isinstance(item, str):
         item = {"role": "user", "content": item}
     kind = item.get("type", "message")
     if kind == "message":
         role = item["role"]
-        shaped = {"id": item.get("id") or hex_id("msg_", stem, "in", k), "type": "message",
+        shaped = {"id": item.get("id") or hex_id("msg_", stem, tag, k), "type": "message",
                   "role": role, "content": text_parts(item["content"], role),
                   "status": item.get("status") or "completed"}
         return shaped
     if kind == "function_call":
-        return {"id": item.get("id") or hex_id("fc_", stem, "in", k), "type": "function_call",
+        return {"id": item.get("id") or hex_id("fc_", stem, tag, k), "type": "function_call",
                 "status": item.get("status") or "completed", "arguments": item["arguments"],
                 "call_id": item["call_id"], "name": item["name"]}
     if kind == "function_call_output":
-        return {"id": item.get("id") or hex_id("fco_", stem, "in", k),
+        return {"id": item.get("id") or hex_id("fco_", stem, tag, k),
                 "type": "function_call_output", "call_id": item["call_id"],
                 "output": item["output"], "status": item.get("status") or "completed"}
     return {**item}
@@ -728,11 +728,13 @@ def to_messages(items: list, check: bool = True) -> list[dict]:
 
 
 def resolve_references(items: list, state: Any) -> list:
-    """item_reference items replaced by the stored items they name."""
+    """item_reference items replaced by the stored items they name. An item's id starts
+    with the stem of what made it (a response, or a conversation for the items added to
+    it), so the one stored object that can hold it is read; nothing else is indexed."""
     resolved = []
     for item in items:
         if isinstance(item, Mapping) and item.get("type") == "item_reference":
-            found = state.get("item", item["id"])
+            found = find_item(state, item["id"])
             if found is None:
                 raise ProtocolError(  # verbatim shape (quoted from live answers in public code)
                     f"Item with id '{item['id']}' not found. Items are not persisted when "
@@ -741,6 +743,16 @@ def resolve_references(items: list, state: Any) -> list:
         else:
             resolved.append(item)
     return resolved
+
+
+def find_item(state: Any, item_id: str) -> dict | None:
+    stem = item_id.partition("_")[2][:26]
+    tail = hashlib.sha256(stem.encode()).hexdigest()
+    response = state.get("response", "resp_" + stem + tail[:24])
+    conversation = state.get("conversation", "conv_" + stem + tail[:22])
+    held = [*response["context"], *response["response"]["output"]] if response else \
+        conversation["items"] if conversation else []
+    return next((i for i in held if i.get("id") == item_id), None)
 
 
 def chat_tools(tools: list | None) -> list[dict]:
@@ -946,6 +958,8 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
     hit = cached(state.prefix_tokens([digest for digest, _ in prefixes]))
     said = to_messages(output_items(message, finish, ""), check=False)  # ids play no part
     seen = answered_prefixes(tools, tools_tokens, messages, prefixes, messages + said)
+    ends = {n for n in (len(head), len(messages), len(seen)) if n}  # where a later prompt
+    seen = [seen[n - 1] for n in sorted(ends)]  # can continue: instructions, prompt, answer
     with state.transaction():  # ids are made from the serial: taken and used in one step
         serial = state.next_serial()
         stem = stem_of(serial, raw)
@@ -955,8 +969,6 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
                                    hit, echoed, conversation)
         if body.get("store") is not False:
             state.put("response", response["id"], {"response": response, "context": context})
-            state.put_many("item", [(item["id"], item) for item in [*kept,
-                                                                    *response["output"]]])
         if conversation is not None:  # read again: another request may have added items
             now = state.get("conversation", conversation["conversation"]["id"])
             if now is not None:
@@ -1149,8 +1161,8 @@ def check_metadata(metadata: Any) -> dict:
     return dict(metadata)
 
 
-def new_items(state: Any, items: list, stem: str) -> list:
-    return [stored_item(item, stem, k) for k, item in enumerate(resolve_references(
+def new_items(state: Any, items: list, stem: str, tag: str = "in") -> list:
+    return [stored_item(item, stem, k, tag) for k, item in enumerate(resolve_references(
         items, state))]
 
 
@@ -1171,7 +1183,6 @@ def create_conversation(state: Any, body: dict) -> dict:
         kept = new_items(state, items, stem)
         state.put("conversation", conversation["id"], {"conversation": conversation,
                                                        "items": kept})
-        state.put_many("item", [(item["id"], item) for item in kept])
     return conversation
 
 
@@ -1214,11 +1225,10 @@ def conversation_items(method: str, state: Any, conversation_id: str, rest: list
         check_items(body["items"], "items")
         with state.transaction():
             record = conversation_of(state, conversation_id)
-            serial = state.next_serial()
-            kept = new_items(state, body["items"], stem_of(serial, raw))
+            serial = state.next_serial()  # the ids: the conversation's stem, then this serial
+            kept = new_items(state, body["items"], conversation_id[5:31], f"add{serial}")
             state.put("conversation", conversation_id, {**record,
                                                         "items": record["items"] + kept})
-            state.put_many("item", [(item["id"], item) for item in kept])
         return api.json_reply(200, {"object": "list", "data": kept,
                                     "first_id": kept[0]["id"] if kept else None,
                                     "last_id": kept[-1]["id"] if kept else None,

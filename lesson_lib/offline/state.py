@@ -1,5 +1,5 @@
-"""Where the offline model keeps what the Responses API stores: responses, conversations,
-their items, and the prompt cache's prefixes.
+"""Where the offline model keeps what the Responses API stores: responses, conversations
+(with their items), and the prompt cache's prefixes.
 
 Chat Completions is stateless: `api.handle()` answers from the request alone. The Responses
 API is not: `store=True` (the default) keeps a response so that a later request can say
@@ -32,13 +32,15 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-KINDS = ("response", "conversation", "item")
+KINDS = ("response", "conversation")
 MAX_PREFIXES = 100_000  # MemoryState forgets the oldest prompt-cache prefixes beyond this
+BUSY_TIMEOUT_S = 10.0   # SqliteState: how long a statement waits while another process writes
 
 
 class MemoryState:
@@ -120,20 +122,38 @@ class SqliteState:
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
+            # timeout=0: a busy database is retried here, every 50 µs and up, not by SQLite's
+            # own handler, whose first wait is 1 ms (then 2, 5, 10 …): far longer than the
+            # transactions the other worker holds, and it would stall every connection of
+            # this worker's event loop meanwhile.
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                   timeout=10)
-            conn.execute("PRAGMA journal_mode=WAL")
+                                   timeout=0)
+            self._retry(conn.execute, "PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={'NORMAL' if self.durable else 'OFF'}")
-            conn.executescript(
-                "CREATE TABLE IF NOT EXISTS objects (kind TEXT NOT NULL, id TEXT NOT NULL, "
-                "value TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;"
-                "CREATE TABLE IF NOT EXISTS serial (one INTEGER PRIMARY KEY CHECK (one = 1), "
-                "value INTEGER NOT NULL);"
-                "INSERT OR IGNORE INTO serial VALUES (1, 0);"
-                "CREATE TABLE IF NOT EXISTS prefixes (hash TEXT PRIMARY KEY, "
-                "tokens INTEGER NOT NULL) WITHOUT ROWID;")
+            self._retry(conn.executescript,
+                        "CREATE TABLE IF NOT EXISTS objects (kind TEXT NOT NULL, id TEXT NOT "
+                        "NULL, value TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;"
+                        "CREATE TABLE IF NOT EXISTS serial (one INTEGER PRIMARY KEY CHECK "
+                        "(one = 1), value INTEGER NOT NULL);"
+                        "INSERT OR IGNORE INTO serial VALUES (1, 0);"
+                        "CREATE TABLE IF NOT EXISTS prefixes (hash TEXT PRIMARY KEY, "
+                        "tokens INTEGER NOT NULL) WITHOUT ROWID;")
             self._conn, self._pid, self._depth = conn, os.getpid(), 0
         return self._conn
+
+    @staticmethod
+    def _retry(call: Any, *args: Any) -> Any:
+        """`call(*args)`, again while another process holds the database (for 10 s at most)."""
+        wait, deadline = 0.00005, time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                return call(*args)
+            except sqlite3.OperationalError as error:
+                busy = "locked" in str(error) or "busy" in str(error)
+                if not busy or time.monotonic() > deadline:
+                    raise
+            time.sleep(wait)
+            wait = min(wait * 2, 0.002)
 
     def close(self) -> None:
         if self._conn is not None and self._pid == os.getpid():
@@ -146,7 +166,7 @@ class SqliteState:
             conn = self._connection()
             outer = self._depth == 0
             if outer:
-                conn.execute("BEGIN IMMEDIATE")
+                self._retry(conn.execute, "BEGIN IMMEDIATE")
             self._depth += 1
             try:
                 yield self
@@ -157,29 +177,28 @@ class SqliteState:
                 raise
             self._depth -= 1
             if outer:
-                conn.execute("COMMIT")
+                self._retry(conn.execute, "COMMIT")
+
+    def _read(self, sql: str, params: Any) -> Any:
+        with self._lock:
+            return self._retry(lambda: self._connection().execute(sql, params).fetchone())
 
     def get(self, kind: str, key: str) -> Any:
-        with self._lock:
-            row = self._connection().execute(
-                "SELECT value FROM objects WHERE kind = ? AND id = ?", (kind, key)).fetchone()
+        row = self._read("SELECT value FROM objects WHERE kind = ? AND id = ?", (kind, key))
         return json.loads(row[0]) if row else None
 
     def put(self, kind: str, key: str, value: Any) -> None:
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        with self._lock:
-            self._connection().execute(
-                "INSERT OR REPLACE INTO objects VALUES (?, ?, ?)", (kind, key, data))
+        self.put_many(kind, [(key, value)])
 
     def put_many(self, kind: str, pairs: Iterable[tuple[str, Any]]) -> None:
         rows = [(kind, key, json.dumps(value, ensure_ascii=False, separators=(",", ":")))
                 for key, value in pairs]
-        with self._lock:
+        with self.transaction():
             self._connection().executemany("INSERT OR REPLACE INTO objects VALUES (?, ?, ?)",
                                            rows)
 
     def delete(self, kind: str, key: str) -> bool:
-        with self._lock:
+        with self.transaction():
             cursor = self._connection().execute(
                 "DELETE FROM objects WHERE kind = ? AND id = ?", (kind, key))
         return cursor.rowcount > 0
@@ -194,13 +213,11 @@ class SqliteState:
         if not hashes:
             return 0
         marks = ",".join("?" * len(hashes))
-        with self._lock:
-            row = self._connection().execute(
-                f"SELECT MAX(tokens) FROM prefixes WHERE hash IN ({marks})", hashes).fetchone()
+        row = self._read(f"SELECT MAX(tokens) FROM prefixes WHERE hash IN ({marks})", hashes)
         return row[0] or 0
 
     def remember_prefixes(self, prefixes: Iterable[tuple[str, int]]) -> None:
-        with self._lock:
+        with self.transaction():
             self._connection().executemany(
                 "INSERT OR REPLACE INTO prefixes VALUES (?, ?)", list(prefixes))
 
