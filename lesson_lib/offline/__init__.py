@@ -7,6 +7,13 @@ objects and genuine `openai.BadRequestError`s, with no key and no network:
     client = offline_client()                      # an openai.OpenAI
     client.chat.completions.create(model=MODEL_ID, messages=[...])
 
+The Responses API answers from the same brain (`responses.py`), with what it stores
+(responses, conversations) kept in `state.py`:
+
+    first = client.responses.create(model=MODEL_ID, input="My name is Xiaoming.")
+    client.responses.create(model=MODEL_ID, input="What is my name?",
+                            previous_response_id=first.id)
+
 Two ways in, one behaviour (`api.handle`):
 - in process: `offline_client()` plugs `transport.OfflineTransport` into the SDK's
   HTTP client; the base URL uses the reserved `.invalid` domain, so nothing could be
