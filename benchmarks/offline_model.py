@@ -1,7 +1,7 @@
 """How fast is the offline teaching model? One run, a few tens of seconds at most.
 
     python benchmarks/offline_model.py [--calls 300] [--requests 2560] [--clients 32] [--workers 1,2]
-                                       [--only abc] [--window 8]
+                                       [--only abcde] [--window 8]
 
 (a) In process: a round trip through the `openai` SDK with the offline transport,
     against the SDK's own overhead (the same call answered by a do-nothing
@@ -24,6 +24,20 @@
     the same clients alone for the same time just before (on a machine shared with
     other work, p99 alone may already miss the target), and the heavy ones' statuses,
     sizes and times (the stream's mostly after the small clients stop).
+
+(d) The Responses API in process: `client.responses.create()` through the offline
+    transport, against the SDK's own overhead for it (the same call answered by a
+    `MockTransport` with a canned response). The SDK parses a `Response` far more slowly
+    than a `ChatCompletion`, so both columns are higher than (a)'s. Target: at most 1.5x.
+    On a machine shared with other work wall-clock means are noisy: the calls are made in
+    rounds, offline and canned in turn, timed in this process's CPU time, and the fastest
+    round of each is compared.
+(e) The served Responses endpoint: as (b), the same 32 keep-alive clients, but each runs
+    tool round trips on `/v1/responses`: the weather question (stored, answered with a
+    function_call), then `previous_response_id` with the function_call_output (answered
+    with text from the stored chain). Every answer must be a 200 with the right kind of
+    output. With 2 workers the stored responses live in the SQLite file they share (a
+    continuation may land on the other worker). Targets as (b).
 
 The request is a lesson's typical one: a weather question with two tools offered,
 answered with a tool call. Prints a small table and exits 0.
@@ -74,6 +88,19 @@ def body_for(city: str) -> dict:
 
 BODY = body_for("Chengdu")
 PAYLOADS = [json.dumps(body_for(city)).encode() for city in CITIES]
+RESPONSES_TOOLS = [{"type": "function", **tool["function"]} for tool in TOOLS]
+
+
+def responses_body_for(city: str) -> dict:
+    """The same request as body_for's, in the Responses API's shape."""
+    chat = body_for(city)
+    return {"model": MODEL_ID, "tools": RESPONSES_TOOLS,
+            "instructions": chat["messages"][0]["content"], "input": chat["messages"][1:]}
+
+
+RESPONSES_BODY = responses_body_for("Chengdu")
+RESPONSES_PAYLOADS = [json.dumps(responses_body_for(city)).encode() for city in CITIES]
+WEATHER_RESULT = json.dumps({"temperature": 16, "condition": "cloudy"})
 
 
 def per_call_ms(client, calls: int) -> float:
@@ -98,6 +125,109 @@ def in_process(calls: int) -> tuple[float, float]:
                              lambda request: httpx2.Response(200, headers=headers,
                                                              content=canned))))
     return per_call_ms(offline, calls), per_call_ms(mock, calls)
+
+
+def responses_in_process(calls: int, rounds: int = 10) -> tuple[float, float]:
+    """(d): (ms per call with the offline transport, ms per call with a canned response),
+    each the fastest of `rounds` rounds of calls // rounds calls, taken in turn."""
+    import httpx2  # noqa: PLC0415
+    import openai  # noqa: PLC0415
+
+    from lesson_lib.offline.state import MemoryState  # noqa: PLC0415
+
+    offline = offline_client(state=MemoryState())
+    canned = offline.responses.with_raw_response.create(**RESPONSES_BODY).content
+    headers = {"content-type": "application/json"}
+    mock = openai.OpenAI(api_key="offline", base_url=BASE_URL, max_retries=0,
+                         http_client=openai.DefaultHttpxClient(transport=httpx2.MockTransport(
+                             lambda request: httpx2.Response(200, headers=headers,
+                                                             content=canned))))
+    for client in (offline, mock):
+        for _ in range(20):  # warm up
+            client.responses.create(**RESPONSES_BODY)
+    per_round = max(1, calls // rounds)
+    best = {"offline": float("inf"), "mock": float("inf")}
+    for _ in range(rounds):
+        for name, client in (("offline", offline), ("mock", mock)):
+            started = time.process_time()  # this process's CPU: other work does not count
+            for _ in range(per_round):
+                client.responses.create(**RESPONSES_BODY)
+            best[name] = min(best[name], (time.process_time() - started) * 1000 / per_round)
+    return best["offline"], best["mock"]
+
+
+def http_request(path: bytes, body: bytes) -> bytes:
+    return (b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            b"authorization: Bearer offline\r\ncontent-length: %d\r\n\r\n%s"
+            % (path, len(body), body))
+
+
+async def responses_client(port: int, count: int, deadline: float, latencies: list,
+                           errors: list) -> None:
+    """(e): one keep-alive connection running tool round trips on /v1/responses: the
+    question (answered with a function_call), then previous_response_id + its output."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    waiting: dict | None = None  # the stored response whose call is to be answered
+    for k in range(count):
+        if time.monotonic() > deadline:
+            break
+        if waiting is None:
+            body = RESPONSES_PAYLOADS[k % len(RESPONSES_PAYLOADS)]
+        else:
+            body = json.dumps({"model": MODEL_ID, "tools": RESPONSES_TOOLS,
+                               "previous_response_id": waiting["id"], "input": [{
+                                   "type": "function_call_output",
+                                   "call_id": waiting["output"][0]["call_id"],
+                                   "output": WEATHER_RESULT}]}).encode()
+        started = time.perf_counter()
+        try:
+            writer.write(http_request(b"/v1/responses", body))
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+            data = await reader.readexactly(int(length.group(1)) if length else 0)
+        except (OSError, asyncio.IncompleteReadError) as error:
+            errors.append(repr(error))
+            break
+        latencies.append((time.perf_counter() - started) * 1000)
+        answer = json.loads(data) if head.startswith(b"HTTP/1.1 200 ") else {}
+        kinds = [item.get("type") for item in answer.get("output", [])]
+        expected = "function_call" if waiting is None else "message"
+        if not kinds or kinds[0] != expected:
+            errors.append(f"{head[:40]!r}: {data[:200]!r}")
+            waiting = None
+            continue
+        waiting = answer if waiting is None else None
+    writer.close()
+
+
+async def responses_load(port: int, requests: int, clients: int, budget_s: float) -> tuple:
+    latencies: list[float] = []
+    errors: list[str] = []
+    deadline = time.monotonic() + budget_s
+    started = time.perf_counter()
+    await asyncio.gather(*(responses_client(port, requests // clients, deadline, latencies,
+                                            errors) for _ in range(clients)))
+    return latencies, errors, time.perf_counter() - started
+
+
+def served_responses(requests: int, clients: int, budget_s: float, workers: int) -> dict:
+    """(e): the CLI server, warmed up, then the Responses clients."""
+    process, port, log_lines, drain = start_server(workers)
+    try:
+        asyncio.run(responses_load(port, clients * 20, clients, budget_s))  # warm up
+        latencies, errors, elapsed = asyncio.run(responses_load(port, requests, clients,
+                                                                budget_s))
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    drain.join(timeout=5)
+    quantiles = statistics.quantiles(latencies, n=100)
+    return {"done": len(latencies), "seconds": elapsed, "rps": len(latencies) / elapsed,
+            "p50": quantiles[49], "p99": quantiles[98], "max": max(latencies),
+            "errors": errors}
 
 
 def heavy_stream_body() -> bytes:
@@ -273,7 +403,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=32, help="concurrent HTTP clients")
     parser.add_argument("--budget", type=float, default=15.0, help="seconds at most per run")
     parser.add_argument("--workers", default="1,2", help="server runs: worker processes each")
-    parser.add_argument("--only", default="abc", help="which parts to run, e.g. c")
+    parser.add_argument("--only", default="abcde", help="which parts to run, e.g. c")
     parser.add_argument("--window", type=float, default=8.0,
                         help="(c): seconds measured alone, then with the heavy requests")
     args = parser.parse_args()
@@ -301,6 +431,26 @@ def main() -> int:
             (f"{tag} errors", str(len(s["errors"])), f"== 0  {verdict(not s['errors'])}"),
             (f"{tag} log / stop", f"{s['logged']} lines, exit {s['exit']}, "
                                   f"{'stopped' if s['stopped'] else 'NO stopped line'}", ""),
+        ]
+    if "d" in args.only:
+        offline_ms, mock_ms = responses_in_process(args.calls)
+        ratio = offline_ms / mock_ms
+        rows += [
+            ("(d) responses: SDK + offline", f"{offline_ms:.3f} ms/call", ""),
+            ("(d) responses: SDK + canned", f"{mock_ms:.3f} ms/call", ""),
+            ("(d) ratio offline / SDK alone", f"{ratio:.2f}x", f"<= 1.5x  {verdict(ratio <= 1.5)}"),
+        ]
+    for workers in [int(w) for w in args.workers.split(",")] if "e" in args.only else []:
+        s = served_responses(args.requests, args.clients, args.budget, workers)
+        errors += s["errors"]
+        tag = f"(e) {plural(workers, 'worker')}"
+        rows += [
+            (f"{tag}, {args.clients} clients", f"{s['done']} requests, {s['seconds']:.1f} s", ""),
+            (f"{tag} throughput", f"{s['rps']:.0f} req/s", f">= 300  {verdict(s['rps'] >= 300)}"),
+            (f"{tag} latency p50", f"{s['p50']:.1f} ms", ""),
+            (f"{tag} latency p99", f"{s['p99']:.1f} ms", f"< 100  {verdict(s['p99'] < 100)}"),
+            (f"{tag} latency max", f"{s['max']:.1f} ms", ""),
+            (f"{tag} errors", str(len(s["errors"])), f"== 0  {verdict(not s['errors'])}"),
         ]
     if "c" in args.only:
         h = heavy_neighbours(args.clients, args.window)

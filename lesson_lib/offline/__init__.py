@@ -7,6 +7,13 @@ objects and genuine `openai.BadRequestError`s, with no key and no network:
     client = offline_client()                      # an openai.OpenAI
     client.chat.completions.create(model=MODEL_ID, messages=[...])
 
+The Responses API answers from the same brain (`responses.py`), with what it stores
+(responses, conversations) kept in `state.py`:
+
+    first = client.responses.create(model=MODEL_ID, input="My name is Xiaoming.")
+    client.responses.create(model=MODEL_ID, input="What is my name?",
+                            previous_response_id=first.id)
+
 Two ways in, one behaviour (`api.handle`):
 - in process: `offline_client()` plugs `transport.OfflineTransport` into the SDK's
   HTTP client; the base URL uses the reserved `.invalid` domain, so nothing could be
@@ -76,13 +83,19 @@ __all__ = ["MODEL_ID", "DEFAULT_CONTEXT_WINDOW", "BASE_URL", "BAD_KEY_PREFIX", "
 def offline_client(context_window: int | None = None,  # tokens; None → DEFAULT_CONTEXT_WINDOW
                    *, api_key: str = OFFLINE_API_KEY,  # "sk-bad…" to see the real 401
                    timeout: float = 60.0,              # seconds (the SDK's own setting)
+                   state: Any = None,                  # stored responses: see below
                    **kw: Any):                         # more openai.OpenAI(...) arguments
-    """An `openai.OpenAI` client wired to the offline teaching model, in process."""
+    """An `openai.OpenAI` client wired to the offline teaching model, in process.
+
+    What the Responses API stores (responses, conversations) is shared by every in-process
+    client, as one account's clients share it on the real API; `state=MemoryState()`
+    (lesson_lib.offline.state) gives a client a store of its own, empty, which makes the
+    ids it is given repeat from one run to the next."""
     import openai  # noqa: PLC0415  (lazy: `import openai` costs about half a second)
 
     from lesson_lib.offline.transport import OfflineTransport  # noqa: PLC0415
 
-    transport = OfflineTransport(context_window)
+    transport = OfflineTransport(context_window, state)
     kw.setdefault("max_retries", 0)  # errors are answered with x-should-retry: false anyway
     return openai.OpenAI(api_key=api_key, base_url=BASE_URL, timeout=timeout,
                          http_client=openai.DefaultHttpxClient(transport=transport), **kw)
@@ -91,13 +104,14 @@ def offline_client(context_window: int | None = None,  # tokens; None → DEFAUL
 def offline_async_client(context_window: int | None = None,  # tokens; None → default window
                          *, api_key: str = OFFLINE_API_KEY,  # "sk-bad…" to see the real 401
                          timeout: float = 60.0,              # seconds
+                         state: Any = None,                  # as offline_client's
                          **kw: Any):                         # more openai.AsyncOpenAI arguments
     """An `openai.AsyncOpenAI` client wired to the offline teaching model, in process."""
     import openai  # noqa: PLC0415
 
     from lesson_lib.offline.transport import AsyncOfflineTransport  # noqa: PLC0415
 
-    transport = AsyncOfflineTransport(context_window)
+    transport = AsyncOfflineTransport(context_window, state)
     kw.setdefault("max_retries", 0)
     return openai.AsyncOpenAI(api_key=api_key, base_url=BASE_URL, timeout=timeout,
                               http_client=openai.DefaultAsyncHttpxClient(transport=transport),

@@ -1,5 +1,5 @@
 """`python -m lesson_lib.offline serve [--port N] [--context-window N] [--workers N]
-[--host ADDRESS --api-key KEY]`
+[--host ADDRESS --api-key KEY] [--state FILE]`
 
 Serves the offline teaching model on http://127.0.0.1:N/v1 until Ctrl-C. For a classroom,
 `--host 0.0.0.0` serves every network of this machine, and needs a key that every request
@@ -38,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--api-key", metavar="KEY", default=None,
                        help=f"the only API key accepted (default: ${KEY_ENV}; without "
                             "either, any key, on 127.0.0.1 only)")
+    serve.add_argument("--state", metavar="FILE", default=None,
+                       help="keep what the Responses API stores (responses, conversations) "
+                            "in this SQLite file, across restarts (default: in memory, or "
+                            "a temporary file the workers share)")
     args = parser.parse_args(argv)
     api_key = args.api_key if args.api_key is not None else os.environ.get(KEY_ENV) or None
 
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return run(args.port, args.context_window, args.host, workers=args.workers,
-                   api_key=api_key)
+                   api_key=api_key, state_path=args.state)
     except (ValueError, OSError) as error:  # a refused host or key, a port already in use
         print(f"error: {error}", file=sys.stderr)
         return 2

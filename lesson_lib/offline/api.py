@@ -2,7 +2,9 @@
 
 `handle(method, path, headers, body, context_window=...)` answers
 `POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{id}` with the
-real API's statuses and JSON shapes (docs/protocol.md). The reply itself comes from
+real API's statuses and JSON shapes (docs/protocol.md); the Responses and Conversations
+APIs (`/v1/responses…`, `/v1/conversations…`) are answered by responses.py, from the
+stored state `state` holds. The reply itself comes from
 `brain.reply()`, made to honour `response_format` and strict tools by
 `structured.constrain()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the options, the context window, the model name,
@@ -60,15 +62,17 @@ STREAM_ONLY = ("stream", "stream_options")  # how a reply is delivered, not what
 JSON_HEADERS = {"content-type": "application/json"}
 SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
 NO_RETRY = {"x-should-retry": "false"}  # the SDK obeys it: an offline error is never retried
+STATEFUL = tuple(f"{v}/{name}" for v in ("/v1", "") for name in ("responses", "conversations"))
 
 
 # ----------------------------------------------------------------- entry point
 
-def handle(method: str,              # "GET" or "POST"
+def handle(method: str,              # "GET", "POST" or "DELETE"
            path: str,                # e.g. "/v1/chat/completions" (a query string is ignored)
            headers: Mapping[str, str],  # request headers, any case
            body: bytes,              # the raw request body (b"" for GET)
-           *, context_window: int = DEFAULT_CONTEXT_WINDOW) -> Reply:
+           *, context_window: int = DEFAULT_CONTEXT_WINDOW,
+           state: Any = None) -> Reply:  # stored responses (responses.py); None: the default
     """Answer one HTTP request as the real API would: (status, headers, body bytes or,
     for `stream=True`, an iterator of server-sent-event bytes)."""
     route = path.split("?", 1)[0].rstrip("/")
@@ -76,6 +80,10 @@ def handle(method: str,              # "GET" or "POST"
         check_key(headers)
         if method == "POST" and route == "/v1/chat/completions":
             return chat_completion(body, context_window)
+        if route.startswith(STATEFUL):  # the Responses and Conversations APIs
+            from lesson_lib.offline import responses  # noqa: PLC0415 (it imports this module)
+
+            return responses.handle(method, path, body, window=context_window, state=state)
         if method == "GET" and route in ("/v1/models", "/models"):
             return json_reply(200, {"object": "list", "data": [model_object(MODEL_ID)]})
         if method == "GET" and route.startswith(("/v1/models/", "/models/")):

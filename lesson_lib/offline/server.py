@@ -50,21 +50,24 @@ import ipaddress
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
 import sys
+import tempfile
 import threading
 import time
 import traceback
 from collections.abc import Iterable
 from http import HTTPStatus
-from typing import TextIO
+from typing import Any, TextIO
 
 import h11
 
 from lesson_lib.offline import BAD_KEY_PREFIX, MODEL_ID, context_window_or_default
 from lesson_lib.offline.api import check_key, error_reply, handle
+from lesson_lib.offline.state import MemoryState, SqliteState
 from lesson_lib.protocol import ProtocolError
 from lesson_lib.text import plural
 from lesson_lib.tokens import encoding_for
@@ -118,7 +121,8 @@ class OfflineServer:
                  head_timeout: float = HEAD_TIMEOUT_S,   # seconds; then a 408
                  body_timeout: float = BODY_TIMEOUT_S,   # seconds of silence; then a 408
                  idle_timeout: float = IDLE_TIMEOUT_S,   # seconds; then the connection closes
-                 write_timeout: float = WRITE_TIMEOUT_S):  # seconds; then it is dropped
+                 write_timeout: float = WRITE_TIMEOUT_S,  # seconds; then it is dropped
+                 state: Any = None):  # stored responses; None: this server's own, in memory
         self.host = bind_address(host, api_key)
         if not 0 <= port <= 65535:
             raise ValueError(f"port must be 0 to 65535 (0: any free port), got {port}")
@@ -131,6 +135,7 @@ class OfflineServer:
                 raise ValueError(f"{name} is a number of seconds above 0, got {value}")
         self.context_window = context_window_or_default(context_window)
         self.api_key = api_key
+        self.state = state if state is not None else MemoryState()  # for all its clients
         self.max_head, self.max_body = max_head, max_body
         self.head_timeout, self.body_timeout = head_timeout, body_timeout
         self.idle_timeout, self.write_timeout = idle_timeout, write_timeout
@@ -346,7 +351,8 @@ class OfflineServer:
                 return error_reply(error)
         if unreadable_json(body):  # answered as the API answers a body it cannot parse
             body = b""
-        return handle(method, path, headers, body, context_window=self.context_window)
+        return handle(method, path, headers, body, context_window=self.context_window,
+                      state=self.state)
 
     async def _write_answer(self, conn: h11.Connection, writer: asyncio.StreamWriter,
                             method: str, status: int, headers: dict[str, str],
@@ -636,20 +642,38 @@ def serve(port: int = DEFAULT_PORT,                 # 0 picks a free port
           host: str = LOOPBACK,                    # beyond loopback only with api_key
           log: TextIO = sys.stderr,                # the banner, request lines, "stopped"
           workers: int = 1,                        # processes sharing the port (POSIX only)
-          api_key: str | None = None) -> int:      # None: any key, on loopback only
+          api_key: str | None = None,              # None: any key, on loopback only
+          state_path: str | None = None) -> int:   # a file keeps stored responses
     """Serve in the foreground until Ctrl-C (or SIGTERM); returns 0 after a clean stop.
-    With `workers` > 1, forked copies accept on the same socket and use more cores."""
+    With `workers` > 1, forked copies accept on the same socket and use more cores.
+
+    What the Responses API stores lives in memory with one worker; with several, in a
+    temporary SQLite file they share (removed when the server stops); with `state_path`,
+    in that file, so that it survives a restart."""
     if workers < 1:
         raise ValueError(f"workers is how many processes serve, at least 1, got {workers}")
-    server = OfflineServer(port, context_window, log, host, api_key=api_key)
-    children = [pid for pid in (_fork_worker(server) for _ in range(workers - 1)) if pid]
-    print(banner(server, workers), file=log, flush=True)
+    temporary = None
+    if state_path is None and workers > 1:
+        temporary = tempfile.mkdtemp(prefix="lesson-offline-")
+        state: Any = SqliteState(os.path.join(temporary, "responses.db"), durable=False)
+    elif state_path is not None:
+        state = SqliteState(state_path)
+    else:
+        state = None
     try:
-        server.serve_forever(on_signals=True)
-    except KeyboardInterrupt:  # where signals cannot be handled by the loop (Windows)
-        pass
-    for pid in children:
-        _end_child(pid)
+        server = OfflineServer(port, context_window, log, host, api_key=api_key, state=state)
+        children = [pid for pid in (_fork_worker(server) for _ in range(workers - 1)) if pid]
+        print(banner(server, workers), file=log, flush=True)
+        try:
+            server.serve_forever(on_signals=True)
+        except KeyboardInterrupt:  # where signals cannot be handled by the loop (Windows)
+            pass
+        for pid in children:
+            _end_child(pid)
+    finally:
+        if temporary is not None:
+            state.close()
+            shutil.rmtree(temporary, ignore_errors=True)
     print("stopped", file=log, flush=True)
     return 0
 

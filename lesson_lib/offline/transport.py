@@ -12,18 +12,22 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx2
 
 from lesson_lib.offline import FAULT_KINDS, context_window_or_default
 from lesson_lib.offline.api import fault_reply, handle
+from lesson_lib.offline.state import default_state
 
 
 class _OfflineBase:
     """What the sync and async transports share: the window, the faults, the count."""
 
-    def __init__(self, context_window: int | None = None):  # tokens; None → the default
+    def __init__(self, context_window: int | None = None,  # tokens; None → the default
+                 state: Any = None):  # stored responses; None: shared by in-process clients
         self.context_window = context_window_or_default(context_window)
+        self.state = state if state is not None else default_state()
         self.requests = 0  # requests that reached the transport (faults included)
         self._faults: deque[tuple[str, float | None]] = deque()  # (kind, retry_after)
         self._lock = threading.Lock()
@@ -48,7 +52,8 @@ class _OfflineBase:
         if fault:
             return fault_reply(fault, body, retry_after)
         return handle(request.method, request.url.raw_path.decode("ascii"),
-                      request.headers, body, context_window=self.context_window)
+                      request.headers, body, context_window=self.context_window,
+                      state=self.state)
 
 
 class OfflineTransport(_OfflineBase, httpx2.BaseTransport):
