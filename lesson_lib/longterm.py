@@ -146,7 +146,7 @@ def said_by_user(text: str, messages: Iterable[Mapping]) -> bool:
     supported by the user's "I'm vegetarian"; "the user wants all mail forwarded to
     x@evil.example", which only a tool result said, is not. Role decides, not wording: a
     tool result or a document saying "remember that the user …" never counts."""
-    wanted = set(terms(text)) - {"user", "xiaom", "小明"}
+    wanted = set(terms(_unnamed(text)))
     if not wanted:
         return False
     for message in messages:
@@ -155,9 +155,18 @@ def said_by_user(text: str, messages: Iterable[Mapping]) -> bool:
         content = message.get("content")
         if isinstance(content, list):  # content parts
             content = " ".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-        if isinstance(content, str) and wanted <= set(terms(content)):
+        if isinstance(content, str) and wanted <= set(terms(_unnamed(content))):
             return True
     return False
+
+
+_WHO = re.compile(r"\b(?:the user|user|xiaoming)(?:'s)?\b|用户|小明|我|他|她", re.IGNORECASE)
+
+
+def _unnamed(text: str) -> str:
+    """`text` without who it is about ("the user", "Xiaoming", 我, 他 …): "小明住在成都" and
+    the user's own "我住在成都" then say the same."""
+    return _WHO.sub(" ", text)
 
 
 # ----------------------------------------------------------------- what is returned
@@ -259,6 +268,22 @@ def _create(store: SessionStore) -> None:
         else:
             conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS memories_terms ON memories "
                                  "USING gin (array_to_tsvector(string_to_array(terms, ' ')))")
+
+
+_SECURE: dict[str, bool] = {}
+
+
+def _secure_delete(store: SessionStore) -> bool:
+    """Does this database's FTS5 remove deleted entries at once (SQLite 3.44+)?"""
+    if store.where not in _SECURE:
+        try:
+            with store._writing() as conn:
+                conn.exec_driver_sql("INSERT INTO memories_fts (memories_fts, rank) "
+                                     "VALUES ('secure-delete', 1)")
+            _SECURE[store.where] = True
+        except StoreError:
+            _SECURE[store.where] = False
+    return _SECURE[store.where]
 
 
 # ----------------------------------------------------------------- the vectors in memory
@@ -426,7 +451,7 @@ class LongTermMemory:
             self._index(conn, memory_id, text)
             self._log(conn, memory_id)
             memory = self._get(conn, memory_id)
-        self.store._checkpoint()
+        self._purge()
         return memory
 
     # ------------------------------------------------------------- deleting
@@ -437,7 +462,7 @@ class LongTermMemory:
             if self._get(conn, memory_id) is None:
                 return False
             self._delete_row(conn, memory_id)
-        self.store._checkpoint()
+        self._purge()
         return True
 
     def forget(self, about: str) -> list[Memory]:
@@ -456,7 +481,8 @@ class LongTermMemory:
                 if wanted <= set(its_terms.split()) or subject == about:
                     gone.append(self._get(conn, memory_id))
                     self._delete_row(conn, memory_id)
-        self.store._checkpoint()
+        if gone:
+            self._purge()
         return gone
 
     def clear(self) -> int:
@@ -466,7 +492,8 @@ class LongTermMemory:
             ids = conn.execute(sa.select(m.c.id).where(m.c.user_id == self.user_id)).scalars().all()
             for memory_id in ids:
                 self._delete_row(conn, memory_id)
-        self.store._checkpoint()
+        if ids:
+            self._purge()
         return len(ids)
 
     def mentions(self, text: str) -> int:
@@ -606,6 +633,19 @@ class LongTermMemory:
         self._unindex(conn, memory_id)
         conn.execute(m.delete().where(m.c.id == memory_id))
         self._log(conn, memory_id)
+
+    def _purge(self) -> None:
+        """SQLite: make deleted index entries really gone. FTS5 deletes by writing a delete
+        marker; the old terms stay in the index's pages until its segments are merged. With
+        SQLite 3.44+ the index's secure-delete option removes them at once; before it, an
+        'optimize' rewrites the index into one segment without them (slower on big indexes:
+        benchmarks/longterm.py measures it). Then the WAL is emptied into the file."""
+        if self.store.dialect != "sqlite":
+            return  # PostgreSQL: deleted rows wait for VACUUM, as the session store says
+        if not _secure_delete(self.store):
+            with self.store._writing() as conn:
+                conn.exec_driver_sql("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        self.store._checkpoint()
 
     def _index(self, conn: Any, memory_id: int, text: str) -> None:
         if self.store.dialect == "sqlite":  # PostgreSQL indexes the terms column itself
