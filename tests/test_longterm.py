@@ -357,3 +357,35 @@ def test_search_never_returns_a_deleted_or_superseded_memory_or_an_old_text(ops)
             subjects = [subject_of[i] for i in alive if subject_of[i] is not None]
             assert len(subjects) == len(set(subjects)), "two memories of one subject"
         assert {m.id: m.text for m in memory.all()} == alive
+
+
+# ----------------------------------------------------------------- the evaluation
+
+def test_the_evaluation_data_is_what_it_says():
+    from lesson_lib.longterm_eval import load_eval
+
+    data = load_eval()
+    ids = [m["id"] for m in data.memories]
+    assert len(ids) == len(set(ids)) and len(data.questions) >= 100
+    kept = {m["subject"] or m["id"] for m in data.memories}
+    assert len(kept) >= 40
+    for lang in ("en", "zh"):
+        assert sum(q["lang"] == lang for q in data.questions) >= 50
+        assert sum(q["lang"] == lang and q["answer"] is None for q in data.questions) >= 5
+    newest = {}
+    for m in data.memories:  # oldest first: the last of a subject is the current one
+        newest[m["subject"] or m["id"]] = m["id"]
+    for q in data.answerable:
+        assert q["answer"] in newest.values(), f"{q['q']!r} names a replaced memory"
+    assert {q["kind"] for q in data.questions} == {
+        "direct", "paraphrase", "updated", "name", "number", "unanswerable"}
+
+
+def test_recall_at_5_of_the_default_method_is_at_least_0_9(sqlite_memory):
+    from lesson_lib.longterm import DEFAULT_METHOD
+    from lesson_lib.longterm_eval import evaluate
+
+    report = evaluate(sqlite_memory, ks=(5,))
+    assert report["kept"] >= 40
+    at5 = report["recall"][5][DEFAULT_METHOD]
+    assert at5["all"] >= 0.9 and at5["zh"] >= 0.9 and at5["en"] >= 0.9, at5
