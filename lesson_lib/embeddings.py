@@ -141,9 +141,10 @@ def embed(texts: str | Sequence[str],     # one text or several
 class Embedder:
     """A callable that turns texts into unit vectors, with a name for what made them.
 
-    `Embedder()` goes through the backend switch (embed()); `Embedder.offline()` calls the
-    offline vectors directly, with no request around them (the same numbers, faster: for
-    benchmarks and bulk indexing). longterm.py stores `name` beside each vector, so vectors
+    `Embedder()` goes through the backend switch (embed()): a real provider's or a served
+    offline model's `/v1/embeddings`; when the switch chooses the offline model in this
+    process, its vectors are computed without the request around them (the same numbers).
+    `Embedder.offline()` always calls the offline vectors directly. longterm.py stores `name` beside each vector, so vectors
     of two different models are never compared."""
 
     def __init__(self, client: Any = None, *, model: str | None = None,
@@ -168,9 +169,20 @@ class Embedder:
         return model if self.dimensions is None else f"{model}/{self.dimensions}"
 
     def __call__(self, texts: Sequence[str]) -> Any:
-        if self._direct:
+        if self._direct or self._in_process():
             return offline_vectors(texts, self.dimensions)
         return embed(texts, self.client, model=self._model, dimensions=self.dimensions)
+
+    def _in_process(self) -> bool:
+        """Is the model the offline one, answering in this process (offline_client())?
+        Then its route would only wrap offline_vectors() in a request and unwrap it (the
+        same numbers, tested): a search saves the ~2 ms the SDK's request costs. A served
+        offline model, or a real provider, is always asked over its API."""
+        from lesson_lib import llm  # noqa: PLC0415
+        from lesson_lib.offline import MODEL_ID, _transport_of  # noqa: PLC0415
+
+        client = self.client if self.client is not None else llm.get_client()
+        return _transport_of(client) is not None and self._model in (None, MODEL_ID)
 
     def __repr__(self) -> str:
         how = "direct" if self._direct else "via /v1/embeddings"

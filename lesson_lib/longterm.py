@@ -62,7 +62,7 @@ vocabulary), and answers 0.
 
 Tables (beside the session store's): `memories` (id, user_id, source, ref, subject, text,
 terms, created_at, updated_at, model, vector), `memory_changes` (seq, user_id, memory_id),
-and on SQLite the FTS5 table `memories_fts` (its rowid is the memory's id).
+and on SQLite the FTS5 table `memories_fts` (the terms; its rowid is the memory's id).
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ METHODS = ("fused", "dense", "lexical")
 DEFAULT_METHOD = "fused"
 RRF_K = 60            # reciprocal rank fusion's constant (Cormack et al., 2009)
 CANDIDATES = 50       # each list's length before fusion (at least 4 × k)
+LEXICAL_BUDGET = 5000  # memories a lexical search may rank: its commonest terms are left out
 PROMPT_HEAD = "What you remember (newest first; when two disagree, the newer one is right):"
 
 
@@ -382,28 +383,34 @@ class LongTermMemory:
         if subject is not None:
             _check_text("subject", subject)
         stamp = _when(at)
+        skipped: list[Memory | None] = []
+        if subject is not None and len(texts) > 1:  # each would replace the one before
+            skipped, texts = [None] * (len(texts) - 1), texts[-1:]
         vectors = self._vectors(texts)
         sa, t = _sa(), tables()
         m = t.memories
-        written: list[Memory | None] = []
         with self.store._writing() as conn:
-            for text, vector in zip(texts, vectors, strict=True):
-                if subject is not None:
-                    older = conn.execute(sa.select(m.c.id, m.c.created_at).where(
-                        m.c.user_id == self.user_id, m.c.subject == subject)).all()
-                    if any(when > stamp for _, when in older):
-                        written.append(None)  # the stored one is newer: this one is stale
-                        continue
-                    for old_id, _ in older:
-                        self._delete_row(conn, old_id)
-                new_id = conn.execute(m.insert().values(
-                    user_id=self.user_id, source=source, ref=ref, subject=subject, text=text,
-                    terms=" ".join(terms(text)), created_at=stamp, updated_at=_now(),
-                    model=self.model, vector=_pack(vector))).inserted_primary_key[0]
-                self._index(conn, new_id, text)
-                self._log(conn, new_id)
-                written.append(self._get(conn, new_id))
-        return written
+            if subject is not None:
+                older = conn.execute(sa.select(m.c.id, m.c.created_at).where(
+                    m.c.user_id == self.user_id, m.c.subject == subject)).all()
+                if any(when > stamp for _, when in older):
+                    return [*skipped, None]  # the stored one is newer: this one is stale
+                for old_id, _ in older:
+                    self._delete_row(conn, old_id)
+            updated = _now()
+            rows = [{"user_id": self.user_id, "source": source, "ref": ref, "subject": subject,
+                     "text": text, "terms": " ".join(terms(text)), "created_at": stamp,
+                     "updated_at": updated, "model": self.model, "vector": _pack(vector)}
+                    for text, vector in zip(texts, vectors, strict=True)]
+            ids = conn.execute(m.insert().returning(m.c.id, sort_by_parameter_order=True),
+                               rows).scalars().all()
+            if self.store.dialect == "sqlite":  # PostgreSQL indexes the terms column itself
+                conn.exec_driver_sql("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
+                                     [(i, row["terms"]) for i, row in zip(ids, rows, strict=True)])
+            conn.execute(t.changes.insert(), [{"user_id": self.user_id, "memory_id": i}
+                                              for i in ids])
+        return [*skipped, *(Memory(i, row["text"], source, ref, subject, stamp, updated)
+                            for i, row in zip(ids, rows, strict=True))]
 
     def remember_user_fact(self, text: str,
                            messages: Iterable[Mapping],  # the conversation it comes from
@@ -475,9 +482,14 @@ class LongTermMemory:
         sa, m = _sa(), tables().memories
         gone = []
         with self.store._writing() as conn:
-            rows = conn.execute(sa.select(m.c.id, m.c.terms, m.c.subject)
-                                .where(m.c.user_id == self.user_id)).all()
-            for memory_id, its_terms, subject in rows:
+            candidates = {i for i, _ in self._lexical(conn, sorted(wanted), 10**9, every=True)}
+            candidates |= set(conn.execute(sa.select(m.c.id).where(
+                m.c.user_id == self.user_id, m.c.subject == about)).scalars())
+            ordered, rows = sorted(candidates), []
+            for at in range(0, len(ordered), 500):
+                rows += conn.execute(sa.select(m.c.id, m.c.terms, m.c.subject).where(
+                    m.c.id.in_(ordered[at:at + 500]))).all()
+            for memory_id, its_terms, subject in rows:  # the index found them; check again
                 if wanted <= set(its_terms.split()) or subject == about:
                     gone.append(self._get(conn, memory_id))
                     self._delete_row(conn, memory_id)
@@ -564,9 +576,10 @@ class LongTermMemory:
             else:
                 ranked = _fuse(dense, lexical)
             dense_of, lexical_of = dict(dense), dict(lexical)
+            found = self._get_many(conn, [i for i, _ in ranked[:n]])
             hits = []
             for memory_id, score in ranked:
-                memory = self._get(conn, memory_id)
+                memory = found.get(memory_id)
                 if memory is None or (wanted is not None and memory.source not in wanted):
                     continue
                 hits.append(Hit(memory, score, dense_of.get(memory_id),
@@ -613,11 +626,26 @@ class LongTermMemory:
         return self.embedder(list(texts))
 
     def _get(self, conn: Any, memory_id: int) -> Memory | None:
+        if isinstance(memory_id, bool) or not isinstance(memory_id, int):
+            return None
+        return self._get_many(conn, [memory_id]).get(memory_id)
+
+    def _get_many(self, conn: Any, memory_ids: list[int]) -> dict[int, Memory]:
         sa, m = _sa(), tables().memories
-        row = conn.execute(sa.select(m.c.id, m.c.text, m.c.source, m.c.ref, m.c.subject,
-                                     m.c.created_at, m.c.updated_at)
-                           .where(m.c.id == memory_id, m.c.user_id == self.user_id)).first()
-        return None if row is None else Memory(*row)
+        if not memory_ids:
+            return {}
+        rows = conn.execute(sa.select(m.c.user_id, m.c.id, m.c.text, m.c.source, m.c.ref,
+                                      m.c.subject, m.c.created_at, m.c.updated_at)
+                            .where(m.c.id.in_(memory_ids))).all()  # by the primary key:
+        # with the user in the WHERE, SQLite's planner may scan the user's index instead
+        return {row[1]: Memory(*row[1:]) for row in rows if row[0] == self.user_id}
+
+    def _owners(self, conn: Any, memory_ids: list[int]) -> dict[int, str]:
+        sa, m = _sa(), tables().memories
+        if not memory_ids:
+            return {}
+        return dict(conn.execute(sa.select(m.c.id, m.c.user_id)
+                                 .where(m.c.id.in_(memory_ids))).all())
 
     def _own(self, conn: Any, memory_id: int) -> None:
         if self._get(conn, memory_id) is None:
@@ -664,11 +692,20 @@ class LongTermMemory:
         if not wanted:
             return []
         if self.store.dialect == "sqlite":
+            if not every:
+                wanted = self._rare(conn, wanted)
             query = (" AND " if every else " OR ").join(f'"{w}"' for w in wanted)
-            rows = conn.exec_driver_sql(
-                "SELECT m.id, -bm25(memories_fts) FROM memories_fts JOIN memories m "
-                "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.user_id = ? "
-                "ORDER BY bm25(memories_fts) LIMIT ?", (query, self.user_id, n)).all()
+            rows = [] if every else conn.exec_driver_sql(  # the index alone: the best 4 n
+                "SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts "
+                "MATCH ? ORDER BY bm25(memories_fts) LIMIT ?", (query, 4 * n)).all()
+            owners = self._owners(conn, [i for i, _ in rows])
+            mine = [(i, s) for i, s in rows if owners.get(i) == self.user_id][:n]
+            if every or (len(mine) < n and len(rows) == 4 * n):  # other users' crowd it:
+                mine = conn.exec_driver_sql(  # join each match to its memory row (slower)
+                    "SELECT m.id, -bm25(memories_fts) FROM memories_fts CROSS JOIN memories m "
+                    "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.user_id = ? "
+                    "ORDER BY bm25(memories_fts) LIMIT ?", (query, self.user_id, n)).all()
+            rows = mine
         else:
             sa, m = _sa(), tables().memories
             query = (" & " if every else " | ").join(f"'{w}'" for w in wanted)
@@ -679,6 +716,24 @@ class LongTermMemory:
                 m.c.user_id == self.user_id, vector.op("@@")(tsquery))
                 .order_by(rank.desc(), m.c.id).limit(n)).all()
         return [(int(i), float(s)) for i, s in rows]
+
+    def _rare(self, conn: Any, wanted: list[str]) -> list[str]:
+        """SQLite: the question's terms, rarest first, as long as the memories holding them
+        add up to at most LEXICAL_BUDGET (the rarest is always kept). A search ranks every
+        memory that holds one of its terms; the common ones ("Xiaoming" in half of them)
+        cost the most and, by BM25's own weights, count the least."""
+        conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_vocab USING "
+                             "fts5vocab(main, memories_fts, row)")
+        df = {w: conn.exec_driver_sql("SELECT doc FROM temp.memories_vocab WHERE term = ?",
+                                      (w,)).scalar() or 0 for w in wanted}  # = is an index
+        # look-up; IN (…) makes fts5vocab count every term of the index
+        kept, spent = [], 0
+        for term in sorted(wanted, key=lambda w: (df.get(w, 0), w)):
+            spent += df.get(term, 0)
+            if kept and spent > LEXICAL_BUDGET:
+                break
+            kept.append(term)
+        return kept
 
     def _synced(self, conn: Any) -> _Matrix:
         """The user's vectors, with every change since the last search applied."""
