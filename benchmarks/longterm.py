@@ -17,7 +17,8 @@ default embedder, the offline model's `/v1/embeddings` through the backend switc
     Target: p99 <= 20 ms at 100,000 memories on 2 cores. The first search of a process
     loads the matrix from the database: timed apart ("load").
 (c) recall@5 per method, overall, English and Chinese, at each size: the evaluation's
-    answerable questions (97), with the distractors around them.
+    answerable questions (97), with the distractors around them. Before the distractors:
+    whether a score threshold alone could say "I don't know" (longterm_eval.abstention).
 (d) deleting at the largest size: delete() of one memory, forget(about=…) of one subject;
     with SQLite older than 3.44 each purges the lexical index ('optimize').
 
@@ -40,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from lesson_lib.longterm import METHODS, LongTermMemory  # noqa: E402
-from lesson_lib.longterm_eval import fill, load_eval, recall  # noqa: E402
+from lesson_lib.longterm_eval import abstention, fill, load_eval, recall  # noqa: E402
 from lesson_lib.sessions import SessionStore  # noqa: E402
 
 # ----------------------------------------------------------------- distractors
@@ -169,6 +170,10 @@ def main() -> None:
         start = time.perf_counter()
         ids = fill(memory, data)
         print(f"evaluation: {data}; written in {time.perf_counter() - start:.2f} s")
+        gate = abstention(memory, data)
+        print(f"'I don't know' by a score alone (the evaluation only, best dense cosine): the "
+              f"best threshold, {gate['threshold']:.3f}, keeps {gate['answerable_kept']:.0%} of "
+              f"the answerable and refuses {gate['unanswerable_refused']:.0%} of the rest")
         for size in sizes:
             added, seconds = grow(memory, size, seed=size)
             if added:
