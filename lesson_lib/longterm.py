@@ -88,7 +88,7 @@ METHODS = ("fused", "dense", "lexical")
 DEFAULT_METHOD = "fused"
 RRF_K = 60            # reciprocal rank fusion's constant (Cormack et al., 2009)
 CANDIDATES = 50       # each list's length before fusion (at least 4 × k)
-LEXICAL_BUDGET = 5000  # memories a lexical search may rank: its commonest terms are left out
+LEXICAL_BUDGET = 2000  # memories a lexical search may rank: its commonest terms are left out
 PROMPT_HEAD = "What you remember (newest first; when two disagree, the newer one is right):"
 
 
