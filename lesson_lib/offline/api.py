@@ -1,10 +1,11 @@
 """The offline model's HTTP API: one pure function from a request to a response.
 
 `handle(method, path, headers, body, context_window=...)` answers
-`POST /v1/chat/completions`, `GET /v1/models` and `GET /v1/models/{id}` with the
-real API's statuses and JSON shapes (docs/protocol.md); the Responses and Conversations
-APIs (`/v1/responses…`, `/v1/conversations…`) are answered by responses.py, from the
-stored state `state` holds. The reply itself comes from
+`POST /v1/chat/completions`, `POST /v1/embeddings`, `GET /v1/models` and
+`GET /v1/models/{id}` with the real API's statuses and JSON shapes (docs/protocol.md);
+the Responses and Conversations APIs (`/v1/responses…`, `/v1/conversations…`) are
+answered by responses.py, from the stored state `state` holds. The embeddings are
+lesson_lib.embeddings.offline_vectors()'s. The reply itself comes from
 `brain.reply()`, made to honour `response_format` and strict tools by
 `structured.constrain()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the options, the context window, the model name,
@@ -42,6 +43,8 @@ from lesson_lib.protocol import (
     check_tools,
     context_length_error,
     invalid_type,
+    invalid_value,
+    missing,
     validate_messages,
 )
 from lesson_lib.tokens import count_messages, count_text, count_tools, encoding_for
@@ -84,6 +87,8 @@ def handle(method: str,              # "GET", "POST" or "DELETE"
             from lesson_lib.offline import responses  # noqa: PLC0415 (it imports this module)
 
             return responses.handle(method, path, body, window=context_window, state=state)
+        if method == "POST" and route in ("/v1/embeddings", "/embeddings"):
+            return embeddings(body)
         if method == "GET" and route in ("/v1/models", "/models"):
             return json_reply(200, {"object": "list", "data": [model_object(MODEL_ID)]})
         if method == "GET" and route.startswith(("/v1/models/", "/models/")):
@@ -327,6 +332,94 @@ def limit_reply(message: dict, finish: str, limit: int | None) -> tuple[dict, st
     if calls:
         shaped["tool_calls"] = calls
     return shaped, "length" if cut else finish, used
+
+
+# ----------------------------------------------------------------- embeddings
+
+EMBEDDING_FIELDS = frozenset({"input", "model", "encoding_format", "dimensions", "user"})
+ENCODING_FORMATS = ("float", "base64")
+
+
+def invalid_input() -> ProtocolError:
+    return ProtocolError(  # verbatim (openai/openai-python#576)
+        "'$.input' is invalid. Please check the API reference: "
+        "https://platform.openai.com/docs/api-reference.",
+        explanation="input is a non-empty string, or a list of 1 to 2048 non-empty strings "
+                    "(or of token arrays)")
+
+
+def embedding_texts(value: Any) -> list[str]:
+    """The request's `input` as texts: a string, a list of strings, a token array (a list
+    of integers) or a list of token arrays; tokens are read as cl100k_base, the encoding of
+    OpenAI's embedding models (LangChain sends them so). Anything else, an empty text, an
+    empty list or more than MAX_INPUTS inputs is the API's `'$.input' is invalid`."""
+    from lesson_lib.embeddings import MAX_INPUTS  # noqa: PLC0415
+
+    def is_tokens(x: Any) -> bool:
+        return isinstance(x, list) and bool(x) and all(
+            isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in x)
+
+    if isinstance(value, str) or is_tokens(value):
+        value = [value]
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_INPUTS:
+        raise invalid_input()
+    texts = []
+    for item in value:
+        if is_tokens(item):
+            try:
+                item = encoding_for("text-embedding-3-small").decode(item)
+            except Exception:  # a token id the encoding does not have
+                raise invalid_input() from None
+        if not isinstance(item, str) or not item:
+            raise invalid_input()
+        texts.append(item)
+    return texts
+
+
+def embeddings(raw: bytes) -> Reply:
+    """POST /v1/embeddings: the offline embedder's vectors in the API's `list` object."""
+    import base64  # noqa: PLC0415
+
+    from lesson_lib.embeddings import DIMENSIONS, MAX_INPUT_TOKENS, offline_vectors  # noqa: PLC0415
+
+    body = parse_body(raw)
+    if body.get("model"):
+        check_model(body["model"])
+    else:
+        raise ProtocolError("you must provide a model parameter",  # verbatim (chat's text)
+                            explanation="pass model=... to embeddings.create()")
+    if unknown := sorted(set(body) - EMBEDDING_FIELDS):
+        raise ProtocolError(  # verbatim shape (the chat route's text)
+            f"Unrecognized request argument{'s' if len(unknown) > 1 else ''} supplied: "
+            f"{', '.join(unknown)}",
+            explanation="embeddings.create() takes input, model, encoding_format, dimensions "
+                        "and user")
+    if "input" not in body:
+        raise missing("input", explanation="pass input='text' or input=[...]")  # reconstructed
+    texts = embedding_texts(body["input"])
+    fmt = body.get("encoding_format")
+    if fmt is not None and fmt not in ENCODING_FORMATS:
+        raise invalid_value(fmt, ENCODING_FORMATS, "encoding_format")  # reconstructed
+    dimensions = body.get("dimensions")
+    if problem := _number_problem("dimensions", dimensions, 1, DIMENSIONS, "integer"):
+        raise problem
+    counted = encoding_for("text-embedding-3-small")
+    tokens = [len(counted.encode(t, disallowed_special=())) for t in texts]
+    if (longest := max(tokens)) > MAX_INPUT_TOKENS:
+        raise ProtocolError(  # verbatim shape (pingcap/autoflow#265)
+            f"This model's maximum context length is {MAX_INPUT_TOKENS} tokens, however you "
+            f"requested {longest} tokens ({longest} in your prompt; 0 for the completion). "
+            "Please reduce your prompt; or completion length.",
+            explanation=f"each input may have at most {MAX_INPUT_TOKENS} tokens: cut long "
+                        "texts into pieces and embed each")
+    vectors = offline_vectors(texts, dimensions)
+    data = [{"object": "embedding", "index": k,
+             "embedding": base64.b64encode(v.astype("<f4").tobytes()).decode("ascii")
+             if fmt == "base64" else [float(x) for x in v]}
+            for k, v in enumerate(vectors)]
+    return json_reply(200, {"object": "list", "data": data, "model": body["model"],
+                            "usage": {"prompt_tokens": sum(tokens),
+                                      "total_tokens": sum(tokens)}})
 
 
 # ----------------------------------------------------------------- streaming

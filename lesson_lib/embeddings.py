@@ -1,0 +1,189 @@
+"""Embeddings: a text becomes a vector, and texts that mean the same land close together.
+
+Long-term memory (longterm.py) finds a memory by meaning with them: the question and every
+memory are embedded, and the memories whose vectors are nearest the question's (cosine
+similarity: the dot product of unit vectors) come first.
+
+Two ways to get a vector, one call:
+
+    from lesson_lib.embeddings import embed
+    vectors = embed(["I like coffee", "我喜欢喝咖啡"])   # a numpy array, one unit row per text
+
+- `embed(texts, client=None)` goes through the backend switch of lesson_lib.llm, like chat():
+  the offline model's `POST /v1/embeddings` by default (no key, no network), or a real
+  provider's with `LESSON_BACKEND=openai` (the model is `LESSON_EMBEDDING_MODEL`, by default
+  text-embedding-3-small). Either way it is `client.embeddings.create(...)` of the real
+  `openai` SDK: the code a learner runs against a provider.
+- `offline_vectors(texts)` is what the offline model computes for that route, called
+  directly (no HTTP shape around it): WordLlama's static embeddings ("l2_supercat", 256
+  dimensions), a 16 MB table of token vectors that ships inside the `wordllama` wheel. A
+  text's vector is the average of its tokens' vectors, made unit length. It is loaded once,
+  on first use (about half a second), from the installed package folder, with downloads
+  disabled: nothing is fetched, ever. The same text always gets the same vector.
+
+What a static model can and cannot do: it knows that "coffee" and "espresso" are close,
+and that word order hardly matters; it does not read a sentence the way a transformer
+embedding model does, and its tokenizer (Llama 2's) spells most Chinese characters as raw
+bytes, so its Chinese is weak. The lexical index of longterm.py makes up for that, and the
+evaluation (longterm_eval.py) measures both.
+
+The route's rules and error texts are in docs/protocol.md ("Embeddings").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+DIMENSIONS = 256                 # the offline embedder's vectors
+MAX_INPUTS = 2048                # inputs in one request: the real API's limit
+MAX_INPUT_TOKENS = 8192          # tokens in one input: the real embedding models' limit
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"  # a real provider's, unless set
+EMBEDDING_MODEL_ENV = "LESSON_EMBEDDING_MODEL"
+WORDLLAMA_CONFIG = "l2_supercat"
+
+
+# ----------------------------------------------------------------- the offline embedder
+
+@lru_cache(maxsize=1)
+def offline_embedder() -> Any:
+    """WordLlama's model, loaded once from the installed package (never downloaded)."""
+    import logging  # noqa: PLC0415
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama  # noqa: PLC0415  (lazy: most lessons never embed)
+    except ImportError as e:  # pragma: no cover - it is a dependency of the project
+        raise RuntimeError("the offline embedder needs the package wordllama: "
+                           "pip install -e . (it is in pyproject.toml's dependencies)") from e
+    finally:  # its import calls logging.basicConfig(level=INFO): every library's INFO
+        for handler in root.handlers[:]:  # lines (each HTTP request…) would be printed
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+    folder = Path(wordllama.__file__).parent  # holds weights/ and tokenizers/ of the wheel
+    # cache_dir=the package folder: its plain offline load looks for the tokenizer elsewhere
+    return wordllama.WordLlama.load(WORDLLAMA_CONFIG, cache_dir=folder, dim=DIMENSIONS,
+                                    disable_download=True)
+
+
+def offline_vectors(texts: Sequence[str],           # the texts, any language
+                    dimensions: int | None = None,  # fewer than 256: the first ones, renormed
+                    ) -> Any:
+    """The offline model's vectors: a float32 numpy array, one unit-length row per text
+    (an empty text, which has no tokens, gets a row of zeros)."""
+    import numpy as np  # noqa: PLC0415
+
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, dimensions or DIMENSIONS), dtype=np.float32)
+    raw = offline_embedder().embed(texts, norm=False)  # its norm=True divides 0 by 0
+    if dimensions is not None and dimensions < raw.shape[1]:
+        raw = raw[:, :dimensions]  # trained "matryoshka": the first dimensions carry most
+    return unit_rows(raw)
+
+
+def unit_rows(matrix: Any) -> Any:
+    """Each row scaled to length 1 (a row of zeros stays zeros), as float32."""
+    import numpy as np  # noqa: PLC0415
+
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+# ----------------------------------------------------------------- through the backend switch
+
+def embedding_model(client: Any = None) -> str:
+    """The embedding model `embed()` asks `client` (None: the shared one) for: the offline
+    model's id when the offline model answers (in process or served), else
+    LESSON_EMBEDDING_MODEL (default text-embedding-3-small)."""
+    from lesson_lib import llm  # noqa: PLC0415
+    from lesson_lib.offline import MODEL_ID, is_offline  # noqa: PLC0415
+
+    if is_offline(client if client is not None else llm.get_client()):
+        return MODEL_ID
+    return os.environ.get(EMBEDDING_MODEL_ENV, "").strip() or DEFAULT_EMBEDDING_MODEL
+
+
+def embed(texts: str | Sequence[str],     # one text or several
+          client: Any = None,             # an openai.OpenAI; None: lesson_lib.llm's shared one
+          *, model: str | None = None,    # None: embedding_model(client)
+          dimensions: int | None = None,  # ask for shorter vectors (models that allow it)
+          ) -> Any:
+    """Vectors for `texts` from the backend's `/v1/embeddings`: a float32 numpy array, one
+    unit-length row per text, in order. Long lists go in requests of MAX_INPUTS texts."""
+    import numpy as np  # noqa: PLC0415
+
+    from lesson_lib import llm  # noqa: PLC0415
+
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    client = client if client is not None else llm.get_client()
+    model = model or embedding_model(client)
+    extra = {} if dimensions is None else {"dimensions": dimensions}
+    rows: list[Any] = []
+    for start in range(0, len(texts), MAX_INPUTS):
+        answer = client.embeddings.create(model=model, input=texts[start:start + MAX_INPUTS],
+                                          **extra)
+        rows.extend(item.embedding for item in sorted(answer.data, key=lambda d: d.index))
+    if not rows:
+        return np.zeros((0, dimensions or DIMENSIONS), dtype=np.float32)
+    vectors = np.array(rows, dtype=np.float32)
+    if np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5):
+        return vectors  # unit already (the offline model's, OpenAI's): the same numbers
+    return unit_rows(vectors)  # some providers' are not unit length
+
+
+class Embedder:
+    """A callable that turns texts into unit vectors, with a name for what made them.
+
+    `Embedder()` goes through the backend switch (embed()): a real provider's or a served
+    offline model's `/v1/embeddings`; when the switch chooses the offline model in this
+    process, its vectors are computed without the request around them (the same numbers).
+    `Embedder.offline()` always calls the offline vectors directly. longterm.py stores `name` beside each vector, so vectors
+    of two different models are never compared."""
+
+    def __init__(self, client: Any = None, *, model: str | None = None,
+                 dimensions: int | None = None):
+        self.client, self._model, self.dimensions = client, model, dimensions
+
+    @classmethod
+    def offline(cls, dimensions: int | None = None) -> Embedder:
+        embedder = cls(dimensions=dimensions)
+        embedder._direct = True
+        return embedder
+
+    _direct = False
+
+    @property
+    def name(self) -> str:
+        """The model's name, with its dimensions when shortened, e.g.
+        "offline-rule-based-teacher" or "text-embedding-3-small/512"."""
+        from lesson_lib.offline import MODEL_ID  # noqa: PLC0415
+
+        model = MODEL_ID if self._direct else (self._model or embedding_model(self.client))
+        return model if self.dimensions is None else f"{model}/{self.dimensions}"
+
+    def __call__(self, texts: Sequence[str]) -> Any:
+        if self._direct or self._in_process():
+            return offline_vectors(texts, self.dimensions)
+        return embed(texts, self.client, model=self._model, dimensions=self.dimensions)
+
+    def _in_process(self) -> bool:
+        """Is the model the offline one, answering in this process (offline_client())?
+        Then its route would only wrap offline_vectors() in a request and unwrap it (the
+        same numbers, tested): a search saves the ~2 ms the SDK's request costs. A served
+        offline model, or a real provider, is always asked over its API."""
+        from lesson_lib import llm  # noqa: PLC0415
+        from lesson_lib.offline import MODEL_ID, _transport_of  # noqa: PLC0415
+
+        client = self.client if self.client is not None else llm.get_client()
+        return _transport_of(client) is not None and self._model in (None, MODEL_ID)
+
+    def __repr__(self) -> str:
+        how = "direct" if self._direct else "via /v1/embeddings"
+        return f"Embedder({self.name!r}, {how})"
