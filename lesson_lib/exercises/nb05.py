@@ -37,8 +37,10 @@ from lesson_lib.exercises.scripted import (
     TooManyCalls,
     WatchedTools,
     answering,
+    call_index,
     copied,
-    field_of,
+    expect_call_before_results,
+    expect_each_call_answered,
     first_problem,
     labels,
     normalized,
@@ -377,10 +379,6 @@ def _asked(conversation: Conversation) -> Reply:
     return next(r for r in conversation.client.script.replies if r.calls)
 
 
-def _is_call(message: Any) -> bool:
-    return bool(field_of(message, "tool_calls")) and field_of(message, "role") == "assistant"
-
-
 def _user(text: str) -> dict:
     return {"role": "user", "content": text}
 
@@ -482,27 +480,16 @@ def _second_without_tools(cls: type) -> None:
            + (" (the API refuses an empty list)" if second == [] else ""))
 
 
-def _call_of(memory: list) -> int | None:
-    return next((i for i, m in enumerate(memory) if _is_call(m)), None)
-
-
 def _stores_the_call(cls: type) -> None:
     talk = _with_tools(cls, 2)
     said = talk.say(WEATHER_INPUT)
-    asked, memory = _asked(talk), said.memory
-    at = _call_of(memory)
-    results = [i for i, m in enumerate(memory) if isinstance(m, dict) and m.get("role") == "tool"]
-    expect(at is not None, f"the model asked for {asked}; after chat() the memory holds "
-           f"{labels(memory)}: the assistant message with the tool_calls is not in it"
-           + (" (its results are there alone)" if results else ""))
-    expect(not results or at < results[0],
-           f"the memory holds {labels(memory)}: the results come before the call they answer")
+    expect_call_before_results(said.memory, str(_asked(talk)), "after chat()", "the memory")
 
 
 def _call_is_a_dict(cls: type) -> None:
     talk = _with_tools(cls, 2)
     said = talk.say(WEATHER_INPUT)
-    stored = said.memory[_call_of(said.memory)]
+    stored = said.memory[call_index(said.memory)]
     expect(isinstance(stored, dict),
            f"the call was stored as a {type(stored).__name__} object, not a dict")
     calls = stored["tool_calls"]
@@ -535,23 +522,7 @@ def _shown(name: str, arguments: Any) -> str:
 def _answers_each_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
     said = talk.say(WEATHER_INPUT)
-    memory, asked = said.memory, _asked(talk)
-    after = memory[_call_of(memory) + 1:]
-    results = []
-    for m in after:
-        if not (isinstance(m, dict) and m.get("role") == "tool"):
-            break
-        results.append(m)
-    want = {c.id: weather_tools().execute(c.name, c.arguments) for c in asked.calls}
-    got = [m.get("tool_call_id") for m in results]
-    expect(sorted(map(str, got)) == sorted(want),
-           f"the assistant message asks for {len(want)} calls ({', '.join(want)}); right "
-           "after it the memory holds "
-           f"{labels(results) if results else 'no tool message'}"
-           + (f" with tool_call_id {got}" if results else ""))
-    wrong = [m for m in results if m.get("content") != want[m["tool_call_id"]]]
-    expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
-           f"{_cut(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
+    expect_each_call_answered(said.memory, _asked(talk), "the memory", width=60)
 
 
 def _written_together(cls: type) -> None:

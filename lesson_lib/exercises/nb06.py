@@ -40,7 +40,9 @@ from lesson_lib.exercises.scripted import (
     TooManyCalls,
     WatchedTools,
     answering,
-    field_of,
+    call_index,
+    expect_call_before_results,
+    expect_each_call_answered,
     first_problem,
     labels,
     normalized,
@@ -258,27 +260,14 @@ def _keeps_going(my_loop: Callable) -> None:
     expect(turns == 3, f"3 model calls, but turns={turns!r}")
 
 
-def _call_index(messages: list) -> int | None:
-    return next((i for i, m in enumerate(messages)
-                 if field_of(m, "role") == "assistant" and field_of(m, "tool_calls")), None)
-
-
 def _appends_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 2)
-    messages = ran.messages
-    at = _call_index(messages)
-    results = [i for i, m in enumerate(messages)
-               if isinstance(m, dict) and m.get("role") == "tool"]
-    expect(at is not None, "the model asked for 2 tool calls; afterwards messages holds "
-           f"{labels(messages)}: the assistant message with the tool_calls is not in it"
-           + (" (its results are there alone)" if results else ""))
-    expect(not results or at < results[0],
-           f"messages holds {labels(messages)}: the results come before the call they answer")
+    expect_call_before_results(ran.messages, "2 tool calls", "afterwards", "messages")
 
 
 def _call_is_a_dict(my_loop: Callable) -> None:
     ran = _answered(my_loop, 2)
-    stored = ran.messages[_call_index(ran.messages)]
+    stored = ran.messages[call_index(ran.messages)]
     expect(isinstance(stored, dict),
            f"the call was appended as a {type(stored).__name__} object, not a dict")
     expect(all(isinstance(c, dict) for c in stored["tool_calls"]),
@@ -300,21 +289,7 @@ def _runs_every_call(my_loop: Callable) -> None:
 
 def _answers_each_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 3)
-    messages = ran.messages
-    after = []
-    for m in messages[_call_index(messages) + 1:]:
-        if not (isinstance(m, dict) and m.get("role") == "tool"):
-            break
-        after.append(m)
-    want = {c.id: weather_tools().execute(c.name, c.arguments) for c in ran.asked().calls}
-    got = [m.get("tool_call_id") for m in after]
-    expect(sorted(map(str, got)) == sorted(want),
-           f"the assistant message asks for {len(want)} calls ({', '.join(want)}); right "
-           "after it messages holds "
-           + (f"{labels(after)} with tool_call_id {got}" if after else "no tool message"))
-    wrong = [m for m in after if m.get("content") != want[m["tool_call_id"]]]
-    expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
-           f"{_short(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
+    expect_each_call_answered(ran.messages, ran.asked(), "messages", width=70)
 
 
 def _stops(my_loop: Callable) -> None:
