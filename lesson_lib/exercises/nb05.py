@@ -44,6 +44,7 @@ from lesson_lib.exercises.scripted import (
     first_problem,
     labels,
     normalized,
+    parsed,
     tool_names,
     weather_calls,
     weather_tools,
@@ -249,7 +250,7 @@ def _check_tool(r: Report, agent: Any, question: Any, arguments: Any) -> None:
         return
     events = _scripted_turn(agent.registry, question, mine[0], arguments)
     result = events[0].result if events else ""
-    data = _parsed(result)
+    data = parsed(result)
     error = data.get("error") if isinstance(data, dict) else None
     if not r.expect(error is None, f"{mine[0]}(**my_arguments) runs without an error",
                     f"it returned the error {error!r} (hint: {data.get('hint')})"
@@ -275,13 +276,6 @@ def check_my_agent(agent: Any, question: Any = OWN_QUESTION,
     the arguments a model would send for `question` (by default the notebook's question and
     {"city": "Chengdu"}), its result carried to the answer."""
     return run_check(TOOL_TITLE, lambda r: _check_tool(r, agent, question, arguments))
-
-
-def _parsed(result: str) -> Any:
-    try:
-        return json.loads(result)
-    except (TypeError, ValueError):
-        return result
 
 
 # ----------------------------------------------------------------- core: build Agent.chat
@@ -505,7 +499,7 @@ def _runs_every_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
     talk.say(WEATHER_INPUT)
     asked = [(c.name, json.loads(c.arguments)) for c in _asked(talk).calls]
-    ran = [(name, _parsed(args)) for name, args in talk.tools.ran]
+    ran = [(name, parsed(args)) for name, args in talk.tools.ran]
     expect(sorted(map(repr, ran)) == sorted(map(repr, asked)),
            f"the model asked for {len(asked)} calls in one reply "
            f"({', '.join(a['location'] for _, a in asked)}); chat() ran {len(ran)}"
@@ -522,7 +516,7 @@ def _shown(name: str, arguments: Any) -> str:
 def _answers_each_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
     said = talk.say(WEATHER_INPUT)
-    expect_each_call_answered(said.memory, _asked(talk), "the memory", width=60)
+    expect_each_call_answered(said.memory, _asked(talk), "the memory", _cut)
 
 
 def _written_together(cls: type) -> None:

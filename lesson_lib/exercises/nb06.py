@@ -46,6 +46,7 @@ from lesson_lib.exercises.scripted import (
     first_problem,
     labels,
     normalized,
+    parsed,
     tool_names,
     weather_calls,
     weather_tools,
@@ -200,13 +201,6 @@ def _never_ending(my_loop: Callable, max_turns: int = 3) -> Looped:
     return _looped(my_loop, Script(), max_turns, forever=_asking_forever)
 
 
-def _parsed(text: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return text
-
-
 def _returns_pair(my_loop: Callable) -> None:
     ran = _looped(my_loop, _script_for([]))
     if ran.runaway:  # it did not return at all: the rules on stopping say why
@@ -280,7 +274,7 @@ def _call_is_a_dict(my_loop: Callable) -> None:
 def _runs_every_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 3)
     asked = [args for _, args in weather_calls(3)]
-    done = [_parsed(args) for _, args in ran.tools.ran]
+    done = [parsed(args) for _, args in ran.tools.ran]
     expect(sorted(map(repr, done)) == sorted(map(repr, asked)),
            "the model asked for 3 calls in one reply "
            f"({', '.join(a['location'] for a in asked)}); my_loop ran {len(done)}"
@@ -289,7 +283,7 @@ def _runs_every_call(my_loop: Callable) -> None:
 
 def _answers_each_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 3)
-    expect_each_call_answered(ran.messages, ran.asked(), "messages", width=70)
+    expect_each_call_answered(ran.messages, ran.asked(), "messages", _short)
 
 
 def _stops(my_loop: Callable) -> None:

@@ -224,6 +224,15 @@ def field_of(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
+def parsed(text: Any) -> Any:
+    """JSON text (a call's arguments, a tool's result) as the value it holds; anything that
+    is not JSON as it is."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
 def _short(text: Any, limit: int = 28) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -306,10 +315,11 @@ def expect_call_before_results(messages: list, asked: str, after: str, holder: s
            f"{holder} holds {labels(messages)}: the results come before the call they answer")
 
 
-def expect_each_call_answered(messages: list, asked: Reply, holder: str, width: int) -> None:
+def expect_each_call_answered(messages: list, asked: Reply, holder: str,
+                              shorten: Callable[[Any], str]) -> None:
     """Broken unless, right after the call stored in `messages` (call_index must find one),
     each call of `asked` has one tool message, with its id and what the tool returned (the
-    weather tool, run again here). A wrong result is shown cut to `width` characters."""
+    weather tool, run again here). A wrong result is shown as shorten(it) says."""
     after = []
     for m in messages[call_index(messages) + 1:]:
         if not (isinstance(m, dict) and m.get("role") == "tool"):
@@ -322,8 +332,5 @@ def expect_each_call_answered(messages: list, asked: Reply, holder: str, width: 
            f"after it {holder} holds "
            + (f"{labels(after)} with tool_call_id {got}" if after else "no tool message"))
     wrong = [m for m in after if m.get("content") != want[m["tool_call_id"]]]
-    shown = str(wrong[0].get("content")) if wrong else ""
-    if len(shown) > width:
-        shown = shown[:width - 1] + "…"
     expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
-           f"{shown!r}, not what the tool returned")
+           f"{shorten(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
