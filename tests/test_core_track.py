@@ -1,33 +1,23 @@
-"""The core track: the rules that judge a learner's piece also guard the library's own.
+"""The core track, notebook 02: the rules that judge a learner's memory also guard the
+library's ShortTermMemory.
 
-For each core exercise:
-- the library's version keeps every rule (the same rules the notebook's check runs);
-- a correct version written here, independently of the library, keeps every rule;
-- each wrong version in the bank (a mistake learners really make) is caught, and the rule
-  that catches it is the one whose hint fits that mistake;
-- the untouched skeleton gets "not written yet", not a wall of failures.
+TestMemory gets the tests every core exercise gets (tests/core_track_support.py): the
+library's version and a correct one written here keep every rule; each wrong version in the
+bank (a mistake learners really make) is caught, first, by the rule whose hint fits that
+mistake; the untouched skeleton gets "not written yet", not a wall of failures. Below it,
+the tests only this exercise has.
 """
 
 from __future__ import annotations
 
 import copy
 
-import pytest
+from core_track_support import CoreTrack, what_happened
 
 from lesson_lib.exercises import nb02
-from lesson_lib.exercises.contract import failed_rules, judge
 from lesson_lib.memory import ShortTermMemory
 
 # ----------------------------------------------------------------- notebook 02: the memory
-
-RULES_02 = {rule.name: rule for rule in nb02.MEMORY_RULES}
-
-
-def _rule(start: str) -> str:
-    """The one rule of notebook 02 whose name starts with `start`."""
-    (name,) = [n for n in RULES_02 if n.startswith(start)]
-    return name
-
 
 class IndependentMemory:
     """A correct version, written without looking at lesson_lib's."""
@@ -38,6 +28,9 @@ class IndependentMemory:
 
     def add(self, message):
         self.history.append({**message})
+        self._trim()
+
+    def _trim(self):
         while len(self.history) > self.max_messages:
             others = [i for i, m in enumerate(self.history) if m["role"] != "system"]
             if not others:
@@ -90,11 +83,7 @@ class ShallowCopy(IndependentMemory):
 class StoresTheCallersDict(IndependentMemory):
     def add(self, message):
         self.history.append(message)
-        while len(self.history) > self.max_messages:
-            others = [i for i, m in enumerate(self.history) if m["role"] != "system"]
-            if not others:
-                return
-            self.history.pop(others[0])
+        self._trim()
 
     def to_api_format(self):
         return copy.deepcopy(self.history)
@@ -246,32 +235,33 @@ WRONG_02 = {
 }
 
 
-def test_the_library_memory_keeps_every_rule_of_notebook_02():
-    assert failed_rules(ShortTermMemory, nb02.MEMORY_RULES) == []
+class Typo(IndependentMemory):
+    def message_count(self):
+        return len(self.messages)  # a typo: the attribute is called history
 
 
-def test_an_independent_correct_memory_keeps_every_rule():
-    assert failed_rules(IndependentMemory, nb02.MEMORY_RULES) == []
+class TestMemory(CoreTrack):
+    rules = nb02.MEMORY_RULES
+    check = nb02.check_my_memory
+    library = [ShortTermMemory]
+    right = [IndependentMemory]
+    wrong = WRONG_02
+    skeleton = Skeleton
+    skeleton_says = ("write add(), _trim(), to_api_format(), clear_non_system() and "
+                     "message_count(): each still raises NotImplementedError",)
+    hinted = ReturnsItsOwnList
+    hint_steps = [
+        ("what happened: memory.to_api_format().append(...) changed the memory",
+         "returning self._messages"),
+        ("returning self._messages hands the caller your own list", None),
+    ]
+    typo = Typo
+    typo_says = ("your code raised AttributeError", "of message_count()")
+    misgiven = [IndependentMemory()]
+    misgiven_says = "pass the class itself"
 
 
-@pytest.mark.parametrize("wrong", list(WRONG_02), ids=lambda c: c.__name__)
-def test_each_wrong_memory_is_caught_by_the_rule_that_fits(wrong):
-    broken = failed_rules(wrong, nb02.MEMORY_RULES)
-    assert broken, f"{wrong.__name__} passed every rule"
-    assert broken[0] == _rule(WRONG_02[wrong]), (wrong.__name__, broken)
-
-
-def test_the_bank_of_wrong_memories_is_at_least_eight():
-    assert len(WRONG_02) >= 8
-
-
-def test_the_untouched_skeleton_is_not_written_yet(capsys):
-    assert nb02.check_my_memory(Skeleton) is False
-    out = capsys.readouterr().out
-    assert "not done yet" in out and len(out.splitlines()) <= 4, out
-    assert ("write add(), _trim(), to_api_format(), clear_non_system() and message_count(): "
-            "each still raises NotImplementedError") in out, out
-
+# ----------------------------------------------------------------- what only notebook 02 has
 
 def test_a_half_written_skeleton_names_the_methods_still_to_write(capsys):
     class Half(Skeleton):  # add() calls a _trim() that is not written yet
@@ -298,32 +288,7 @@ def test_a_half_written_skeleton_names_the_methods_still_to_write(capsys):
     assert "write _trim(): it still raises NotImplementedError" in capsys.readouterr().out
 
 
-def test_a_wrong_memory_gets_the_smallest_case_then_more_hints(capsys):
-    assert nb02.check_my_memory(ReturnsItsOwnList) is False
-    first = capsys.readouterr().out
-    assert "what happened: memory.to_api_format().append(...) changed the memory" in first
-    assert "returning self._messages" not in first
-    nb02.check_my_memory(ReturnsItsOwnList)
-    assert "returning self._messages hands the caller your own list" in capsys.readouterr().out
-
-
 def test_the_property_rule_shows_the_smallest_conversation_that_breaks_it():
-    verdicts = dict((r.name, w) for r, w in judge(DropsTheOldestUserOnly, nb02.MEMORY_RULES))
-    assert verdicts[_rule("for any conversation")] == (
+    assert what_happened(DropsTheOldestUserOnly, nb02.MEMORY_RULES, "for any conversation") == (
         "max_messages=2, adding [system 1, assistant 2, user 3] one at a time keeps "
         "[system 1, assistant 2]; expected [system 1, user 3]")
-
-
-def test_a_class_that_raises_is_reported_with_its_line(capsys):
-    class Typo(IndependentMemory):
-        def message_count(self):
-            return len(self.messages)  # a typo: the attribute is called history
-
-    assert nb02.check_my_memory(Typo) is False
-    out = capsys.readouterr().out
-    assert "your code raised AttributeError" in out and "of message_count()" in out, out
-
-
-def test_passing_an_instance_says_to_pass_the_class(capsys):
-    assert nb02.check_my_memory(IndependentMemory()) is False
-    assert "pass the class itself" in capsys.readouterr().out

@@ -1,34 +1,23 @@
 """The core track of notebook 03: the rules that judge a learner's assistant_to_dict also
 guard lesson_lib.protocol.assistant_to_dict.
 
-- the library's version keeps every rule (the same rules the notebook's check runs);
-- a correct version written here, independently of the library, keeps every rule;
-- each wrong version in the bank (a mistake learners really make) is caught, and the rule
-  that catches it first is the one whose hint fits that mistake;
-- the untouched skeleton gets "not done yet", not a wall of failures;
-- what the rules leave alone is left alone on purpose: nothing shows that the API refuses
-  the SDK's own dump (`tool_calls: None`, `refusal: None`, ...), and it takes `content: ""`
-  beside calls, as the library stores it.
+TestAssistantToDict gets the tests every core exercise gets (tests/core_track_support.py):
+the library's version and a correct one written here keep every rule; each wrong version in
+the bank (a mistake learners really make) is caught, and the rule that catches it first is
+the one whose hint fits that mistake; the untouched skeleton gets "not done yet", not a wall
+of failures. Below it, the tests only this exercise has; among them, what the rules leave
+alone on purpose: nothing shows that the API refuses the SDK's own dump (`tool_calls: None`,
+`refusal: None`, ...), and it takes `content: ""` beside calls, as the library stores it.
 """
 
 from __future__ import annotations
 
 import json
 
-import pytest
+from core_track_support import CoreTrack, rule_named, what_happened
 
 from lesson_lib.exercises import nb03
-from lesson_lib.exercises.contract import failed_rules, judge
 from lesson_lib.protocol import assistant_to_dict, find_problems
-
-RULES = {rule.name: rule for rule in nb03.ASSISTANT_RULES}
-
-
-def _rule(start: str) -> str:
-    """The one rule of notebook 03's core exercise whose name starts with `start`."""
-    (name,) = [n for n in RULES if n.startswith(start)]
-    return name
-
 
 # ----------------------------------------------------------------- right answers
 
@@ -178,68 +167,44 @@ WRONG = {
 }
 
 
-def test_the_library_keeps_every_rule_of_notebook_03():
-    assert failed_rules(assistant_to_dict, nb03.ASSISTANT_RULES) == []
+def typo(message):
+    return {"role": "assistant", "content": message.text}  # the attribute is content
 
 
-def test_an_independent_correct_version_keeps_every_rule():
-    assert failed_rules(independent, nb03.ASSISTANT_RULES) == []
+class TestAssistantToDict(CoreTrack):
+    rules = nb03.ASSISTANT_RULES
+    check = nb03.check_assistant_to_dict
+    library = [assistant_to_dict]
+    right = [independent]
+    wrong = WRONG
+    skeleton = skeleton
+    hinted = sdk_calls_inside
+    hint_steps = [
+        ("what happened: for a reply with one call, json.dumps(the dict) raised TypeError: "
+         "Object of type ChatCompletionMessageFunctionToolCall is not JSON serializable",
+         "a list of SDK objects too"),
+        ("a list of SDK objects too", "build one plain dict"),
+        ("build one plain dict per call", None),
+    ]
+    typo = typo
+    typo_says = ("your code raised AttributeError", "of typo()")
+    misgiven = [None, ..., "assistant_to_dict"]
+    misgiven_says = "not done yet"
 
 
-@pytest.mark.parametrize("wrong", list(WRONG), ids=lambda f: f.__name__)
-def test_each_wrong_version_is_caught_by_the_rule_that_fits(wrong):
-    broken = failed_rules(wrong, nb03.ASSISTANT_RULES)
-    assert broken, f"{wrong.__name__} passed every rule"
-    assert broken[0] == _rule(WRONG[wrong]), (wrong.__name__, broken)
+# ----------------------------------------------------------------- what only notebook 03 has
 
-
-def test_the_bank_of_wrong_versions_is_at_least_eight():
-    assert len(WRONG) >= 8
-    assert {_rule(start) for start in WRONG.values()} == set(RULES), (
+def test_every_rule_catches_a_mistake_of_the_bank_first():
+    caught = {rule_named(nb03.ASSISTANT_RULES, start) for start in WRONG.values()}
+    assert caught == {rule.name for rule in nb03.ASSISTANT_RULES}, (
         "every rule catches at least one mistake of the bank first")
 
 
-def test_the_untouched_skeleton_is_not_written_yet(capsys):
-    assert nb03.check_assistant_to_dict(skeleton) is False
-    out = capsys.readouterr().out
-    assert "not done yet" in out and len(out.splitlines()) <= 4, out
-
-
-@pytest.mark.parametrize("answer", [None, ..., "assistant_to_dict"])
-def test_something_that_is_not_a_function_is_not_done_yet(answer, capsys):
-    assert nb03.check_assistant_to_dict(answer) is False
-    assert "not done yet" in capsys.readouterr().out
-
-
-def test_a_wrong_version_gets_the_smallest_case_then_more_hints(capsys):
-    assert nb03.check_assistant_to_dict(sdk_calls_inside) is False
-    first = capsys.readouterr().out
-    assert ("what happened: for a reply with one call, json.dumps(the dict) raised TypeError: "
-            "Object of type ChatCompletionMessageFunctionToolCall is not JSON serializable"
-            in first), first
-    assert "a list of SDK objects too" not in first
-    nb03.check_assistant_to_dict(sdk_calls_inside)
-    second = capsys.readouterr().out
-    assert "a list of SDK objects too" in second and "build one plain dict" not in second
-    nb03.check_assistant_to_dict(sdk_calls_inside)
-    assert "build one plain dict per call" in capsys.readouterr().out
-
-
 def test_the_property_rule_shows_the_smallest_reply_that_breaks_it():
-    verdicts = {r.name: w for r, w in judge(empty_text_becomes_none, nb03.ASSISTANT_RULES)}
-    assert verdicts[_rule("for any reply")] == (
+    assert what_happened(empty_text_becomes_none, nb03.ASSISTANT_RULES, "for any reply") == (
         "for a reply with content '' and no calls, it returned {'role': 'assistant', "
         "'content': None}, and the API refuses [user, that dict, its tool replies]: "
         "Invalid value for 'content': expected a string, got null.")
-
-
-def test_a_function_that_raises_is_reported_with_its_line(capsys):
-    def typo(message):
-        return {"role": "assistant", "content": message.text}  # the attribute is content
-
-    assert nb03.check_assistant_to_dict(typo) is False
-    out = capsys.readouterr().out
-    assert "your code raised AttributeError" in out and "of typo()" in out, out
 
 
 # ----------------------------------------------------------------- what is left alone, and why

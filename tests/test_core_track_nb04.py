@@ -2,13 +2,13 @@
 tool messages right after it), judged by TOOL_TRIM_RULES, the rules that also guard the
 library's ShortTermMemory and SeedMemory.
 
-- the library's ShortTermMemory and SeedMemory keep every rule; NaiveMemory breaks them;
-- a correct memory written here, independently of the library, keeps every rule;
-- each wrong trim in the bank (a mistake learners really make) is caught, first, by the
-  rule whose hint fits it;
-- the untouched skeleton gets "not written yet", not a wall of failures;
-- below the room the property rules give (the system messages and the largest group), even
-  the seed's rule orphans a parallel result that arrives one at a time (the library's guard 1).
+TestSeedTrim gets the tests every core exercise gets (tests/core_track_support.py): the
+library's ShortTermMemory and SeedMemory, and correct memories written here, keep every
+rule; each wrong trim in the bank (a mistake learners really make) is caught, first, by the
+rule whose hint fits it; the untouched skeleton gets "not written yet", not a wall of
+failures. Below it, the tests only this exercise has: NaiveMemory breaks the rules, and
+below the room the property rules give (the system messages and the largest group), even
+the seed's rule orphans a parallel result that arrives one at a time (the library's guard 1).
 """
 
 from __future__ import annotations
@@ -17,20 +17,14 @@ import copy
 import json
 from pathlib import Path
 
-import pytest
+from core_track_support import CoreTrack, rule_named, what_happened
 
 from lesson_lib.exercises import nb04
-from lesson_lib.exercises.contract import failed_rules, judge
+from lesson_lib.exercises.contract import failed_rules
 from lesson_lib.memory import NaiveMemory, SeedMemory, ShortTermMemory
 from lesson_lib.protocol import is_valid
 
 RULES = [rule.name for rule in nb04.TOOL_TRIM_RULES]
-
-
-def _rule(start: str) -> str:
-    """The one rule whose name starts with `start`."""
-    (name,) = [n for n in RULES if n.startswith(start)]
-    return name
 
 
 class IndependentMemory:
@@ -249,20 +243,41 @@ WRONG = {
 }
 
 
-# ----------------------------------------------------------------- the library and the right answers
+class Typo(IndependentMemory):
+    def _trim(self):
+        while len(self.messages) > self.max_messages:  # the attribute is called history
+            pass
 
-@pytest.mark.parametrize("memory", [ShortTermMemory, SeedMemory], ids=lambda c: c.__name__)
-def test_the_library_memories_keep_every_rule_of_notebook_04(memory):
-    assert failed_rules(memory, nb04.TOOL_TRIM_RULES) == []
 
+class TestSeedTrim(CoreTrack):
+    rules = nb04.TOOL_TRIM_RULES
+    check = nb04.check_seed_trim
+    library = [ShortTermMemory, SeedMemory]
+    right = [IndependentMemory, OnePerCall]
+    wrong = WRONG
+    skeleton = Skeleton
+    skeleton_says = ("write the body of _trim",)
+    hinted = DropsOnlyTheOldest
+    hint_steps = [
+        ("what happened: max_messages=4, adding [system 1, user 2, assistant 3 (1 call), "
+         "tool 4, assistant 5, user 6] one at a time keeps [system 1, tool 4, assistant 5, "
+         "user 6]; expected [system 1, assistant 5, user 6]: tool 4 is an orphan",
+         "are its replies"),
+        ("the tool messages right after an assistant(tool_calls) are its replies",
+         "the replies come AFTER"),
+        ("the replies come AFTER the message you drop", None),
+    ]
+    typo = Typo
+    typo_says = ("your code raised AttributeError", "of _trim()")
+    misgiven = [IndependentMemory()]
+    misgiven_says = "pass the class itself"
+
+
+# ----------------------------------------------------------------- what only notebook 04 has
 
 def test_the_naive_memory_breaks_the_tool_rules():
-    assert failed_rules(NaiveMemory, nb04.TOOL_TRIM_RULES)[0] == _rule("dropping an assistant")
-
-
-@pytest.mark.parametrize("memory", [IndependentMemory, OnePerCall], ids=lambda c: c.__name__)
-def test_an_independent_correct_memory_keeps_every_rule(memory):
-    assert failed_rules(memory, nb04.TOOL_TRIM_RULES) == []
+    assert failed_rules(NaiveMemory, nb04.TOOL_TRIM_RULES)[0] == rule_named(
+        nb04.TOOL_TRIM_RULES, "dropping an assistant")
 
 
 def test_notebook_02s_rules_are_reused_by_name_and_test():
@@ -274,75 +289,17 @@ def test_notebook_02s_rules_are_reused_by_name_and_test():
     assert all(rule.test is theirs[rule.name].test for rule in reused)
 
 
-# ----------------------------------------------------------------- the bank
-
-@pytest.mark.parametrize("wrong", list(WRONG), ids=lambda c: c.__name__)
-def test_each_wrong_trim_is_caught_by_the_rule_that_fits(wrong):
-    broken = failed_rules(wrong, nb04.TOOL_TRIM_RULES)
-    assert broken, f"{wrong.__name__} passed every rule"
-    assert broken[0] == _rule(WRONG[wrong]), (wrong.__name__, broken)
-
-
-def test_the_bank_of_wrong_trims_is_at_least_eight():
-    assert len(WRONG) >= 8
-
-
-def test_the_untouched_skeleton_is_not_written_yet(capsys):
-    assert nb04.check_seed_trim(Skeleton) is False
-    out = capsys.readouterr().out
-    assert "not done yet" in out and "write the body of _trim" in out, out
-    assert len(out.splitlines()) <= 4, out
-
-
-def test_a_wrong_trim_gets_the_smallest_case_then_more_hints(capsys):
-    assert nb04.check_seed_trim(DropsOnlyTheOldest) is False
-    first = capsys.readouterr().out
-    assert ("what happened: max_messages=4, adding [system 1, user 2, assistant 3 (1 call), "
-            "tool 4, assistant 5, user 6] one at a time keeps [system 1, tool 4, assistant 5, "
-            "user 6]; expected [system 1, assistant 5, user 6]: tool 4 is an orphan") in first
-    assert "are its replies" not in first
-    nb04.check_seed_trim(DropsOnlyTheOldest)
-    second = capsys.readouterr().out
-    assert "the tool messages right after an assistant(tool_calls) are its replies" in second
-    assert "the replies come AFTER" not in second
-    nb04.check_seed_trim(DropsOnlyTheOldest)
-    assert "the replies come AFTER the message you drop" in capsys.readouterr().out
-
-
 def test_the_properties_show_the_smallest_conversation_that_breaks_them():
-    verdicts = {r.name: w for r, w in judge(SwallowsEveryToolMessage, nb04.TOOL_TRIM_RULES)}
-    assert verdicts[_rule("for any conversation, given room: no orphan")] == (
+    assert what_happened(SwallowsEveryToolMessage, nb04.TOOL_TRIM_RULES,
+                         "for any conversation, given room: no orphan") == (
         "max_messages=3, adding [assistant 1 (1 call), tool 2, assistant 3 (1 call), tool 4] "
         "one at a time: after tool 4 it holds [assistant 3 (1 call)]; assistant 3 (1 call) "
         "lost its tool replies, and the API answers 400")
-    verdicts = {r.name: w for r, w in judge(WaitsForTheRoundThenTrimsWithIf,
-                                            nb04.TOOL_TRIM_RULES)}
-    assert verdicts[_rule("for any conversation, given room: the system")] == (
+    assert what_happened(WaitsForTheRoundThenTrimsWithIf, nb04.TOOL_TRIM_RULES,
+                         "for any conversation, given room: the system") == (
         "max_messages=4, adding [user 1, user 2, assistant 3 (3 calls), tool 4, tool 5, tool 6] "
         "one at a time: after tool 6 it holds [user 2, assistant 3 (3 calls), tool 4, tool 5, "
         "tool 6]; expected [assistant 3 (3 calls), tool 4, tool 5, tool 6]")
-
-
-def test_a_class_that_raises_is_reported_with_its_line(capsys):
-    class Typo(IndependentMemory):
-        def _trim(self):
-            while len(self.messages) > self.max_messages:  # the attribute is called history
-                pass
-
-    assert nb04.check_seed_trim(Typo) is False
-    out = capsys.readouterr().out
-    assert "your code raised AttributeError" in out and "of _trim()" in out, out
-
-
-def test_passing_an_instance_says_to_pass_the_class(capsys):
-    assert nb04.check_seed_trim(IndependentMemory()) is False
-    assert "pass the class itself" in capsys.readouterr().out
-
-
-def test_a_passing_report_fits_in_a_dozen_lines(capsys):
-    assert nb04.check_seed_trim(IndependentMemory) is True
-    out = capsys.readouterr().out
-    assert "All checks passed." in out and len(out.splitlines()) <= 12, out
 
 
 # ----------------------------------------------------------------- the room the properties give

@@ -1,32 +1,24 @@
 """The core track of notebook 05: the rules that judge a learner's `Agent.chat` guard the
 library's own `Agent`.
 
-- the library's Agent keeps every rule of AGENT_RULES (the same rules the notebook's check
-  runs, with a scripted model);
-- a correct chat written here, independently of the library, keeps every rule, the
-  exercise's own (it writes the steps itself) included;
-- each wrong chat in the bank (a mistake learners really make) is caught, first by the rule
-  whose hint fits that mistake;
-- the untouched skeleton gets "not written yet", not a wall of failures.
+TestAgentChat gets the tests every core exercise gets (tests/core_track_support.py), on a
+scripted model: the library's Agent keeps every rule of AGENT_RULES (the same rules the
+notebook's check runs); a correct chat written here, independently of the library, keeps
+every rule, the exercise's own (it writes the steps itself) included; each wrong chat in the
+bank (a mistake learners really make) is caught, first by the rule whose hint fits that
+mistake; the untouched skeleton gets "not written yet", not a wall of failures. Below it,
+the tests only this exercise has.
 """
 
 from __future__ import annotations
 
-import pytest
+from core_track_support import ScriptedCoreTrack, what_happened
 
 from lesson_lib.agent import Agent
 from lesson_lib.exercises import nb05
-from lesson_lib.exercises.contract import failed_rules, judge
+from lesson_lib.exercises.contract import failed_rules
 from lesson_lib.llm import chat
 from lesson_lib.protocol import assistant_to_dict
-
-RULES = {rule.name: rule for rule in nb05.EXERCISE_RULES}
-
-
-def _rule(start: str) -> str:
-    """The one rule of notebook 05's build whose name starts with `start`."""
-    (name,) = [n for n in RULES if n.startswith(start)]
-    return name
 
 
 class IndependentAgent(Agent):
@@ -241,75 +233,42 @@ WRONG = {
 }
 
 
-def test_the_library_agent_keeps_every_rule_of_notebook_05():
-    assert failed_rules(Agent, nb05.AGENT_RULES) == []
+class Typo(Chat):
+    def finish(self, reply):
+        return reply.text  # the field is called content
 
+
+class TestAgentChat(ScriptedCoreTrack):
+    rules = nb05.EXERCISE_RULES
+    check = nb05.check_my_agent_chat
+    library = [Agent]
+    library_rules = nb05.AGENT_RULES
+    right = [IndependentAgent, Chat]
+    wrong = WRONG
+    skeleton = Skeleton
+    hinted = SecondCallKeepsTheTools
+    hint_steps = [
+        ("what happened: the second request offered tools=[get_current_weather]",
+         "at most one tool round"),
+        ("at most one tool round", "pass tools=None"),
+        ("pass tools=None to the second call", None),
+    ]
+    typo = Typo
+    typo_says = ("your code raised AttributeError", "of finish()")
+    misgiven = [IndependentAgent()]
+    misgiven_says = "pass the class itself"
+
+
+# ----------------------------------------------------------------- what only notebook 05 has
 
 def test_the_librarys_agent_is_made_of_the_steps_the_exercise_asks_the_learner_to_write():
     assert failed_rules(Agent, [nb05.OWN_STEPS]) == [nb05.OWN_STEPS.name]
 
 
-@pytest.mark.parametrize("right", [IndependentAgent, Chat], ids=lambda c: c.__name__)
-def test_a_correct_chat_written_here_keeps_every_rule(right):
-    assert failed_rules(right, nb05.EXERCISE_RULES) == []
-
-
-@pytest.mark.parametrize("wrong", list(WRONG), ids=lambda c: c.__name__)
-def test_each_wrong_chat_is_caught_by_the_rule_that_fits(wrong):
-    broken = failed_rules(wrong, nb05.EXERCISE_RULES)
-    assert broken, f"{wrong.__name__} passed every rule"
-    assert broken[0] == _rule(WRONG[wrong]), (wrong.__name__, broken)
-
-
-def test_the_bank_of_wrong_chats_is_at_least_eight():
-    assert len(WRONG) >= 8
-
-
-def test_the_untouched_skeleton_is_not_written_yet(capsys):
-    assert nb05.check_my_agent_chat(Skeleton) is False
-    out = capsys.readouterr().out
-    assert "not done yet" in out and len(out.splitlines()) <= 4, out
-
-
-def test_a_wrong_chat_gets_what_happened_then_more_hints(capsys):
-    assert nb05.check_my_agent_chat(SecondCallKeepsTheTools) is False
-    first = capsys.readouterr().out
-    assert ("what happened: the second request offered tools=[get_current_weather]"
-            in first), first
-    assert "at most one tool round" not in first
-    nb05.check_my_agent_chat(SecondCallKeepsTheTools)
-    second = capsys.readouterr().out
-    assert "at most one tool round" in second and "pass tools=None" not in second
-    nb05.check_my_agent_chat(SecondCallKeepsTheTools)
-    assert "pass tools=None to the second call" in capsys.readouterr().out
-
-
 def test_the_property_rule_shows_the_smallest_conversation_that_breaks_it():
-    verdicts = dict((r.name, w) for r, w in judge(TurnsTheToolsOffForGood, nb05.AGENT_RULES))
-    assert verdicts[_rule("for any conversation")] == (
+    assert what_happened(TurnsTheToolsOffForGood, nb05.AGENT_RULES, "for any conversation") == (
         "replies [1 call, answer], at input 2 (answer): request 1 offered tools=None, the "
         "library's tools=[get_current_weather]")
-
-
-def test_a_passing_chat_gets_every_rule_and_no_hint(capsys):
-    assert nb05.check_my_agent_chat(IndependentAgent) is True
-    out = capsys.readouterr().out
-    assert "All checks passed." in out and "❌" not in out and len(out.splitlines()) <= 12
-
-
-def test_a_chat_that_raises_is_reported_with_its_line(capsys):
-    class Typo(Chat):
-        def finish(self, reply):
-            return reply.text  # the field is called content
-
-    assert nb05.check_my_agent_chat(Typo) is False
-    out = capsys.readouterr().out
-    assert "your code raised AttributeError" in out and "of finish()" in out, out
-
-
-def test_passing_an_instance_says_to_pass_the_class(capsys):
-    assert nb05.check_my_agent_chat(IndependentAgent()) is False
-    assert "pass the class itself" in capsys.readouterr().out
 
 
 def test_a_chat_that_never_stops_asking_is_stopped_and_reported():
@@ -318,17 +277,5 @@ def test_a_chat_that_never_stops_asking_is_stopped_and_reported():
             chat(self.memory.to_api_format(), client=self.client)  # one call too many
             return super().finish(reply)
 
-    verdicts = dict((r.name, w) for r, w in judge(Twice, nb05.AGENT_RULES))
-    assert "asked the model again" in verdicts[_rule("chat() stores the user's message")]
-
-
-def test_the_check_needs_no_model_and_restores_the_shared_client(monkeypatch, capsys):
-    from lesson_lib import llm
-
-    previous = llm.set_client(None)
-    try:
-        monkeypatch.setenv("LESSON_BACKEND", "openai")  # no key: a real client would fail
-        assert nb05.check_my_agent_chat(IndependentAgent) is True
-        assert llm._client is None, "the check must restore the shared client it replaced"
-    finally:
-        llm.set_client(*previous)
+    what = what_happened(Twice, nb05.AGENT_RULES, "chat() stores the user's message")
+    assert "asked the model again" in what

@@ -1,31 +1,23 @@
 """The core track of notebook 06: the rules that judge a learner's `my_loop` guard the
 library's own loop, `LoopAgent.run`.
 
-- LoopAgent, run with my_loop's signature (`nb06.library_loop`), keeps every rule of
-  LOOP_RULES (the same rules the notebook's check runs, with a scripted model);
-- correct loops written here (a `for` and a `while`), independently of the library, keep
-  every rule;
-- each wrong loop in the bank (a mistake learners really make) is caught, first by the rule
-  whose hint fits that mistake; one that never stops is stopped and reported as "no cap";
-- the untouched skeleton gets "not written yet", not a wall of failures.
+TestLoop gets the tests every core exercise gets (tests/core_track_support.py), on a
+scripted model: LoopAgent, run with my_loop's signature (`nb06.library_loop`), keeps every
+rule of LOOP_RULES (the same rules the notebook's check runs); correct loops written here
+(a `for` and a `while`), independently of the library, keep every rule; each wrong loop in
+the bank (a mistake learners really make) is caught, first by the rule whose hint fits that
+mistake; the untouched skeleton gets "not written yet", not a wall of failures. Below it,
+the tests only this exercise has: a loop that never stops is stopped and reported as
+"no cap".
 """
 
 from __future__ import annotations
 
-import pytest
+from core_track_support import ScriptedCoreTrack, what_happened
 
 from lesson_lib.exercises import nb06
-from lesson_lib.exercises.contract import failed_rules, judge
 from lesson_lib.llm import chat
 from lesson_lib.protocol import assistant_to_dict
-
-RULES = {rule.name: rule for rule in nb06.LOOP_RULES}
-
-
-def _rule(start: str) -> str:
-    """The one rule of notebook 06's build whose name starts with `start`."""
-    (name,) = [n for n in RULES if n.startswith(start)]
-    return name
 
 
 def _results(message, registry):
@@ -273,9 +265,31 @@ WRONG = {
 }
 
 
-def test_loop_agent_keeps_every_rule_of_notebook_06():
-    assert failed_rules(nb06.library_loop, nb06.LOOP_RULES) == []
+def typo(messages, registry, max_turns=5):
+    message = chat(messages, tools=registry.schemas())
+    return message.text, 1  # the field is called content
 
+
+class TestLoop(ScriptedCoreTrack):
+    rules = nb06.LOOP_RULES
+    check = nb06.check_my_loop
+    library = [nb06.library_loop]
+    right = [for_loop, while_loop]
+    wrong = WRONG
+    skeleton = skeleton
+    hinted = no_tools_inside_the_loop
+    hint_steps = [
+        ("what happened: model call 2 offered tools=None", "notebook 05's second call"),
+        ("notebook 05's second call", "tools=registry.schemas()"),
+        ("pass tools=registry.schemas() to every chat() call", None),
+    ]
+    typo = typo
+    typo_says = ("your code raised AttributeError", "of typo()")
+    misgiven = [None, ..., "my_loop"]
+    misgiven_says = "define my_loop(messages, registry, max_turns=5)"
+
+
+# ----------------------------------------------------------------- what only notebook 06 has
 
 def test_library_loop_is_loop_agent_run_on_the_callers_list():
     from lesson_lib.exercises.scripted import Script, ScriptedClient, answering, weather_calls
@@ -291,84 +305,13 @@ def test_library_loop_is_loop_agent_run_on_the_callers_list():
                                              "assistant"]
 
 
-@pytest.mark.parametrize("right", [for_loop, while_loop], ids=lambda f: f.__name__)
-def test_a_correct_loop_written_here_keeps_every_rule(right):
-    assert failed_rules(right, nb06.LOOP_RULES) == []
-
-
-@pytest.mark.parametrize("wrong", list(WRONG), ids=lambda f: f.__name__)
-def test_each_wrong_loop_is_caught_by_the_rule_that_fits(wrong):
-    broken = failed_rules(wrong, nb06.LOOP_RULES)
-    assert broken, f"{wrong.__name__} passed every rule"
-    assert broken[0] == _rule(WRONG[wrong]), (wrong.__name__, broken)
-
-
-def test_the_bank_of_wrong_loops_is_at_least_eight():
-    assert len(WRONG) >= 8
-
-
 def test_a_loop_without_a_cap_is_stopped_and_reported_as_no_cap():
-    verdicts = dict((r.name, w) for r, w in judge(no_cap, nb06.LOOP_RULES))
-    assert verdicts[_rule("it stops")] == (
+    assert what_happened(no_cap, nb06.LOOP_RULES, "it stops") == (
         "the model asked for a tool on every call; my_loop made 50 model calls and the "
         "check stopped it: no cap")
 
 
-def test_the_untouched_skeleton_is_not_written_yet(capsys):
-    assert nb06.check_my_loop(skeleton) is False
-    out = capsys.readouterr().out
-    assert "not done yet" in out and len(out.splitlines()) <= 4, out
-
-
-def test_a_wrong_loop_gets_what_happened_then_more_hints(capsys):
-    assert nb06.check_my_loop(no_tools_inside_the_loop) is False
-    first = capsys.readouterr().out
-    assert "what happened: model call 2 offered tools=None" in first, first
-    assert "notebook 05's second call" not in first
-    nb06.check_my_loop(no_tools_inside_the_loop)
-    second = capsys.readouterr().out
-    assert "notebook 05's second call" in second and "tools=registry.schemas()" not in second
-    nb06.check_my_loop(no_tools_inside_the_loop)
-    assert "pass tools=registry.schemas() to every chat() call" in capsys.readouterr().out
-
-
 def test_the_property_rule_shows_the_smallest_run_that_breaks_it():
-    verdicts = dict((r.name, w) for r, w in judge(answer_kept_only_without_tools,
-                                                  nb06.LOOP_RULES))
-    assert verdicts[_rule("for any run")].startswith(
-        "rounds [1 call] then an answer, max_turns=2: messages ends as [system, user"), \
-        verdicts[_rule("for any run")]
-
-
-def test_a_passing_loop_gets_every_rule_and_no_hint(capsys):
-    assert nb06.check_my_loop(while_loop) is True
-    out = capsys.readouterr().out
-    assert "All checks passed." in out and "❌" not in out and len(out.splitlines()) <= 12
-
-
-def test_a_loop_that_raises_is_reported_with_its_line(capsys):
-    def typo(messages, registry, max_turns=5):
-        message = chat(messages, tools=registry.schemas())
-        return message.text, 1  # the field is called content
-
-    assert nb06.check_my_loop(typo) is False
-    out = capsys.readouterr().out
-    assert "your code raised AttributeError" in out and "of typo()" in out, out
-
-
-@pytest.mark.parametrize("answer", [None, ..., "my_loop"])
-def test_something_that_is_not_a_function_is_not_done(answer, capsys):
-    assert nb06.check_my_loop(answer) is False
-    assert "define my_loop(messages, registry, max_turns=5)" in capsys.readouterr().out
-
-
-def test_the_check_needs_no_model_and_restores_the_shared_client(monkeypatch, capsys):
-    from lesson_lib import llm
-
-    previous = llm.set_client(None)
-    try:
-        monkeypatch.setenv("LESSON_BACKEND", "openai")  # no key: a real client would fail
-        assert nb06.check_my_loop(for_loop) is True
-        assert llm._client is None, "the check must restore the shared client it replaced"
-    finally:
-        llm.set_client(*previous)
+    what = what_happened(answer_kept_only_without_tools, nb06.LOOP_RULES, "for any run")
+    assert what.startswith(
+        "rounds [1 call] then an answer, max_turns=2: messages ends as [system, user"), what

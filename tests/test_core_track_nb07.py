@@ -1,12 +1,13 @@
 """The core track, notebook 07: the rules that judge a learner's token-budget trim also
 guard the library's `budget_trim`.
 
-- the library's budget_trim keeps every rule of TRIM_RULES (the trim checker's bank, read
-  one rule at a time, and a property over random histories and budgets);
-- a correct trim written here, independently of TokenBudgetMemory, keeps every rule;
-- each wrong trim in the bank (a mistake learners really make) is caught, FIRST by the rule
-  whose hint fits that mistake, and the report says what happened in words that fit it;
-- the untouched skeleton gets "not done yet", not a wall of failures.
+TestBudgetTrim gets the tests every core exercise gets (tests/core_track_support.py): the
+library's budget_trim keeps every rule of TRIM_RULES (the trim checker's bank, read one rule
+at a time, and a property over random histories and budgets); a correct trim written here,
+independently of TokenBudgetMemory, keeps every rule; each wrong trim in the bank (a mistake
+learners really make) is caught, FIRST by the rule whose hint fits that mistake; the
+untouched skeleton gets "not done yet", not a wall of failures. Below it, the tests only
+this exercise has: the report says what happened in words that fit each wrong trim.
 """
 
 from __future__ import annotations
@@ -17,22 +18,21 @@ from pathlib import Path
 
 import pytest
 from check_support import stub_source
+from core_track_support import CoreTrack, rule_named, what_happened
 
 from lesson_lib.budget import truncate_text
 from lesson_lib.exercises import nb07
-from lesson_lib.exercises.contract import failed_rules, judge
+from lesson_lib.exercises.contract import failed_rules
 from lesson_lib.repair import repair_messages
 from lesson_lib.tokens import count_messages, count_text
 from lesson_lib.trimcheck import TRIM_CASES, budget_trim, check_trim, seed_trim
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "07_token_budgets.ipynb"
-RULES = {rule.name: rule for rule in nb07.TRIM_RULES}
 
 
 def _rule(start: str) -> str:
     """The one rule whose name starts with `start`."""
-    (name,) = [n for n in RULES if n.startswith(start)]
-    return name
+    return rule_named(nb07.TRIM_RULES, start)
 
 
 # ----------------------------------------------------------------- a correct trim, and its parts
@@ -276,11 +276,35 @@ WRONG = {
 }
 
 
-# ----------------------------------------------------------------- the tests
+def my_budget_trim(messages, budget):
+    """A trim whose code raises."""
+    kept = []
+    for m in messages:
+        if m["content"].strip():  # content is None in an assistant(tool_calls)
+            kept.append(m)
+    return kept
 
-def test_the_library_budget_trim_keeps_every_rule():
-    assert failed_rules(budget_trim, nb07.TRIM_RULES) == []
 
+class TestBudgetTrim(CoreTrack):
+    rules = nb07.TRIM_RULES
+    check = nb07.check_my_budget_trim
+    library = [budget_trim]
+    right = [Trim()]
+    wrong = {trim(): rule for trim, (rule, _words) in WRONG.items()}
+    skeleton = Skeleton()
+    hinted = DropsOneMessageAtATime()
+    hint_steps = [
+        ("what happened: no system message (109 tokens, budget 61): the API would refuse "
+         "it: message 0 (tool, call_cd1)", "a unit is one message"),
+        ("a unit is one message, or an assistant message with tool_calls", None),
+    ]
+    typo = my_budget_trim
+    typo_says = ("it raised AttributeError", "of my_budget_trim())")
+    misgiven = [[]]
+    misgiven_says = "pass the function itself"
+
+
+# ----------------------------------------------------------------- what only notebook 07 has
 
 def test_the_library_budget_trim_passes_the_same_bank_in_check_trim(capsys):
     assert check_trim(budget_trim, "tokens") is True
@@ -300,17 +324,6 @@ def test_the_library_keeps_the_property_on_many_more_histories():
     keeps()
 
 
-def test_an_independent_correct_trim_keeps_every_rule():
-    assert failed_rules(Trim(), nb07.TRIM_RULES) == []
-
-
-@pytest.mark.parametrize("wrong", list(WRONG), ids=lambda c: c.__name__)
-def test_each_wrong_trim_is_caught_first_by_the_rule_that_fits(wrong):
-    broken = failed_rules(wrong(), nb07.TRIM_RULES)
-    assert broken, f"{wrong.__name__} passed every rule"
-    assert broken[0] == _rule(WRONG[wrong][0]), (wrong.__name__, broken)
-
-
 @pytest.mark.parametrize("wrong", list(WRONG), ids=lambda c: c.__name__)
 def test_each_wrong_trim_is_told_what_happened_in_words_that_fit(wrong, capsys):
     assert nb07.check_my_budget_trim(wrong()) is False
@@ -321,15 +334,8 @@ def test_each_wrong_trim_is_told_what_happened_in_words_that_fit(wrong, capsys):
     assert words in shown[1].split("❌")[0], f"{wrong.__name__}:\n{out}"
 
 
-def test_the_bank_of_wrong_trims_is_at_least_eight():
-    assert len(WRONG) >= 8
+def test_the_bank_teaches_at_least_eight_different_rules():
     assert len({rule for rule, _ in WRONG.values()}) >= 8, "they should teach different rules"
-
-
-def test_the_untouched_skeleton_is_not_written_yet(capsys):
-    assert nb07.check_my_budget_trim(Skeleton()) is False
-    out = capsys.readouterr().out
-    assert "not done yet" in out and len(out.splitlines()) <= 4, out
 
 
 def test_the_notebook_skeleton_is_not_written_yet(capsys):
@@ -337,20 +343,6 @@ def test_the_notebook_skeleton_is_not_written_yet(capsys):
     exec(stub_source(NOTEBOOK, "my_budget_trim"), namespace)  # noqa: S102  (our own notebook)
     assert nb07.check_my_budget_trim(namespace["my_budget_trim"]) is False
     assert "not done yet" in capsys.readouterr().out
-
-
-def test_a_wrong_trim_gets_the_smallest_case_then_more_hints(capsys, monkeypatch):
-    from lesson_lib import exercises
-
-    monkeypatch.setattr(exercises, "_ASKED", type(exercises._ASKED)())  # a fresh kernel
-    nb07.check_my_budget_trim(DropsOneMessageAtATime())
-    first = capsys.readouterr().out
-    assert ("what happened: no system message (109 tokens, budget 61): the API would refuse "
-            "it: message 0 (tool, call_cd1)") in first, first
-    assert "a unit is one message" not in first
-    nb07.check_my_budget_trim(DropsOneMessageAtATime())
-    assert "a unit is one message, or an assistant message with tool_calls" in (
-        capsys.readouterr().out)
 
 
 def test_the_rules_that_build_on_a_list_wait_for_one(capsys):
@@ -361,28 +353,9 @@ def test_the_rules_that_build_on_a_list_wait_for_one(capsys):
 
 
 def test_the_property_shows_the_smallest_history_that_breaks_it():
-    verdicts = dict((r.name, w) for r, w in judge(CutsOnlyTheLargest(), nb07.TRIM_RULES))
-    what = verdicts[_rule("for any history and budget")]
+    what = what_happened(CutsOnlyTheLargest(), nb07.TRIM_RULES, "for any history and budget")
     assert what.startswith("budget ") and "history [" in what, what
     assert "tool " in what and "it raised ValueError: over budget by" in what, what
-
-
-def test_a_trim_that_raises_is_reported_with_its_line(capsys):
-    def my_budget_trim(messages, budget):
-        kept = []
-        for m in messages:
-            if m["content"].strip():  # content is None in an assistant(tool_calls)
-                kept.append(m)
-        return kept
-
-    assert nb07.check_my_budget_trim(my_budget_trim) is False
-    out = capsys.readouterr().out
-    assert "it raised AttributeError" in out and "of my_budget_trim())" in out, out
-
-
-def test_passing_the_result_instead_of_the_function_says_so(capsys):
-    assert nb07.check_my_budget_trim([]) is False
-    assert "pass the function itself" in capsys.readouterr().out
 
 
 def test_the_seed_rule_is_caught_by_the_current_turn():

@@ -37,11 +37,14 @@ from lesson_lib.exercises.scripted import (
     TooManyCalls,
     WatchedTools,
     answering,
+    call_index,
     copied,
-    field_of,
+    expect_call_before_results,
+    expect_each_call_answered,
     first_problem,
     labels,
     normalized,
+    parsed,
     tool_names,
     weather_calls,
     weather_tools,
@@ -247,7 +250,7 @@ def _check_tool(r: Report, agent: Any, question: Any, arguments: Any) -> None:
         return
     events = _scripted_turn(agent.registry, question, mine[0], arguments)
     result = events[0].result if events else ""
-    data = _parsed(result)
+    data = parsed(result)
     error = data.get("error") if isinstance(data, dict) else None
     if not r.expect(error is None, f"{mine[0]}(**my_arguments) runs without an error",
                     f"it returned the error {error!r} (hint: {data.get('hint')})"
@@ -273,13 +276,6 @@ def check_my_agent(agent: Any, question: Any = OWN_QUESTION,
     the arguments a model would send for `question` (by default the notebook's question and
     {"city": "Chengdu"}), its result carried to the answer."""
     return run_check(TOOL_TITLE, lambda r: _check_tool(r, agent, question, arguments))
-
-
-def _parsed(result: str) -> Any:
-    try:
-        return json.loads(result)
-    except (TypeError, ValueError):
-        return result
 
 
 # ----------------------------------------------------------------- core: build Agent.chat
@@ -375,10 +371,6 @@ def _with_tools(cls: type, calls: int, tools: WatchedTools | None = None) -> Con
 def _asked(conversation: Conversation) -> Reply:
     """The scripted reply with tool calls (the first one of the script)."""
     return next(r for r in conversation.client.script.replies if r.calls)
-
-
-def _is_call(message: Any) -> bool:
-    return bool(field_of(message, "tool_calls")) and field_of(message, "role") == "assistant"
 
 
 def _user(text: str) -> dict:
@@ -482,27 +474,16 @@ def _second_without_tools(cls: type) -> None:
            + (" (the API refuses an empty list)" if second == [] else ""))
 
 
-def _call_of(memory: list) -> int | None:
-    return next((i for i, m in enumerate(memory) if _is_call(m)), None)
-
-
 def _stores_the_call(cls: type) -> None:
     talk = _with_tools(cls, 2)
     said = talk.say(WEATHER_INPUT)
-    asked, memory = _asked(talk), said.memory
-    at = _call_of(memory)
-    results = [i for i, m in enumerate(memory) if isinstance(m, dict) and m.get("role") == "tool"]
-    expect(at is not None, f"the model asked for {asked}; after chat() the memory holds "
-           f"{labels(memory)}: the assistant message with the tool_calls is not in it"
-           + (" (its results are there alone)" if results else ""))
-    expect(not results or at < results[0],
-           f"the memory holds {labels(memory)}: the results come before the call they answer")
+    expect_call_before_results(said.memory, str(_asked(talk)), "after chat()", "the memory")
 
 
 def _call_is_a_dict(cls: type) -> None:
     talk = _with_tools(cls, 2)
     said = talk.say(WEATHER_INPUT)
-    stored = said.memory[_call_of(said.memory)]
+    stored = said.memory[call_index(said.memory)]
     expect(isinstance(stored, dict),
            f"the call was stored as a {type(stored).__name__} object, not a dict")
     calls = stored["tool_calls"]
@@ -518,7 +499,7 @@ def _runs_every_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
     talk.say(WEATHER_INPUT)
     asked = [(c.name, json.loads(c.arguments)) for c in _asked(talk).calls]
-    ran = [(name, _parsed(args)) for name, args in talk.tools.ran]
+    ran = [(name, parsed(args)) for name, args in talk.tools.ran]
     expect(sorted(map(repr, ran)) == sorted(map(repr, asked)),
            f"the model asked for {len(asked)} calls in one reply "
            f"({', '.join(a['location'] for _, a in asked)}); chat() ran {len(ran)}"
@@ -535,23 +516,7 @@ def _shown(name: str, arguments: Any) -> str:
 def _answers_each_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
     said = talk.say(WEATHER_INPUT)
-    memory, asked = said.memory, _asked(talk)
-    after = memory[_call_of(memory) + 1:]
-    results = []
-    for m in after:
-        if not (isinstance(m, dict) and m.get("role") == "tool"):
-            break
-        results.append(m)
-    want = {c.id: weather_tools().execute(c.name, c.arguments) for c in asked.calls}
-    got = [m.get("tool_call_id") for m in results]
-    expect(sorted(map(str, got)) == sorted(want),
-           f"the assistant message asks for {len(want)} calls ({', '.join(want)}); right "
-           "after it the memory holds "
-           f"{labels(results) if results else 'no tool message'}"
-           + (f" with tool_call_id {got}" if results else ""))
-    wrong = [m for m in results if m.get("content") != want[m["tool_call_id"]]]
-    expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
-           f"{_cut(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
+    expect_each_call_answered(said.memory, _asked(talk), "the memory", _cut)
 
 
 def _written_together(cls: type) -> None:

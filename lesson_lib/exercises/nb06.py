@@ -40,10 +40,13 @@ from lesson_lib.exercises.scripted import (
     TooManyCalls,
     WatchedTools,
     answering,
-    field_of,
+    call_index,
+    expect_call_before_results,
+    expect_each_call_answered,
     first_problem,
     labels,
     normalized,
+    parsed,
     tool_names,
     weather_calls,
     weather_tools,
@@ -198,13 +201,6 @@ def _never_ending(my_loop: Callable, max_turns: int = 3) -> Looped:
     return _looped(my_loop, Script(), max_turns, forever=_asking_forever)
 
 
-def _parsed(text: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return text
-
-
 def _returns_pair(my_loop: Callable) -> None:
     ran = _looped(my_loop, _script_for([]))
     if ran.runaway:  # it did not return at all: the rules on stopping say why
@@ -258,27 +254,14 @@ def _keeps_going(my_loop: Callable) -> None:
     expect(turns == 3, f"3 model calls, but turns={turns!r}")
 
 
-def _call_index(messages: list) -> int | None:
-    return next((i for i, m in enumerate(messages)
-                 if field_of(m, "role") == "assistant" and field_of(m, "tool_calls")), None)
-
-
 def _appends_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 2)
-    messages = ran.messages
-    at = _call_index(messages)
-    results = [i for i, m in enumerate(messages)
-               if isinstance(m, dict) and m.get("role") == "tool"]
-    expect(at is not None, "the model asked for 2 tool calls; afterwards messages holds "
-           f"{labels(messages)}: the assistant message with the tool_calls is not in it"
-           + (" (its results are there alone)" if results else ""))
-    expect(not results or at < results[0],
-           f"messages holds {labels(messages)}: the results come before the call they answer")
+    expect_call_before_results(ran.messages, "2 tool calls", "afterwards", "messages")
 
 
 def _call_is_a_dict(my_loop: Callable) -> None:
     ran = _answered(my_loop, 2)
-    stored = ran.messages[_call_index(ran.messages)]
+    stored = ran.messages[call_index(ran.messages)]
     expect(isinstance(stored, dict),
            f"the call was appended as a {type(stored).__name__} object, not a dict")
     expect(all(isinstance(c, dict) for c in stored["tool_calls"]),
@@ -291,7 +274,7 @@ def _call_is_a_dict(my_loop: Callable) -> None:
 def _runs_every_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 3)
     asked = [args for _, args in weather_calls(3)]
-    done = [_parsed(args) for _, args in ran.tools.ran]
+    done = [parsed(args) for _, args in ran.tools.ran]
     expect(sorted(map(repr, done)) == sorted(map(repr, asked)),
            "the model asked for 3 calls in one reply "
            f"({', '.join(a['location'] for a in asked)}); my_loop ran {len(done)}"
@@ -300,21 +283,7 @@ def _runs_every_call(my_loop: Callable) -> None:
 
 def _answers_each_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 3)
-    messages = ran.messages
-    after = []
-    for m in messages[_call_index(messages) + 1:]:
-        if not (isinstance(m, dict) and m.get("role") == "tool"):
-            break
-        after.append(m)
-    want = {c.id: weather_tools().execute(c.name, c.arguments) for c in ran.asked().calls}
-    got = [m.get("tool_call_id") for m in after]
-    expect(sorted(map(str, got)) == sorted(want),
-           f"the assistant message asks for {len(want)} calls ({', '.join(want)}); right "
-           "after it messages holds "
-           + (f"{labels(after)} with tool_call_id {got}" if after else "no tool message"))
-    wrong = [m for m in after if m.get("content") != want[m["tool_call_id"]]]
-    expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
-           f"{_short(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
+    expect_each_call_answered(ran.messages, ran.asked(), "messages", _short)
 
 
 def _stops(my_loop: Callable) -> None:

@@ -15,7 +15,9 @@ of every request (messages and tools). No model, no network: the same verdict fo
     client.requests[1].tools   # None: the second request offered no tools
 
 `WatchedTools` is a ToolRegistry that writes down every call it runs (and can be told to
-fail at one, as a tool interrupted halfway would).
+fail at one, as a tool interrupted halfway would). At the end, two rules that notebooks 05
+(Agent.chat) and 06 (the loop) share, on the list the code left behind: the call stored
+before its results, and one tool message per call.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from lesson_lib.exercises.contract import expect
 from lesson_lib.tools import WEATHER_TOOL, ToolRegistry, get_current_weather
 
 MODEL = "scripted-model"  # the model name the checks' requests carry
@@ -221,6 +224,15 @@ def field_of(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
+def parsed(text: Any) -> Any:
+    """JSON text (a call's arguments, a tool's result) as the value it holds; anything that
+    is not JSON as it is."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
 def _short(text: Any, limit: int = 28) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -275,3 +287,50 @@ def normalized(message: Any) -> Any:
     if not isinstance(message, dict):
         return f"a {type(message).__name__} object"
     return assistant_to_dict(message) if message.get("role") == "assistant" else message
+
+
+# ----------------------------------------------------------------- what a tool round left
+#
+# Two rules notebooks 05 (Agent.chat writes the memory) and 06 (my_loop appends to messages)
+# share, judged on the list the code left behind. `holder` is what the report calls that
+# list: "the memory" or "messages".
+
+def call_index(messages: list) -> int | None:
+    """Where the first assistant message with tool_calls stands (None: there is none)."""
+    return next((i for i, m in enumerate(messages)
+                 if field_of(m, "role") == "assistant" and field_of(m, "tool_calls")), None)
+
+
+def expect_call_before_results(messages: list, asked: str, after: str, holder: str) -> None:
+    """Broken unless the assistant message with the tool_calls is in `messages`, before the
+    tool messages. `asked` says what the model asked for ("2 tool calls"), `after` when the
+    list was read ("after chat()")."""
+    at = call_index(messages)
+    results = [i for i, m in enumerate(messages)
+               if isinstance(m, dict) and m.get("role") == "tool"]
+    expect(at is not None, f"the model asked for {asked}; {after} {holder} holds "
+           f"{labels(messages)}: the assistant message with the tool_calls is not in it"
+           + (" (its results are there alone)" if results else ""))
+    expect(not results or at < results[0],
+           f"{holder} holds {labels(messages)}: the results come before the call they answer")
+
+
+def expect_each_call_answered(messages: list, asked: Reply, holder: str,
+                              shorten: Callable[[Any], str]) -> None:
+    """Broken unless, right after the call stored in `messages` (call_index must find one),
+    each call of `asked` has one tool message, with its id and what the tool returned (the
+    weather tool, run again here). A wrong result is shown as shorten(it) says."""
+    after = []
+    for m in messages[call_index(messages) + 1:]:
+        if not (isinstance(m, dict) and m.get("role") == "tool"):
+            break
+        after.append(m)
+    want = {c.id: weather_tools().execute(c.name, c.arguments) for c in asked.calls}
+    got = [m.get("tool_call_id") for m in after]
+    expect(sorted(map(str, got)) == sorted(want),
+           f"the assistant message asks for {len(want)} calls ({', '.join(want)}); right "
+           f"after it {holder} holds "
+           + (f"{labels(after)} with tool_call_id {got}" if after else "no tool message"))
+    wrong = [m for m in after if m.get("content") != want[m["tool_call_id"]]]
+    expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
+           f"{shorten(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
