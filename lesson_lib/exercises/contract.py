@@ -22,8 +22,11 @@ method still raises NotImplementedError gets one line: not written yet.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from lesson_lib.exercises import Report, _learner_frame, not_done
@@ -74,6 +77,8 @@ def property_rule(name: str,
         from hypothesis import HealthCheck, Phase, find, settings  # noqa: PLC0415
         from hypothesis.errors import NoSuchExample  # noqa: PLC0415
 
+        _keep_hypothesis_files_out_of_the_folder()
+
         config = settings(max_examples=examples, derandomize=True, database=None,
                           deadline=None, suppress_health_check=list(HealthCheck),
                           phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False)
@@ -85,6 +90,17 @@ def property_rule(name: str,
         raise Broken(breaks(impl, smallest) or repr(smallest))
 
     return Rule(name, test, tuple(hints), tuple(needs))
+
+
+def _keep_hypothesis_files_out_of_the_folder() -> None:
+    """Hypothesis keeps a cache (.hypothesis/) in the current folder, which in a notebook is
+    the learner's notebooks folder: unless the user chose a place for it, put it in the
+    system's temporary folder instead."""
+    from hypothesis import configuration  # noqa: PLC0415
+
+    chosen = vars(configuration).get("__hypothesis_home_directory")
+    if chosen is None and not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "lesson_lib-hypothesis")
 
 
 def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
