@@ -1,0 +1,276 @@
+"""Self-checks for notebook 12, "Who holds the memory".
+
+- `check_items_to_messages(items_to_messages)`: the learner's
+  `items_to_messages(items, instructions=None)`, which turns the items a server holds (a
+  Responses chain's `input_items`, a conversation's items, as plain dicts) back into the
+  Chat Completions `messages` list of Part I: the list you keep yourself. Judged by
+  `ITEMS_RULES`, with `lesson_lib.exercises.contract`; the last rule asks Hypothesis for the
+  smallest conversation whose list `validate_messages` refuses.
+
+The check needs no model: the items are made here, in the shape the API lists them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from lesson_lib.exercises import not_done
+from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
+from lesson_lib.protocol import find_problems
+
+ITEMS_TITLE = "Exercise 1 · items_to_messages"
+INSTRUCTIONS = "You are a helpful assistant."
+WEATHER = '{"location":"Chengdu","unit":"celsius"}'
+RESULT = '{"location": "Chengdu", "temperature": 16, "condition": "cloudy"}'
+
+
+# ----------------------------------------------------------------- items, as the API lists them
+
+def message(role: str, text: str, n: int) -> dict:
+    part = "output_text" if role == "assistant" else "input_text"
+    content = {"type": part, "text": text}
+    if part == "output_text":
+        content.update(annotations=[], logprobs=[])
+    return {"id": f"msg_{n:04d}", "type": "message", "role": role, "content": [content],
+            "status": "completed"}
+
+
+def call(call_id: str, n: int, name: str = "get_current_weather",
+         arguments: str = WEATHER) -> dict:
+    return {"id": f"fc_{n:04d}", "type": "function_call", "status": "completed",
+            "arguments": arguments, "call_id": call_id, "name": name}
+
+
+def output(call_id: str, n: int, result: str = RESULT) -> dict:
+    return {"id": f"fco_{n:04d}", "type": "function_call_output", "call_id": call_id,
+            "output": result, "status": "completed"}
+
+
+def weather_round() -> list[dict]:
+    """The seed's three rounds as a conversation holds them."""
+    return [message("user", "My name is Xiaoming", 1),
+            message("assistant", "Nice to meet you, Xiaoming!", 2),
+            message("user", "What's the weather in Chengdu?", 3),
+            call("call_chengdu", 4), output("call_chengdu", 5),
+            message("assistant", "Chengdu is cloudy, 16°C.", 6),
+            message("user", "What's my name?", 7),
+            message("assistant", "You told me your name is Xiaoming.", 8)]
+
+
+def two_calls() -> list[dict]:
+    """One question, two calls made at once (parallel), then their outputs."""
+    return [message("user", "Weather in Beijing and Shanghai?", 1),
+            call("call_bj", 2, arguments='{"location":"Beijing"}'),
+            call("call_sh", 3, arguments='{"location":"Shanghai"}'),
+            output("call_bj", 4, '{"temperature": 18}'),
+            output("call_sh", 5, '{"temperature": 22}'),
+            message("assistant", "Shanghai is warmer.", 6)]
+
+
+def _run(impl: Any, items: list, instructions: str | None = None) -> list:
+    got = impl(copy.deepcopy(items), instructions)
+    expect(isinstance(got, list) and all(isinstance(m, dict) for m in got),
+           f"items_to_messages(...) returned {type(got).__name__}"
+           + ("" if not isinstance(got, list) else " with an item that is not a dict"))
+    return got
+
+
+def _short(messages: Any) -> str:
+    text = repr(messages)
+    return text if len(text) <= 220 else text[:217] + "..."
+
+
+# ----------------------------------------------------------------- the rules
+
+def _returns_list(impl: Any) -> None:
+    _run(impl, [message("user", "My name is Xiaoming", 1)])
+
+
+def _message_text(impl: Any) -> None:
+    for role, text in (("user", "My name is Xiaoming"),
+                       ("assistant", "Nice to meet you, Xiaoming!")):
+        got = _run(impl, [message(role, text, 1)])
+        want = [{"role": role, "content": text}]
+        expect(got == want, f"{'an' if role == 'assistant' else 'a'} {role} message item, {_short(message(role, text, 1))}, gave "
+                            f"{_short(got)}")
+
+
+def _instructions_first(impl: Any) -> None:
+    got = _run(impl, [message("user", "My name is Xiaoming", 1)], INSTRUCTIONS)
+    expect(got[:1] == [{"role": "system", "content": INSTRUCTIONS}],
+           f"with instructions={INSTRUCTIONS!r}, the list starts {_short(got[:1])}")
+    plain = _run(impl, [message("user", "My name is Xiaoming", 1)])
+    expect(not any(m.get("role") == "system" for m in plain),
+           f"with instructions=None, the list holds a system message: {_short(plain)}")
+
+
+def _assistants_with_calls(messages: list) -> list[dict]:
+    return [m for m in messages if m.get("role") == "assistant" and m.get("tool_calls")]
+
+
+def _call_becomes_tool_calls(impl: Any) -> None:
+    got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
+                      call("call_chengdu", 2), output("call_chengdu", 3)])
+    asking = _assistants_with_calls(got)
+    expect(len(asking) == 1, f"a function_call item gave no assistant message with tool_calls: "
+                             f"{_short(got)}")
+    calls = asking[0]["tool_calls"]
+    expect(isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict),
+           f"one function_call gave tool_calls={_short(calls)}")
+    entry = calls[0]
+    fn = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    expect(entry.get("id") == "call_chengdu" and entry.get("type") == "function"
+           and fn.get("name") == "get_current_weather",
+           f"the function_call (id 'fc_0002', call_id 'call_chengdu') became {_short(entry)}")
+
+
+def _arguments_kept(impl: Any) -> None:
+    got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
+                      call("call_chengdu", 2), output("call_chengdu", 3)])
+    arguments = _assistants_with_calls(got)[0]["tool_calls"][0]["function"].get("arguments")
+    expect(arguments == WEATHER, f"the call's arguments {WEATHER!r} became {arguments!r}")
+
+
+def _calls_share_a_message(impl: Any) -> None:
+    got = _run(impl, two_calls())
+    asking = _assistants_with_calls(got)
+    ids = sorted(c.get("id") for m in asking for c in m["tool_calls"])
+    expect(len(asking) == 1 and ids == ["call_bj", "call_sh"],
+           f"two function_calls in a row gave {len(asking)} assistant messages with tool_calls "
+           f"(calls {ids})")
+
+
+def _output_becomes_tool(impl: Any) -> None:
+    got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
+                      call("call_chengdu", 2), output("call_chengdu", 3)])
+    tools = [m for m in got if m.get("role") == "tool"]
+    want = {"role": "tool", "tool_call_id": "call_chengdu", "content": RESULT}
+    rest = [m for m in got if m.get("role") != "user" and not m.get("tool_calls")]
+    expect(tools == [want], "the function_call_output (call_id 'call_chengdu') became "
+                            f"{_short(rest)}")
+
+
+def _order_kept(impl: Any) -> None:
+    got = _run(impl, weather_round(), INSTRUCTIONS)
+    roles = [m.get("role") for m in got]
+    want = ["system", "user", "assistant", "user", "assistant", "tool", "assistant", "user",
+            "assistant"]
+    expect(roles == want, f"the seed's three rounds gave the roles {roles}")
+    expect(got[1].get("content") == "My name is Xiaoming" and
+           got[-1].get("content") == "You told me your name is Xiaoming.",
+           f"the seed's three rounds start with {_short(got[1:2])} and end with {_short(got[-1:])}")
+
+
+def _items_untouched(impl: Any) -> None:
+    for items in (weather_round(), two_calls()):
+        given = copy.deepcopy(items)
+        impl(given, INSTRUCTIONS)
+        expect(given == items, "after items_to_messages(items), the items were changed: "
+                               f"{_short([g for g, i in zip(given, items, strict=False) if g != i][:1])}")
+
+
+def _conversations():
+    """Hypothesis: conversations as the API lists them: rounds of a user message, maybe
+    calls (one to three, made at once) with their outputs, then the assistant's answer."""
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    round_ = st.tuples(st.sampled_from(["Hi", "What's my name?", "Weather in Chengdu?"]),
+                       st.integers(0, 3), st.booleans())
+    return st.tuples(st.lists(round_, min_size=1, max_size=4),
+                     st.sampled_from([None, INSTRUCTIONS]))
+
+
+def _build(example: tuple) -> tuple[list, str | None]:
+    rounds, instructions = example
+    items: list[dict] = []
+    for question, calls, answered in rounds:
+        items.append(message("user", question, len(items)))
+        ids = [f"call_{len(items)}_{k}" for k in range(calls)]
+        items += [call(i, len(items) + k) for k, i in enumerate(ids)]
+        items += [output(i, len(items) + k) for k, i in enumerate(ids)]
+        if answered or calls:
+            items.append(message("assistant", "Done.", len(items)))
+    return items, instructions
+
+
+def _refused(impl: Any, example: tuple) -> str | None:
+    items, instructions = _build(example)
+    try:
+        got = impl(copy.deepcopy(items), instructions)
+    except Exception as error:  # noqa: BLE001  a crash on some conversation is a finding
+        return f"items_to_messages raised {type(error).__name__}: {error} on {_short(items)}"
+    problems = find_problems(got)
+    if problems:
+        kinds = [i["type"] if i["type"] != "message" else i["role"] for i in items]
+        return (f"for the items {kinds} (instructions={instructions!r}) the list is refused: "
+                f"{problems[0].message}")
+    return None
+
+
+ITEMS_RULES: list[Rule] = [
+    Rule("it returns a list of message dicts", _returns_list,
+         ("build a new list and append one dict per message; return that list",)),
+    Rule("a message item becomes {'role', 'content'}, its text a plain string",
+         _message_text,
+         ("an item's content is a list of parts, e.g. [{'type': 'input_text', 'text': '…'}]; "
+          "Chat Completions takes the text itself",
+          "keep only role and content: id, type and status are the server's, not Chat's"),
+         needs=("it returns a list of message dicts",)),
+    Rule("the instructions become a system message at the front", _instructions_first,
+         ("the Responses API keeps instructions apart from the items (and does not carry "
+          "them to the next response); in Chat Completions they are the first message",
+          "only when instructions is not None"),
+         needs=("it returns a list of message dicts",)),
+    Rule("a function_call becomes an assistant message with tool_calls, id = its call_id",
+         _call_becomes_tool_calls,
+         ("in Chat Completions a call lives in an assistant message: {'role': 'assistant', "
+          "'content': None, 'tool_calls': [...]}",
+          "each entry is {'id': …, 'type': 'function', 'function': {'name': …, 'arguments': "
+          "…}}; the id the tool reply names is the item's call_id (call_…), not its id (fc_…)"),
+         needs=("it returns a list of message dicts",)),
+    Rule("the call's arguments stay the JSON string they were", _arguments_kept,
+         ("Chat Completions carries arguments as a JSON string, as the item does: copy it "
+          "as it is",),
+         needs=("a function_call becomes an assistant message with tool_calls, id = its "
+                "call_id",)),
+    Rule("function_calls in a row share one assistant message (parallel calls)",
+         _calls_share_a_message,
+         ("a response that makes two calls at once lists two function_call items; in Chat "
+          "Completions they are two entries of one assistant message's tool_calls",
+          "when the message you built last is an assistant message with tool_calls, add the "
+          "call to it instead of starting a new one"),
+         needs=("a function_call becomes an assistant message with tool_calls, id = its "
+                "call_id",)),
+    Rule("a function_call_output becomes a tool message with tool_call_id = its call_id",
+         _output_becomes_tool,
+         ("Chat Completions has a role for it: {'role': 'tool', 'tool_call_id': …, "
+          "'content': …}",
+          "the content is the item's output, a string already: keep it as it is"),
+         needs=("it returns a list of message dicts",)),
+    Rule("the items keep their order", _order_kept,
+         ("the list is the conversation, oldest first, as the items are given "
+          "(list them with order='asc')",),
+         needs=("a message item becomes {'role', 'content'}, its text a plain string",)),
+    Rule("the items you were given are left unchanged", _items_untouched,
+         ("they are the server's record; build new dicts instead of changing theirs",)),
+    property_rule(
+        "every conversation gives a list that validate_messages accepts",
+        _conversations(), _refused,
+        ("what the server accepted, Chat Completions must accept too: each call followed "
+         "by its tool reply, nothing in between",),
+        examples=150,
+        needs=("a function_call becomes an assistant message with tool_calls, id = its "
+               "call_id",
+               "a function_call_output becomes a tool message with tool_call_id = its "
+               "call_id")),
+]
+
+
+def check_items_to_messages(items_to_messages: Any) -> bool:  # your items_to_messages
+    """Judge the learner's items_to_messages(items, instructions=None) by ITEMS_RULES."""
+    if not callable(items_to_messages):
+        return not_done(ITEMS_TITLE, "write items_to_messages, then run this cell again")
+    return check_rules(ITEMS_TITLE, items_to_messages, ITEMS_RULES,
+                       start="write the body of items_to_messages (it still raises "
+                             "NotImplementedError), then run this check again")
