@@ -880,3 +880,63 @@ def _check_memory_text(text: Any) -> str:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"a memory is a non-empty text, got {text!r}")
     return text.strip()
+
+
+# ----------------------------------------------------------------- into the request
+
+CONTEXT_HEAD = ("Long-term memory, found for the user's latest message. Each line: date "
+                "[source, where]; [user] is the user's own words. Newest first; when two "
+                "disagree, the newer is right. If none answers, say you don't know:")
+
+
+def _context_line(memory: Memory) -> str:
+    where = f", {memory.ref}" if memory.ref else ""
+    return f"- {memory.created_at[:10]} [{memory.source}{where}] {memory.text}"
+
+
+def context_message(hits: Iterable[Hit | Memory],   # best first, as search() returns them
+                    budget: int,                    # tokens the message may cost at most
+                    ) -> dict | None:
+    """The hits as one labelled system message for the request, costing at most `budget`
+    tokens (tokens.count_messages of the message alone): the hits are taken best first, and
+    one that would not fit is left out (a smaller one after it may still fit); the lines are
+    then listed newest first, each with its date and source. None when no hit fits: no
+    empty block is sent."""
+    from lesson_lib.tokens import count_messages  # noqa: PLC0415
+
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise ValueError(f"budget is a number of tokens, got {budget!r}")
+    kept: list[Memory] = []
+
+    def message(memories: list[Memory]) -> dict:
+        ordered = sorted(memories, key=lambda x: (x.created_at, x.id), reverse=True)
+        return {"role": "system",
+                "content": "\n".join([CONTEXT_HEAD, *map(_context_line, ordered)])}
+
+    for hit in hits:
+        memory = hit.memory if isinstance(hit, Hit) else hit
+        if count_messages([message([*kept, memory])]) <= budget:
+            kept.append(memory)
+    return message(kept) if kept else None
+
+
+def recall(question: str, memory: LongTermMemory, budget: int, *, k: int = 5,
+           method: str = DEFAULT_METHOD) -> dict | None:
+    """Retrieval before the call: the `k` memories that best answer `question`, as the
+    labelled system message `context_message` makes (at most `budget` tokens), or None."""
+    return context_message(memory.search(question, k, method=method), budget)
+
+
+def with_context(messages: Sequence[Mapping], context: Mapping | None) -> list[dict]:
+    """A copy of `messages` for the request, with `context` (a system message) placed just
+    before the latest user message: next to the question it was retrieved for, and never
+    between an assistant's tool call and its results. The stored history is not changed;
+    None adds nothing."""
+    out = [dict(m) for m in messages]
+    if context is None:
+        return out
+    if context.get("role") != "system":
+        raise ValueError(f"the context is a system message, got role {context.get('role')!r}")
+    users = [i for i, m in enumerate(out) if m.get("role") == "user"]
+    at = users[-1] if users else len(out)
+    return [*out[:at], dict(context), *out[at:]]
