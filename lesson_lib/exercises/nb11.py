@@ -24,7 +24,7 @@ from lesson_lib.exercises.contract import Rule, check_rules, expect, property_ru
 
 RECALL_TITLE = "Build it · my_recall"
 QUESTIONS = ("When does my train to Chengdu leave?",
-             "How do I get around Chengdu by metro?",
+             "Which metro line goes to the airport, and what do tickets cost?",
              "What is my cat called?")
 GUIDE = ("Chengdu metro guide: line 1 runs north to south through Tianfu Square, line 2 "
          "east to west past Chunxi Road, line 3 to the panda base, line 7 is a loop, line 10 "
