@@ -14,7 +14,6 @@ from lesson_lib.exercises import nb11
 from lesson_lib.longterm import recall
 from lesson_lib.tokens import count_messages, count_text
 
-
 # ----------------------------------------------------------------- a correct recall, and its parts
 
 class Recall:
