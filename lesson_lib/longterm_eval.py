@@ -139,3 +139,27 @@ def evaluate(memory: LongTermMemory, data: EvalData | None = None,
             "recall": {k: recall(memory, data, ids, k) for k in ks},
             "by_kind": {method: by_kind(memory, data, ids, 5, method) for method in METHODS},
             "abstention": abstention(memory, data)}
+
+
+def plot_recall(report: dict[str, dict[str, float]],  # recall(): {method: {part: value}}
+                k: int = 5) -> Any:
+    """recall@k per method, one bar per language (and all): a figure shown as a PNG in a
+    notebook (fixed size, no date inside), named by its text form."""
+    from lesson_lib.costs import COLOURS, CostPlot, _figure  # noqa: PLC0415
+
+    figure = _figure()
+    figure.set_size_inches(7, 3)
+    axes = figure.add_subplot()
+    parts = ("all", *LANGUAGES)
+    width = 0.8 / len(parts)
+    for n, part in enumerate(parts):
+        values = [report[method].get(part, 0.0) for method in report]
+        xs = [i + (n - (len(parts) - 1) / 2) * width for i in range(len(report))]
+        bars = axes.bar(xs, values, width, label=part, color=COLOURS[n])
+        axes.bar_label(bars, fmt="%.2f", fontsize=8)
+    axes.set_xticks(range(len(report)), list(report))
+    axes.set_ylim(0, 1.12)
+    axes.set_ylabel(f"recall@{k}")
+    axes.set_title(f"Does search find the memory that answers? (recall@{k})")
+    axes.legend(loc="lower right", fontsize=8)
+    return CostPlot(figure, [f"recall@{k} of {', '.join(report)} in {', '.join(parts)}"])

@@ -102,3 +102,14 @@ def test_with_context_goes_before_the_latest_user_message_and_stays_valid(memory
     assert with_context([], context) == [context]
     with pytest.raises(ValueError, match="system message"):
         with_context(history, {"role": "user", "content": "x"})
+
+
+def test_the_recall_plot_is_a_png_named_by_its_text():
+    from lesson_lib.longterm_eval import plot_recall
+
+    report = {"fused": {"all": 0.9, "en": 0.88, "zh": 0.93},
+              "dense": {"all": 0.8, "en": 0.9, "zh": 0.7},
+              "lexical": {"all": 0.85, "en": 0.8, "zh": 0.9}}
+    plot = plot_recall(report)
+    assert plot.png().startswith(b"\x89PNG") and plot.png() == plot.png()
+    assert repr(plot) == "<CostPlot: recall@5 of fused, dense, lexical in all, en, zh>"
