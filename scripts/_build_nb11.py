@@ -390,8 +390,7 @@ print(f"tool calls: {[e.name for e in result.events]}\\nreply: {result.reply[:90
 
 md("""
 The offline model did not search: it calls a tool only when the words of the message match
-the tool's name and description, and "When does my train leave?" does not say "search" or
-"memory". Deciding *when* to remember is the model's judgement; a real model makes it from
+the tool's name and description, as its reply says, and these words did not. Deciding *when* to remember is the model's judgement; a real model makes it from
 the tools' descriptions. *(output differs on a real model)*
 
 To show the tools at work the same way for everyone, a **scripted model** (the one the
@@ -573,24 +572,31 @@ under the same 200 tokens as in section 4:
 """)
 
 code("""
+from lesson_lib.tokens import count_text
+
 page = "Chengdu guide, getting around: " + " ".join(
     f"Metro line {n} stops at {n * 3} stations; trains every {n + 2} minutes." for n in range(1, 30))
 memory.write(page, source="document", ref="chengdu_guide.md")
-hits = memory.search("How do I get around Chengdu by metro?", k=5)
+hits = memory.search("How often do metro trains run, and how many stations?", k=5)
 everything = {"role": "system", "content": memory.as_prompt(hits)}
-kept = recall("How do I get around Chengdu by metro?", memory, budget=200)
+kept = recall("How often do metro trains run, and how many stations?", memory, budget=200)
 print("every hit, no budget:", count_messages([everything]), "tokens")
-print("recall, budget 200:  ", count_messages([kept]), "tokens,", len(kept["content"].splitlines()) - 1,
-      "memories; the long page:", "in" if page in kept["content"] else "left out")
+print("recall, budget 200:  ", count_messages([kept]), "tokens")
+for n, hit in enumerate(hits, 1):
+    print(f"  hit {n}: {count_text(hit.text):3} tokens, {'in ' if hit.text in kept['content'] else 'out'}"
+          f"  {hit.text[:48]}…")
 """)
 
 code("""
 assert count_messages([everything]) > 200 >= count_messages([kept]) and page not in kept["content"]
+ranked = [h.text for h in hits]
+assert ranked.index(page) < max(ranked.index(t) for t in ranked if t in kept["content"])
 """, hidden=True)
 
 md("""
-The long page would have taken most of the request; under the budget it is left out and
-the shorter memories after it still go in. (A long document is better stored in smaller
+The long page, the best hit, would have taken most of the request. Under the budget it is
+left out, and the shorter memories after it still go in until the next one would not fit
+(hit 5). (A long document is better stored in smaller
 pieces in the first place, so a search can return the one piece that answers.)
 
 ### Deleting on request, and proving it
@@ -616,7 +622,7 @@ assert memory.search("Chengdu trip train", k=5) == [] or all(
 """, hidden=True)
 
 md("""
-## 8 · How well does search find? The evaluation
+## 8 · How well does search find? The evaluation · deep dive
 
 recall@5: of the questions that have an answer, the share whose answer is among the top 5
 hits. Per method and language, on the evaluation's memories of section 7: *(output differs
