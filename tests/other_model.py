@@ -45,6 +45,7 @@ from lesson_lib.protocol import ProtocolError
 from lesson_lib.tokens import encoding_for
 
 OTHER_MODEL_ID = "other-model-7b"
+OTHER_EMBEDDING_MODEL_ID = "other-embed-256"  # its embedding model (the offline vectors)
 OTHER_API_KEY = "other-model-key"  # any key works; this one is never a real secret
 LOOPBACK = "127.0.0.1"
 DECLINE_EVERY = 3  # one tool-worthy question in DECLINE_EVERY is answered without a tool
@@ -265,6 +266,8 @@ def answer(method: str, path: str, headers: Mapping[str, str], raw: bytes) -> ap
         if wanted != OTHER_MODEL_ID:
             return model_not_found(wanted)
         return api.json_reply(200, api.model_object(OTHER_MODEL_ID))
+    if method == "POST" and route == "/v1/embeddings":
+        return embeddings(path, headers, raw)
     if not (method == "POST" and route == "/v1/chat/completions"):
         return api.handle(method, path, headers, raw)  # the offline 404 for an unknown URL
     try:
@@ -292,6 +295,24 @@ def answer(method: str, path: str, headers: Mapping[str, str], raw: bytes) -> ap
         events = api.sse_events(completion, include_usage)
         return 200, {**api.SSE_HEADERS, "x-request-id": head.get("x-request-id", "")}, events
     return api.json_reply(200, completion)
+
+
+def embeddings(path: str, headers: Mapping[str, str], raw: bytes) -> api.Reply:
+    """POST /v1/embeddings for OTHER_EMBEDDING_MODEL_ID (the offline vectors, as a provider
+    serves its own embedding model); the real 404 for any other model."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if not isinstance(body, dict) or not body.get("model"):
+        return api.handle("POST", path, headers, raw)  # the real 400
+    if body["model"] != OTHER_EMBEDDING_MODEL_ID:
+        return model_not_found(body["model"])
+    status, head, payload = api.handle("POST", path, headers,
+                                       api.dumps({**body, "model": MODEL_ID}))
+    if status != 200:
+        return status, head, payload
+    return api.json_reply(200, {**json.loads(payload), "model": OTHER_EMBEDDING_MODEL_ID})
 
 
 # ----------------------------------------------------------------- the server
@@ -348,7 +369,8 @@ class OtherModelServer(ThreadingHTTPServer):
         """The variables that make lesson_lib (llm.py) use this model, as a real provider.
         Give each run its own `api_key` to count its requests (`requests[api_key]`)."""
         return {"LESSON_BACKEND": "openai", "OPENAI_API_KEY": api_key,
-                "OPENAI_BASE_URL": self.base_url, "LESSON_MODEL": OTHER_MODEL_ID}
+                "OPENAI_BASE_URL": self.base_url, "LESSON_MODEL": OTHER_MODEL_ID,
+                "LESSON_EMBEDDING_MODEL": OTHER_EMBEDDING_MODEL_ID}
 
     def start(self) -> OtherModelServer:
         self._thread = threading.Thread(target=self.serve_forever, name="other-model",

@@ -272,7 +272,7 @@ def check_my_recall(my_recall: Any) -> bool:  # my_recall(question, memory, budg
 
 # ----------------------------------------------------------------- exercise: save_fact
 
-FACT_TITLE = "Exercise · save_fact"
+FACT_TITLE = "Exercise 1 · save_fact"
 _TOLD = [{"role": "user", "content": "I'm vegetarian, and please check the news for me."},
          {"role": "assistant", "content": None, "tool_calls": [{
              "id": "call_news", "type": "function",
