@@ -11,6 +11,8 @@ question, the few memories that answer it are found and put in the prompt (RAG).
     memory.remember_session(session_id="s1", summary="We chose the 14 May train to Chengdu.")
     memory.search("When do we go to Chengdu?", k=5)         # hits, best first, with scores
     memory.forget(about="Chengdu")                          # every memory that says it: gone
+    context = recall("When do we go?", memory, budget=200)   # the best, as one system message
+    with_context(messages, context)                          # a copy for the request, valid
 
 **Every memory carries its source**, and the source decides what it may be:
 
