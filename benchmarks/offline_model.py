@@ -396,6 +396,19 @@ def heavy_neighbours(clients: int, window_s: float) -> dict:
         drain.join(timeout=5)
 
 
+def load_rows(tag: str, clients: int, s: dict) -> list[tuple[str, str, str]]:
+    """The table rows of one load run (served() or served_responses()): throughput, latency,
+    errors, each against its target."""
+    return [
+        (f"{tag}, {clients} clients", f"{s['done']} requests, {s['seconds']:.1f} s", ""),
+        (f"{tag} throughput", f"{s['rps']:.0f} req/s", f">= 300  {verdict(s['rps'] >= 300)}"),
+        (f"{tag} latency p50", f"{s['p50']:.1f} ms", ""),
+        (f"{tag} latency p99", f"{s['p99']:.1f} ms", f"< 100  {verdict(s['p99'] < 100)}"),
+        (f"{tag} latency max", f"{s['max']:.1f} ms", ""),
+        (f"{tag} errors", str(len(s["errors"])), f"== 0  {verdict(not s['errors'])}"),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300, help="in-process calls per client")
@@ -423,12 +436,7 @@ def main() -> int:
         errors += s["errors"]
         tag = f"(b) {plural(workers, 'worker')}"
         rows += [
-            (f"{tag}, {args.clients} clients", f"{s['done']} requests, {s['seconds']:.1f} s", ""),
-            (f"{tag} throughput", f"{s['rps']:.0f} req/s", f">= 300  {verdict(s['rps'] >= 300)}"),
-            (f"{tag} latency p50", f"{s['p50']:.1f} ms", ""),
-            (f"{tag} latency p99", f"{s['p99']:.1f} ms", f"< 100  {verdict(s['p99'] < 100)}"),
-            (f"{tag} latency max", f"{s['max']:.1f} ms", ""),
-            (f"{tag} errors", str(len(s["errors"])), f"== 0  {verdict(not s['errors'])}"),
+            *load_rows(tag, args.clients, s),
             (f"{tag} log / stop", f"{s['logged']} lines, exit {s['exit']}, "
                                   f"{'stopped' if s['stopped'] else 'NO stopped line'}", ""),
         ]
@@ -443,15 +451,7 @@ def main() -> int:
     for workers in [int(w) for w in args.workers.split(",")] if "e" in args.only else []:
         s = served_responses(args.requests, args.clients, args.budget, workers)
         errors += s["errors"]
-        tag = f"(e) {plural(workers, 'worker')}"
-        rows += [
-            (f"{tag}, {args.clients} clients", f"{s['done']} requests, {s['seconds']:.1f} s", ""),
-            (f"{tag} throughput", f"{s['rps']:.0f} req/s", f">= 300  {verdict(s['rps'] >= 300)}"),
-            (f"{tag} latency p50", f"{s['p50']:.1f} ms", ""),
-            (f"{tag} latency p99", f"{s['p99']:.1f} ms", f"< 100  {verdict(s['p99'] < 100)}"),
-            (f"{tag} latency max", f"{s['max']:.1f} ms", ""),
-            (f"{tag} errors", str(len(s["errors"])), f"== 0  {verdict(not s['errors'])}"),
-        ]
+        rows += load_rows(f"(e) {plural(workers, 'worker')}", args.clients, s)
     if "c" in args.only:
         h = heavy_neighbours(args.clients, args.window)
         errors += h["errors"]

@@ -452,15 +452,7 @@ def check_options(body: Mapping) -> tuple[list, list, int]:
                 raise invalid_value(value, INCLUDABLE, f"include[{k}]")  # verbatim (recorded)
     tools = tools_of(body)
     check_tool_choice(body.get("tool_choice"), body.get("tools"))
-    metadata = body.get("metadata")
-    if metadata is not None:
-        if not isinstance(metadata, Mapping):
-            raise invalid_type("metadata", "a metadata object", metadata)  # verbatim (recorded)
-        if len(metadata) > MAX_METADATA:
-            raise ProtocolError(  # verbatim (recorded)
-                f"Invalid 'metadata': too many properties. Expected an object with at most "
-                f"{MAX_METADATA} properties, but got an object with {len(metadata)} properties "
-                "instead.", param="metadata", code="object_above_max_properties")
+    check_metadata(body.get("metadata"))
     if problem := _text_verdict(dumps_key(body.get("text"))):
         raise problem
     for name, low, high, integer in (("temperature", 0, 2, False), ("top_p", 0, 1, False)):
