@@ -56,6 +56,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -200,23 +201,14 @@ async def responses_client(port: int, count: int, deadline: float, latencies: li
     writer.close()
 
 
-async def responses_load(port: int, requests: int, clients: int, budget_s: float) -> tuple:
-    latencies: list[float] = []
-    errors: list[str] = []
-    deadline = time.monotonic() + budget_s
-    started = time.perf_counter()
-    await asyncio.gather(*(responses_client(port, requests // clients, deadline, latencies,
-                                            errors) for _ in range(clients)))
-    return latencies, errors, time.perf_counter() - started
-
 
 def served_responses(requests: int, clients: int, budget_s: float, workers: int) -> dict:
     """(e): the CLI server, warmed up, then the Responses clients."""
     process, port, log_lines, drain = start_server(workers)
     try:
-        asyncio.run(responses_load(port, clients * 20, clients, budget_s))  # warm up
-        latencies, errors, elapsed = asyncio.run(responses_load(port, requests, clients,
-                                                                budget_s))
+        asyncio.run(load(port, clients * 20, clients, budget_s, responses_client))  # warm up
+        latencies, errors, elapsed = asyncio.run(load(port, requests, clients, budget_s,
+                                                      responses_client))
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -290,14 +282,16 @@ async def one_client(port: int, count: int, deadline: float, latencies: list,
     writer.close()
 
 
-async def load(port: int, requests: int, clients: int, budget_s: float) -> tuple:
-    """(latencies in ms, errors, seconds) of `clients` connections sharing `requests`."""
+async def load(port: int, requests: int, clients: int, budget_s: float,
+               client: Any = None) -> tuple:
+    """(latencies in ms, errors, seconds) of `clients` connections sharing `requests`, each
+    run by `client` (one_client, Chat requests, unless told: responses_client)."""
     latencies: list[float] = []
     errors: list[str] = []
     deadline = time.monotonic() + budget_s
     started = time.perf_counter()
-    await asyncio.gather(*(one_client(port, requests // clients, deadline, latencies, errors)
-                           for _ in range(clients)))
+    await asyncio.gather(*((client or one_client)(port, requests // clients, deadline,
+                                                  latencies, errors) for _ in range(clients)))
     return latencies, errors, time.perf_counter() - started
 
 
