@@ -50,7 +50,7 @@ vocabulary), and answers 0.
 
 - "lexical": words. The database's own full-text index: SQLite's FTS5 (BM25 ranking) or
   PostgreSQL's (a GIN index, ranked by ts_rank). Texts are cut into terms here first
-  (`terms()`): English words lower-cased, stop words dropped, a light suffix stemming;
+  (`lesson_lib.terms.terms()`): English words lower-cased, stop words dropped, a light suffix stemming;
   Chinese, which has no spaces, as overlapping character pairs ("我喜欢喝咖啡" → 我喜 喜欢
   欢喝 喝咖 咖啡), so "咖啡" finds it (FTS5's unicode61 tokenizer would keep the whole run
   as one word, and its trigram tokenizer misses two-character queries).
@@ -83,7 +83,6 @@ and on SQLite the FTS5 table `memories_fts` (the terms; its rowid is the memory'
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -91,6 +90,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from lesson_lib.sessions import SessionStore, StoreError, _check_text, _now, _sa
+from lesson_lib.terms import terms
 
 SOURCES = {  # source: what a memory of that source is
     "user": "a user fact (the user's own words)",
@@ -112,49 +112,7 @@ class MemoryPoisoningError(StoreError, ValueError):
     written."""
 
 
-# ----------------------------------------------------------------- terms (lexical)
-
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUNS = re.compile(rf"([{_CJK}]+)|((?:(?![{_CJK}])[^\W_])+)")
-STOP_WORDS = frozenset("""
-a about above after again all am an and any are as at be been before being below between
-both but by can could did do does doing down during each few for from further had has have
-having he her here hers him his how i if in into is it its just me more most my no nor not
-now of off on once only or other our ours out over own same she should so some such than
-that the their theirs them then there these they this those through to too under until up
-very was we were what when where which while who whom why will with would you your yours
-s t don didn doesn isn wasn weren won shall may might must let lets ok also
-""".split())
-
-
-def _stem(word: str) -> str:
-    """A light English suffix stripper, the same for memories and questions: trips → trip,
-    decided/deciding/decides → decid. Not a linguist's stemmer; it only has to agree with
-    itself."""
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
-        return word
-    for suffix, replace in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""),
-                            ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (
-                suffix == "s" and word.endswith(("ss", "us", "is"))):
-            word = word[: len(word) - len(suffix)] + replace
-            break
-    return word[:-1] if len(word) > 4 and word.endswith("e") else word
-
-
-def terms(text: str) -> list[str]:
-    """The lexical index's terms of `text`, in order: English (and any spaced language)
-    words lower-cased, stop words dropped, stemmed; numbers as they are; each run of
-    Chinese characters as its overlapping pairs (a lone character as itself)."""
-    out: list[str] = []
-    for cjk, word in _RUNS.findall(unicodedata.normalize("NFKC", text).lower()):
-        if cjk:
-            out.extend([cjk] if len(cjk) == 1 else
-                       [cjk[i:i + 2] for i in range(len(cjk) - 1)])
-        elif word not in STOP_WORDS:
-            out.append(_stem(word))
-    return out
-
+# ----------------------------------------------------------------- whose words (terms: lesson_lib.terms)
 
 def said_by_user(text: str, messages: Iterable[Mapping]) -> bool:
     """Is `text` the user's own statement? True when one user message holds every term of

@@ -23,12 +23,14 @@ the memories found answer is the model's call, and a test of the agent, not of t
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from lesson_lib.longterm import METHODS, LongTermMemory
+from lesson_lib.terms import terms
 
 LANGUAGES = ("en", "zh")
 
@@ -125,6 +127,64 @@ def abstention(memory: LongTermMemory, data: EvalData) -> dict[str, float]:
             best = {"threshold": threshold, "answerable_kept": kept,
                     "unanswerable_refused": refused}
     return best
+
+
+_ABSTAINED = re.compile(r"(?i)\b(?:don'?t|do not|doesn'?t) know\b|\bno (?:memory|record)\b|"
+                        r"\bnot (?:sure|remember)\b|不知道|不清楚|没有记录|不记得|没有能回答")
+
+
+def abstained(reply: str) -> bool:
+    """Whether a reply says it does not know."""
+    return bool(_ABSTAINED.search(reply or ""))
+
+
+def answered_by(reply: str, memory: LongTermMemory) -> int | None:
+    """The kept memory a reply gives as its answer: the one that shares the most terms
+    with it (lesson_lib.terms), None when it shares none or says it does not know."""
+    if abstained(reply):
+        return None
+    said = set(terms(reply))
+    best = max(memory.all(), key=lambda m: (len(said & set(terms(m.text))), m.created_at),
+               default=None)
+    return best.id if best is not None and said & set(terms(best.text)) else None
+
+
+def answer_accuracy(memory: LongTermMemory, data: EvalData, ids: dict[str, int], *,
+                    k: int = 5, budget: int = 400, client: Any = None,
+                    system_prompt: str = "You are a helpful assistant. Answer from what you "
+                    "remember; if it does not say, say you don't know.",
+                    ) -> dict[str, Any]:
+    """End to end: retrieval before the call (longterm.recall: the top `k`, at most
+    `budget` tokens), then the model answers. A question with an answer is right when the
+    reply's answer is that memory (answered_by: the memory it shares the most words with;
+    fair to a model that quotes or paraphrases closely, and a rough judge of one that
+    rewords); one without is right when the reply says it does not know. `client`: None
+    is the offline model, in process. Returns {"all", "en", "zh", "answerable",
+    "unanswerable": share right, "wrong": [(question, reply)]}."""
+    from lesson_lib.llm import chat  # noqa: PLC0415
+    from lesson_lib.longterm import recall as recall_context  # noqa: PLC0415
+
+    if client is None:
+        from lesson_lib.offline import offline_client  # noqa: PLC0415
+
+        client = offline_client()
+    right: dict[str, list[bool]] = defaultdict(list)
+    wrong = []
+    for question in data.questions:
+        context = recall_context(question["q"], memory, budget, k=k)
+        messages = [{"role": "system", "content": system_prompt},
+                    *([context] if context else []), {"role": "user", "content": question["q"]}]
+        reply = chat(messages, client=client).content or ""
+        expected = ids.get(question["answer"]) if question["answer"] else None
+        ok = abstained(reply) if expected is None else answered_by(reply, memory) == expected
+        for part in ("all", question["lang"],
+                     "unanswerable" if expected is None else "answerable"):
+            right[part].append(ok)
+        if not ok:
+            wrong.append((question, reply))
+    report: dict[str, Any] = {part: sum(oks) / len(oks) for part, oks in right.items()}
+    report["wrong"] = wrong
+    return report
 
 
 def evaluate(memory: LongTermMemory, data: EvalData | None = None,

@@ -17,10 +17,10 @@ from lesson_lib.longterm import (
     LongTermMemory,
     MemoryPoisoningError,
     said_by_user,
-    terms,
 )
 from lesson_lib.offline import offline_client
 from lesson_lib.sessions import SessionStore, StoreError
+from lesson_lib.terms import terms
 
 OFFLINE = Embedder.offline()  # the offline model's vectors, without the HTTP round trip
 

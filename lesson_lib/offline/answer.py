@@ -388,3 +388,51 @@ def cannot_answer(rest: str, lang: str) -> str:
     if lang == "zh":
         return f"至于「{rest}」，我手头的工具和规则回答不了。"
     return f"As for “{rest}”: none of my tools or rules can answer that."
+
+
+# ------------------------------------------------------------------ answers from long-term memory
+
+def _memory_said(memory: Any, lang: str) -> str:
+    """One memory, said with where it comes from: the user's own words are quoted."""
+    when = memory.date or ("某天" if lang == "zh" else "an earlier day")
+    if lang == "zh":
+        if memory.source == "user":
+            return f"你在{when}说过：“{memory.text}”"
+        if memory.source == "session":
+            return f"根据我们{when}的对话：{memory.text}"
+        if memory.source == "document":
+            return f"根据文档{'《' + memory.ref + '》' if memory.ref else ''}：{memory.text}"
+        return f"根据我{when}的记录：{memory.text}"
+    if memory.source == "user":
+        return f"You told me on {when}: “{memory.text}”"
+    if memory.source == "session":
+        return f"From our conversation on {when}: {memory.text}"
+    if memory.source == "document":
+        return f"From the document {memory.ref}: {memory.text}" if memory.ref else \
+            f"From a document: {memory.text}"
+    return f"From my notes of {when}: {memory.text}"
+
+
+def from_memory(memory: Any, replaces: Any, lang: str) -> str:
+    """The answer from one remembered memory; an older one it replaces is named."""
+    said = _memory_said(memory, lang)
+    if replaces is None:
+        return said if lang == "zh" or said.endswith((".", "”", "!", "?")) else said + "."
+    if lang == "zh":
+        return f"{said}这条比{replaces.date}的“{replaces.text}”更新，以新的为准。"
+    return (f"{said} That replaces what I had from {replaces.date} (“{replaces.text}”): "
+            "the newer one is right.")
+
+
+def not_remembered(lang: str) -> str:
+    """No memory the request carries answers the question."""
+    if lang == "zh":
+        return "我不知道：我记得的内容里没有能回答这个问题的。"
+    return "I don't know: nothing I remember answers that."
+
+
+def saved_memory(texts: list[str], lang: str) -> str:
+    """What save_memory kept."""
+    if lang == "zh":
+        return "好的，记下了：" + "；".join(f"“{t}”" for t in texts) + "。"
+    return "Saved to memory: " + "; ".join(f"“{t}”" for t in texts) + ". I'll remember that."

@@ -69,8 +69,22 @@ and nothing is remembered between calls. Like a real model it only knows what
    from it ("Your profile says your name is Xiaoming."), and "language: Chinese" makes
    the replies Chinese.
 
+9. Long-term memory in the request (recall.py): lines "- 2026-03-15 [user, s-0315] text"
+   in a system message (lesson_lib.longterm.context_message) or the memories of a
+   search_memory result. A question is answered from the memory that answers it (word
+   share plus the offline embedder's cosine, every name the question names present),
+   saying where it comes from ("You told me on 2026-03-15: ..."); the newer of two
+   memories about the same thing wins and the answer names the older one; with none,
+   "I don't know", never a guess.
+10. Memory tools (search_memory / save_memory, recognised by their names): a question
+   nothing else answers gets one search_memory call with the question as its query (a
+   question about the past, "What did we decide last week ...?", is never sent to another
+   tool for a shared word); a statement that says "remember ...", states a decision or a
+   lasting preference gets one save_memory call with the user's own words.
+
 This module must not import openai, httpx2, lesson_lib.tools, memory, agent
-or llm: the offline model depends on protocol, tokens, places and clock only.
+or llm: the offline model depends on protocol, tokens, places and clock, and for
+reading memories on lesson_lib.terms and its own embedder (lesson_lib.embeddings).
 benchmarks/tool_bank.py scores the argument filling on 42 invented tools.
 """
 
@@ -81,7 +95,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lesson_lib.offline import answer
+from lesson_lib.offline import answer, recall
 from lesson_lib.offline import understand as u
 from lesson_lib.offline.ids import make_id
 from lesson_lib.places import lookup
@@ -113,6 +127,8 @@ class Turn:
     name_from_profile: bool = False  # the name is known from the profile only
     earlier: list[Call] = field(default_factory=list)  # answered calls before the request:
                                 # "Which one is warmer?" after a weather answer ranks them
+    memories: list[recall.Remembered] = field(default_factory=list)  # long-term memory lines
+                                # in system messages (rule 9)
 
     def answered(self) -> list[Call]:
         return [c for c in self.calls if c.result is not None]
@@ -148,11 +164,24 @@ def reply(body: dict) -> dict:
     must_call = bool(tools) and (choice == "required" or isinstance(choice, Mapping))
     if asked_at is not None and not must_call:
         return say(summarise(messages[:asked_at], turn.lang))
-    plan = make_plan(turn, tools)
+    plan = make_plan(turn, planned_with(turn, tools))
+    keepers = {k.name for k in filter(None, map(u.keeper_of, tools))}
+    at = next((i for i, c in enumerate(plan.calls) if c.name not in keepers), len(plan.calls))
+    plan.calls[at:at] = memory_calls(turn, plan, tools)  # after the profile tool's calls
     calls = choose_calls(plan, turn, tools, choice)
     if calls:
         return call_tools(body, calls)
     return say(write_answer(turn, plan, tools, choice))
+
+
+def planned_with(turn: Turn, tools: list) -> list:
+    """The tools the plan may choose from: never the memory tools (rule 10 calls them);
+    for a question about the past that memory can answer (a search tool, or memories in
+    the request), only the profile tool."""
+    plain = [t for t in tools if not recall.memory_tool(t)]
+    if recall.about_past(turn.request) and (recall.search_tool(tools) or turn.memories):
+        return [t for t in plain if u.keeper_of(t)]
+    return plain
 
 
 def say(text: str) -> dict:
@@ -194,6 +223,7 @@ def read_turn(messages: list) -> Turn:
     for call in turn.calls:
         call.result = results.get(call.id)
     turn.earlier = answered_before(messages[:max(last, 0)])
+    turn.memories = recall.in_context(messages)
     return turn
 
 
@@ -299,6 +329,34 @@ def remember_calls(turn: Turn, tools: list) -> list[Call]:
             add_unique(calls, Call(keeper.name, {keeper.key_param: key,
                                                  keeper.value_param: said.value}), tools)
     return calls
+
+
+def memory_calls(turn: Turn, plan: Plan, tools: list) -> list[Call]:
+    """Rule 10: save_memory for what the request asks to keep (recall.worth_saving; the
+    profile tool keeps the preferences it has a key for), and search_memory(query=the
+    question) for a question nothing else answers: no other call planned or asked for,
+    not a greeting, thanks or the name question already answerable, and no memory in the
+    request answers it."""
+    calls: list[Call] = []
+    saver, searcher = recall.save_tool(tools), recall.search_tool(tools)
+    if saver is not None and recall.text_param(saver):
+        kept = {c.arguments.get(k.key_param) for c in plan.calls
+                for k in filter(None, map(u.keeper_of, tools)) if c.name == k.name}
+        about = next((p for p in u.properties(saver) if p in ("subject", "topic", "key")), None)
+        for text, subject in recall.worth_saving(turn.request, {str(k) for k in kept}):
+            arguments = {recall.text_param(saver): text}
+            if about and subject:
+                arguments[about] = subject
+            calls.append(Call(u.tool_name(saver), arguments))
+    request = u.without_introduction(turn.request)
+    if searcher is None or not recall.text_param(searcher) or plan.calls or plan.asks or \
+            calls or not recall.is_question(request) or u.is_greeting(request) or \
+            u.is_thanks(request) or (u.asks_name(request) and turn.name) or \
+            u.concepts(request) & set(u.LIVE_DATA):
+        return calls
+    if turn.memories and recall.choose(request, turn.memories):
+        return calls
+    return [Call(u.tool_name(searcher), {recall.text_param(searcher): request.strip()})]
 
 
 def follow_up(turn: Turn, tools: list) -> Plan | None:
@@ -520,7 +578,18 @@ def write_answer(turn: Turn, plan: Plan, tools: list, choice: Any) -> str:
         return answer.told_not_to(list(dict.fromkeys(wanted)), lang)
     if plan.asks:
         return answer.clarify(*plan.asks[0], lang)
+    if turn.memories and recall.is_question(turn.request) and not u.is_greeting(turn.request):
+        said = memory_answer(turn, turn.memories)
+        if said or not u.concepts(turn.request) & set(u.LIVE_DATA):
+            return said or answer.not_remembered(lang)
     return small_talk(turn, tools)
+
+
+def memory_answer(turn: Turn, memories: list[recall.Remembered]) -> str:
+    """Rule 9: the answer from the memory that answers the request (the newer wins, and
+    says what it replaces), or "" if none does."""
+    chosen = recall.choose(u.without_introduction(turn.request), memories)
+    return answer.from_memory(chosen.memory, chosen.replaces, turn.lang) if chosen else ""
 
 
 def earlier_comparison(turn: Turn, tools: list) -> str:
@@ -559,9 +628,21 @@ def from_results(turn: Turn, plan: Plan, tools: list) -> str:
     lang, results = turn.lang, latest_results(turn, tools)
     kept = [data for data in (u.read_result(c.result) for c in results) if u.remembered_in(data)]
     results = [c for c in results if not u.remembered_in(u.read_result(c.result))]
+    found = [recall.in_result(u.read_result(c.result)) for c in results]
+    searched = [m for f in found if f is not None for m in f]
+    saved = [c for c in results if recall.memory_tool({"function": {"name": c.name}}) == "save"
+             and isinstance(u.read_result(c.result), Mapping)
+             and u.read_result(c.result).get("saved") is True]
+    results = [c for c, f in zip(results, found, strict=True) if f is None and c not in saved]
     named = u.name_in(turn.request) and all(fact["key"] != "name" for fact in kept)
     parts = [answer.nice_to_meet(turn.name, lang)] if named else []
-    parts += kept_notes(turn, kept, answered_otherwise=bool(results or plan.asks))
+    parts += kept_notes(turn, kept, answered_otherwise=bool(results or plan.asks or saved
+                                                            or any(f is not None for f in found)))
+    if saved:
+        parts.append(answer.saved_memory([saved_text(c, tools) for c in saved], lang))
+    if any(f is not None for f in found):
+        parts.append(memory_answer(turn, [*searched, *turn.memories])
+                     or answer.not_remembered(lang))
     asked, candidates = compared(turn, plan, tools, results)
     ranking = ranked(candidates, asked) if asked else []
     if len(ranking) >= 2:
@@ -571,6 +652,13 @@ def from_results(turn: Turn, plan: Plan, tools: list) -> str:
     parts += [answer.result(c.name, c.arguments, c.result, lang) for c in results]
     parts += [answer.clarify(tool, param, lang) for tool, param in plan.asks[:1]]
     return answer.sentences(parts, lang)
+
+
+def saved_text(call: Call, tools: list) -> str:
+    """The text a save_memory call kept (its text parameter)."""
+    tool = next((t for t in tools if u.tool_name(t) == call.name), None)
+    param = recall.text_param(tool) if tool is not None else None
+    return str(call.arguments.get(param or "", "") or next(iter(call.arguments.values()), ""))
 
 
 def kept_notes(turn: Turn, kept: list[dict], answered_otherwise: bool) -> list[str]:
