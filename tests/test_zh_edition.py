@@ -1,0 +1,103 @@
+"""The Chinese edition (notebooks/zh/) stays in step with the English one and follows the
+glossary (docs/glossary.md): scripts/zh_sync.py says what "in step" means."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _zh_sync():
+    spec = importlib.util.spec_from_file_location("zh_sync", ROOT / "scripts" / "zh_sync.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["zh_sync"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+zh_sync = _zh_sync()
+CHINESE = sorted(zh_sync.ZH_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
+def glossary() -> list[dict]:
+    """The glossary's rows: {"en", "zh", "rejected": [...]}."""
+    text = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    table = text.split("<!-- glossary -->")[1].split("<!-- /glossary -->")[0]
+    rows = []
+    for line in table.strip().splitlines()[2:]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows.append({"en": cells[0], "zh": cells[1],
+                     "rejected": [w.strip() for w in cells[2].split(",") if w.strip()]})
+    return rows
+
+
+def chinese_text(nb) -> str:
+    """What a Chinese notebook says: its markdown, and the Chinese its code cells put in."""
+    said = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    for cell in nb.cells:
+        said += [zh for _, zh in (cell.metadata.get("zh") or {}).get("strings") or []]
+    return "\n".join(said)
+
+
+def test_the_glossary_is_a_table_with_a_chinese_word_for_each_term():
+    rows = glossary()
+    assert len(rows) >= 30
+    for row in rows:
+        assert row["en"] and row["zh"], row
+        assert row["zh"] not in row["rejected"], row
+
+
+@pytest.mark.parametrize("path", CHINESE, ids=[p.stem for p in CHINESE])
+def test_each_chinese_notebook_maps_cell_for_cell_onto_its_english_twin(path):
+    problems = zh_sync.problems(path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHINESE, ids=[p.stem for p in CHINESE])
+def test_each_chinese_notebook_uses_the_glossary_words(path):
+    text = chinese_text(nbformat.read(path, as_version=4))
+    wrong = [f"{word!r} (the glossary says {row['zh']!r} for {row['en']!r})"
+             for row in glossary() for word in row["rejected"] if word in text]
+    assert not wrong, f"{path.name} uses rejected words: " + "; ".join(wrong)
+
+
+def test_the_sync_check_catches_what_it_must(tmp_path, monkeypatch):
+    """A changed English cell, code that differs beyond its strings, a replacement of code,
+    an untranslated markdown cell: each is named."""
+    en_dir, zh_dir = tmp_path / "notebooks", tmp_path / "notebooks" / "zh"
+    zh_dir.mkdir(parents=True)
+    monkeypatch.setattr(zh_sync, "EN_DIR", en_dir)
+    monkeypatch.setattr(zh_sync, "ZH_DIR", zh_dir)
+    en = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Hello", id="m1"),
+        nbformat.v4.new_code_cell('%xmode Minimal\nprint("Hi, I am Xiaoming")  # greet', id="c1")])
+    nbformat.write(en, en_dir / "01_x.ipynb")
+    zh_path = zh_sync.init(en_dir / "01_x.ipynb")
+    assert any("not translated" in p for p in zh_sync.problems(zh_path))
+    zh = nbformat.read(zh_path, as_version=4)
+    zh.cells[0].source = "# 你好"
+    zh.cells[1].metadata["zh"]["strings"] = [["Hi, I am Xiaoming", "你好，我叫小明"], ["# greet", "# 打招呼"]]
+    nbformat.write(zh, zh_path)
+    assert zh_sync.apply(zh_path) == []
+    assert zh_sync.problems(zh_path) == []
+    assert nbformat.read(zh_path, as_version=4).cells[1].source == \
+        '%xmode Minimal\nprint("你好，我叫小明")  # 打招呼'
+    zh = nbformat.read(zh_path, as_version=4)
+    zh.cells[1].source = zh.cells[1].source.replace("print", "len")
+    nbformat.write(zh, zh_path)
+    assert any("not the English code" in p for p in zh_sync.problems(zh_path))
+    zh.cells[1].metadata["zh"]["strings"].append(["print", "len"])
+    nbformat.write(zh, zh_path)
+    assert any("'print' is code" in p for p in zh_sync.problems(zh_path))
+    en.cells[0].source = "# Hello again"
+    nbformat.write(en, en_dir / "01_x.ipynb")
+    assert any("cell 0 (id m1, markdown): the English cell changed" in p
+               for p in zh_sync.problems(zh_path))
+    assert re.search(r"accept 01 m1", "\n".join(zh_sync.problems(zh_path)))
