@@ -125,6 +125,7 @@ class Agent:
         self.last_request: list[dict] = []  # the messages the latest model call sent
         self.forgotten: list[dict] = []     # what trims dropped in this session (long-term)
         self.experience_error: Exception | None = None  # why the last summary failed, if so
+        self.last_experience: Memory | None = None  # the summary this input's start wrote
         self.session_id: str | None = None  # the session long-term memories are filed under
 
     @classmethod
@@ -212,12 +213,12 @@ class Agent:
         experience (a failed summary is kept in `experience_error` and tried again at the
         next input: the answer matters more), and long-term memory is searched for the
         input (a failed search is raised: the memory holds the question, valid)."""
-        self.last_recalled, self.last_context = [], None
+        self.last_recalled, self.last_context, self.last_experience = [], None, None
         self.memory.add({"role": "user", "content": user_input})
         if self.longterm is None:
             return
         self._note_dropped()
-        self.keep_experience()
+        self.last_experience = self.keep_experience()
         self.last_recalled, self.last_context = self.recall(user_input)
         if self.on_recall is not None:
             self.on_recall(list(self.last_recalled))
