@@ -14,7 +14,9 @@ and offers the model `remember_preference` (lesson_lib.tools.profile_tools) to k
 the user states that lasts ("I'm vegetarian"), for the sessions after this one.
 
 `Agent.with_longterm(longterm, ...)` (a LongTermMemory, lesson_lib.longterm) adds the third
-layer, long-term memory, in three ways:
+layer, long-term memory. It makes the same agent with more (a `LongTermAgent`, or a
+`LongTermLoopAgent` from `LoopAgent.with_longterm`); Agent's and LoopAgent's own methods,
+which the notebooks show, stay the seed's. What it adds:
 
 - **Retrieval before the call.** For each user input the agent searches long-term memory for
   that input and sends the best hits, as one labelled system message (`context_message`,
@@ -101,12 +103,7 @@ class Agent:
     """The seed's memory agent: at most one tool round per user input."""
 
     profile: Any = None  # the user's profile, when made by with_profile()
-    # with_longterm() sets these (see there); a plain agent has no long-term memory
-    context_budget, k, as_tools = CONTEXT_BUDGET, 5, False
-    summarizer: Callable[[list[dict]], str] | None = None
-    on_recall: Callable[[list[Hit]], None] | None = None
-    _offered: ToolRegistry | None = None
-    _kept_count = 0
+    longterm: Any = None  # long-term memory, when made by with_longterm()
 
     def __init__(self, system_prompt: str = SYSTEM_PROMPT, *,
                  tools: ToolRegistry | None = None,    # the tools it may call
@@ -119,14 +116,6 @@ class Agent:
         self.registry = tools if tools is not None else default_registry
         self.tools = self.registry.schemas() or None  # the API refuses tools=[]
         self.client, self.on_tool = client, on_tool
-        self.longterm: LongTermMemory | None = None  # set by with_longterm()
-        self.last_recalled: list[Hit] = []   # the hits in the latest input's context
-        self.last_context: dict | None = None  # that context message (None: nothing fit)
-        self.last_request: list[dict] = []  # the messages the latest model call sent
-        self.forgotten: list[dict] = []     # what trims dropped in this session (long-term)
-        self.experience_error: Exception | None = None  # why the last summary failed, if so
-        self.last_experience: Memory | None = None  # the summary this input's start wrote
-        self.session_id: str | None = None  # the session long-term memories are filed under
 
     @classmethod
     def with_profile(cls, profile: UserProfile, system_prompt: str = SYSTEM_PROMPT, *,
@@ -152,9 +141,11 @@ class Agent:
                       session_id: str | None = None,  # None: the stored session's, or made up
                       summarizer: Callable[[list[dict]], str] | None = None,  # None: the model
                       on_recall: Callable[[list[Hit]], None] | None = None,  # told each input
-                      **kwargs: Any) -> Agent:        # client, on_tool, max_turns ...
+                      **kwargs: Any) -> LongTerm:     # client, on_tool, max_turns ...
         """An agent with long-term memory (see the module's docstring): it recalls before
         every input, keeps what trims drop and, at end_session(), the whole conversation.
+        Called on Agent it makes a LongTermAgent, on LoopAgent a LongTermLoopAgent (on a
+        subclass of either, that subclass with LongTerm's methods first).
 
         With `profile` it is also what with_profile makes (the profile in the system prompt,
         remember_preference offered): the profile holds the few facts every session starts
@@ -173,14 +164,97 @@ class Agent:
         stored = getattr(getattr(memory, "session", None), "session_id", None)
         session_id = session_id or stored or _made_up_session_id()
         offered = profile_tools(profile, session_id, tools) if profile is not None else tools
-        agent = cls(system_prompt_with(profile, system_prompt), memory=memory, tools=offered,
-                    **kwargs)
+        agent = _long_term_class(cls)(system_prompt_with(profile, system_prompt),
+                                      memory=memory, tools=offered, **kwargs)
         agent.profile, agent.longterm = profile, longterm
+        agent.last_recalled, agent.last_context, agent.last_request = [], None, []
+        agent.experience_error = agent.last_experience = None
         agent.context_budget, agent.k, agent.as_tools = budget, k, as_tools
         agent.summarizer, agent.on_recall = summarizer, on_recall
         agent._offered = offered
         agent._start_session(session_id)
         return agent
+
+    def chat(self, user_input: str) -> str:
+        self.memory.add({"role": "user", "content": user_input})
+        message = chat(self.memory.to_api_format(), tools=self.tools, client=self.client)
+        if message.tool_calls:
+            self.run_tool_round(message, turn=1)
+            message = chat(self.memory.to_api_format(), tools=None, client=self.client)
+        return self.remember_answer(message)
+
+    def run_tool_round(self, message: Any, turn: int) -> list[ToolEvent]:
+        """Run every call in `message`; write the call and all its results at once."""
+        events = [ToolEvent(turn, c.id, c.function.name, c.function.arguments,
+                            self.registry.execute(c.function.name, c.function.arguments))
+                  for c in message.tool_calls]
+        results = [{"role": "tool", "tool_call_id": e.call_id, "content": e.result}
+                   for e in events]
+        self.memory.add_many([assistant_to_dict(message), *results])
+        for e in events:
+            if self.on_tool:
+                self.on_tool(e)
+        return events
+
+    def remember_answer(self, message: Any) -> str:
+        answer = message.content or ""
+        self.memory.add({"role": "assistant", "content": answer})
+        return answer
+
+    def clear(self) -> None:
+        """Forget the conversation; keep the system prompt (the CLI's /clear)."""
+        self.memory.clear_non_system()
+
+
+class LoopAgent(Agent):
+    """The agent loop: `while` the model asks for tools, run them and ask again."""
+
+    def __init__(self, system_prompt: str = SYSTEM_PROMPT, *, max_turns: int = 5,
+                 **kwargs: Any):
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns is how many model calls one input may take, a whole "
+                             f"number of at least 1, got {max_turns!r}")
+        super().__init__(system_prompt, **kwargs)
+        self.max_turns = max_turns
+
+    def chat(self, user_input: str) -> str:
+        return self.run(user_input).reply
+
+    def run(self, user_input: str) -> LoopResult:
+        self.memory.add({"role": "user", "content": user_input})
+        events: list[ToolEvent] = []
+        for turn in range(1, self.max_turns + 1):
+            message = chat(self.memory.to_api_format(), tools=self.tools, client=self.client)
+            if not message.tool_calls:
+                return LoopResult(self.remember_answer(message), turn, events)
+            events += self.run_tool_round(message, turn)
+        return LoopResult(self.remember_notice(events), self.max_turns, events, True)
+
+    def remember_notice(self, events: list[ToolEvent]) -> str:
+        """Tell the user the cap was hit (and keep that in memory, as they saw it)."""
+        asked = sorted({e.name for e in events})
+        notice = (f"I stopped after {plural(self.max_turns, 'round')} of tool calls without reaching "
+                  f"an answer (max_turns={self.max_turns}; tools used: {', '.join(asked)}).")
+        self.memory.add({"role": "assistant", "content": notice})
+        return notice
+
+
+class LongTerm:
+    """What with_longterm adds to an agent (the module's docstring says what and why). Its
+    agents hold: `longterm`, `session_id`, `last_recalled`, `last_context`, `last_request`,
+    `forgotten` (what trims dropped this session), `last_experience` and `experience_error`
+    (the summary this input's start wrote, or why it could not). Made by with_longterm;
+    built directly (without long-term memory) it behaves as the plain agent."""
+
+    longterm: Any
+    memory: Any
+    context_budget: int
+    k: int
+    as_tools: bool
+    summarizer: Callable[[list[dict]], str] | None
+    on_recall: Callable[[list[Hit]], None] | None
+    _offered: ToolRegistry | None
+    _kept_count: int = 0
 
     def _start_session(self, session_id: str) -> None:
         """File what follows under `session_id`. What the memory already holds beyond its
@@ -198,14 +272,6 @@ class Agent:
         """The whole conversation of this session as far as the agent knows it: what trims
         dropped (with long-term memory), then what the memory holds now."""
         return [*copy.deepcopy(self.forgotten), *self.memory.to_api_format()]
-
-    def chat(self, user_input: str) -> str:
-        self.begin_input(user_input)
-        message = chat(self.request(), tools=self.tools, client=self.client)
-        if message.tool_calls:
-            self.run_tool_round(message, turn=1)
-            message = chat(self.request(), tools=None, client=self.client)
-        return self.remember_answer(message)
 
     def begin_input(self, user_input: str) -> None:
         """Store the user's message. With long-term memory, then: what its trim dropped is
@@ -289,49 +355,48 @@ class Agent:
         self._kept_count = len(self.forgotten)
         return saved
 
+    # -- after every add, what its trim dropped is noted (the seed's methods, then that)
+
     def run_tool_round(self, message: Any, turn: int) -> list[ToolEvent]:
-        """Run every call in `message`; write the call and all its results at once."""
-        events = [ToolEvent(turn, c.id, c.function.name, c.function.arguments,
-                            self.registry.execute(c.function.name, c.function.arguments))
-                  for c in message.tool_calls]
-        results = [{"role": "tool", "tool_call_id": e.call_id, "content": e.result}
-                   for e in events]
-        self.memory.add_many([assistant_to_dict(message), *results])
+        events = super().run_tool_round(message, turn)
         self._note_dropped()
-        for e in events:
-            if self.on_tool:
-                self.on_tool(e)
         return events
 
     def remember_answer(self, message: Any) -> str:
-        answer = message.content or ""
-        self.memory.add({"role": "assistant", "content": answer})
+        answer = super().remember_answer(message)
         self._note_dropped()
         return answer
 
+    def remember_notice(self, events: list[ToolEvent]) -> str:
+        notice = super().remember_notice(events)
+        self._note_dropped()
+        return notice
+
     def clear(self) -> None:
-        """Forget the conversation; keep the system prompt (the CLI's /clear). With
-        long-term memory, what follows is a new session ("<id>#2", "#3" …): its experience
-        never replaces the cleared one's. Call end_session() first to keep the cleared one."""
-        self.memory.clear_non_system()
+        """Forget the conversation; keep the system prompt. What follows is a new session
+        ("<id>#2", "#3" …): its experience never replaces the cleared one's. Call
+        end_session() first to keep the cleared one."""
+        super().clear()
         self.last_recalled, self.last_context = [], None
-        if self.longterm is not None:
-            self._start_session(_next_part(self.session_id))
+        self._start_session(_next_part(self.session_id))
 
 
-class LoopAgent(Agent):
-    """The agent loop: `while` the model asks for tools, run them and ask again."""
-
-    def __init__(self, system_prompt: str = SYSTEM_PROMPT, *, max_turns: int = 5,
-                 **kwargs: Any):
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
-            raise ValueError(f"max_turns is how many model calls one input may take, a whole "
-                             f"number of at least 1, got {max_turns!r}")
-        super().__init__(system_prompt, **kwargs)
-        self.max_turns = max_turns
+class LongTermAgent(LongTerm, Agent):
+    """The seed's agent with long-term memory: Agent.chat, with retrieval before the call
+    and the context on both of its model calls."""
 
     def chat(self, user_input: str) -> str:
-        return self.run(user_input).reply
+        self.begin_input(user_input)
+        message = chat(self.request(), tools=self.tools, client=self.client)
+        if message.tool_calls:
+            self.run_tool_round(message, turn=1)
+            message = chat(self.request(), tools=None, client=self.client)
+        return self.remember_answer(message)
+
+
+class LongTermLoopAgent(LongTerm, LoopAgent):
+    """The agent loop with long-term memory: LoopAgent.run, with retrieval before the
+    first call and the context on every call of the loop."""
 
     def run(self, user_input: str) -> LoopResult:
         self.begin_input(user_input)
@@ -343,19 +408,25 @@ class LoopAgent(Agent):
             events += self.run_tool_round(message, turn)
         return LoopResult(self.remember_notice(events), self.max_turns, events, True)
 
-    def remember_notice(self, events: list[ToolEvent]) -> str:
-        """Tell the user the cap was hit (and keep that in memory, as they saw it)."""
-        asked = sorted({e.name for e in events})
-        notice = (f"I stopped after {plural(self.max_turns, 'round')} of tool calls without reaching "
-                  f"an answer (max_turns={self.max_turns}; tools used: {', '.join(asked)}).")
-        self.memory.add({"role": "assistant", "content": notice})
-        self._note_dropped()
-        return notice
+
+_LONG_TERM_CLASSES: dict[type, type] = {Agent: LongTermAgent, LoopAgent: LongTermLoopAgent}
+
+
+def _long_term_class(cls: type) -> type:
+    """The class with_longterm makes for `cls`: LongTermAgent for Agent, LongTermLoopAgent
+    for LoopAgent, and for a subclass of either, that subclass with LongTerm's methods first
+    (its own chat or run are then LongTerm's)."""
+    if issubclass(cls, LongTerm):
+        return cls
+    if cls not in _LONG_TERM_CLASSES:
+        base = LongTermLoopAgent if issubclass(cls, LoopAgent) else LongTermAgent
+        _LONG_TERM_CLASSES[cls] = type(f"LongTerm{cls.__name__}", (base, cls), {})
+    return _LONG_TERM_CLASSES[cls]
 
 
 def _made_up_session_id() -> str:
-    """"agent-<clock time>-<n>": deterministic under the notebooks' frozen clock (in the
-    order cells run), unique in real use."""
+    """A session id, agent-<clock time>-<n>: deterministic under the notebooks' frozen
+    clock (in the order cells run), unique in real use."""
     from lesson_lib.clock import now  # noqa: PLC0415
 
     return f"agent-{now('UTC'):%Y%m%dT%H%M%S}-{next(_SESSION_NUMBERS)}"

@@ -417,7 +417,8 @@ class ChatAppState:
         except Exception as error:  # a store error
             self.post("notice", "The memory could not be cleared", describe_store_error(error))
             return
-        self.longterm_session = self.agent.session_id
+        if self.longterm is not None:  # agent.clear() started the session's next part
+            self.longterm_session = self.agent.session_id
         stored = (f" In the store too: session {self.session_title!r} keeps only its system "
                   "prompt." if self.store is not None else "")
         self.post("info", "Memory cleared: a new conversation starts.",
@@ -1212,6 +1213,8 @@ class ChatAppView(ShownAsWidget):
 
 def chat_app(**settings: Any) -> ChatAppView:
     """The chat app. `settings` are ChatAppState's (strategy, budget, tools, max_turns,
-    backend, registry, system_prompt, scale); the state is `chat_app().state`.
-    On a projector: `chat_app(scale=1.5)`."""
+    backend, registry, system_prompt, scale; store, user, session; longterm,
+    longterm_budget, longterm_tools); the state is `chat_app().state`.
+    On a projector: `chat_app(scale=1.5)`. With long-term memory:
+    `chat_app(longterm=LongTermMemory(store, "xiaoming"))`."""
     return ChatAppView(ChatAppState(**settings))

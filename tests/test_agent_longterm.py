@@ -6,11 +6,12 @@ summaries from a scripted summarizer, so no test depends on the offline model's 
 
 from __future__ import annotations
 
+import inspect
 import json
 
 import pytest
 
-from lesson_lib.agent import Agent, LoopAgent, _whole_rounds
+from lesson_lib.agent import Agent, LongTermAgent, LongTermLoopAgent, LoopAgent, _whole_rounds
 from lesson_lib.embeddings import Embedder
 from lesson_lib.exercises.scripted import Script, ScriptedClient, weather_tools
 from lesson_lib.longterm import CONTEXT_HEAD, LongTermMemory, context_message
@@ -168,10 +169,32 @@ def test_a_plain_agent_is_unchanged(longterm):
     client = scripted("Hi.")
     agent = Agent(client=client, tools=weather_tools())
     agent.chat("Hello")
-    assert agent.longterm is None and agent.last_recalled == [] and agent.forgotten == []
+    assert type(agent) is Agent and agent.longterm is None
+    assert not hasattr(agent, "end_session") and not hasattr(agent, "last_recalled")
     assert not any(is_context(m) for m in client.requests[0].messages)
-    with pytest.raises(ValueError, match="with_longterm"):
-        agent.end_session()
+    assert type(Agent.with_longterm(longterm)) is LongTermAgent
+    assert type(LoopAgent.with_longterm(longterm)) is LongTermLoopAgent
+
+
+def test_the_seeds_methods_the_notebooks_show_are_unchanged():
+    """Notebooks 02, 05 and 06 print Agent's and LoopAgent's source: long-term memory lives
+    in LongTerm, so the plain agent's methods say only what the seed's do."""
+    for method in (Agent.__init__, Agent.chat, Agent.clear, Agent.run_tool_round,
+                   Agent.remember_answer, LoopAgent.run, LoopAgent.remember_notice):
+        source = inspect.getsource(method)
+        for word in ("longterm", "recall", "context", "forgotten", "_note_dropped"):
+            assert word not in source, f"{method.__qualname__} mentions {word!r}"
+
+
+class Careful(LoopAgent):
+    """A learner's subclass."""
+
+
+def test_with_longterm_on_a_subclass_keeps_the_subclass(longterm):
+    agent = Careful.with_longterm(longterm, client=scripted("ok"), tools=weather_tools())
+    assert isinstance(agent, Careful) and isinstance(agent, LongTermLoopAgent)
+    agent.chat("Hello")
+    assert agent.last_context is not None
 
 
 # ----------------------------------------------------------------- the memory tools
