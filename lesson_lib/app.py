@@ -876,25 +876,33 @@ def entry_html(e: ChatEntry) -> str:
             f'border-top:1px dashed #d1d5db">{text}<br>{detail}</div>')
 
 
+RECALLED_CHARS = 280  # a memory's text in the chat is cut here (the whole text on hover)
+
+
 def recalled_html(headline: str, rows: Iterable[Recalled]) -> str:
     """What long-term memory gave one message, under it: a small table, one memory a row
     (date, source and where, text, score), best first. Every part is escaped: a memory's
     text is untrusted (a document, a tool's result, another conversation) and may hold
-    markup. The text wraps anywhere, so a long Chinese line (no spaces) stays in the panel."""
-    cells = "padding:1px 6px;vertical-align:top"
-    body = "".join(
-        f'<tr><td style="{cells};white-space:nowrap">{_esc(r.date)}</td>'
-        f'<td style="{cells};white-space:nowrap">{_esc(r.source)}'
-        + (f'<br><span style="color:{GREY}">{_esc(r.ref)}</span>' if r.ref else "")
-        + f'</td><td style="{cells};white-space:pre-wrap;overflow-wrap:anywhere;'
-          f'word-break:break-word">{_esc(r.text)}</td>'
-          f'<td style="{cells};text-align:right;font:12px {MONO}">{r.score:.3f}</td></tr>'
-        for r in rows)
-    table = (f'<table style="border-collapse:collapse;margin-top:2px;width:100%">'
-             f'<tr style="color:{GREY}"><th style="{cells};text-align:left">date</th>'
-             f'<th style="{cells};text-align:left">source</th>'
-             f'<th style="{cells};text-align:left">memory</th>'
-             f'<th style="{cells};text-align:right">score</th></tr>{body}</table>'
+    markup. Text wraps anywhere, so a long Chinese line (no spaces) or a long session id
+    stays in the panel; a text over RECALLED_CHARS characters is cut, whole on hover."""
+    cell = "padding:1px 6px;vertical-align:top"
+    wrap = "white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word"
+    body = []
+    for r in rows:
+        shown = r.text if len(r.text) <= RECALLED_CHARS else r.text[:RECALLED_CHARS] + "…"
+        where = (f'<div style="color:{GREY};font-size:11px;{wrap}">{_esc(r.ref)}</div>'
+                 if r.ref else "")
+        body.append(f'<tr><td style="{cell};white-space:nowrap">{_esc(r.date)}</td>'
+                    f'<td style="{cell};max-width:120px">{_esc(r.source)}{where}</td>'
+                    f'<td style="{cell};{wrap};width:100%" title="{_esc(r.text)}">'
+                    f'{_esc(shown)}</td>'
+                    f'<td style="{cell};text-align:right;font:12px {MONO}">{r.score:.3f}</td>'
+                    '</tr>')
+    table = (f'<table style="border-collapse:collapse;margin-top:2px;width:100%;font-size:12px">'
+             f'<tr style="color:{GREY}"><th style="{cell};text-align:left">date</th>'
+             f'<th style="{cell};text-align:left">source</th>'
+             f'<th style="{cell};text-align:left">memory</th>'
+             f'<th style="{cell};text-align:right">score</th></tr>{"".join(body)}</table>'
              if body else "")
     return (f'<div class="lesson-chat-recalled" style="margin:2px 0 6px auto;max-width:90%;'
             f'border:1px dashed #7c3aed;border-radius:6px;padding:3px 8px;background:#f5f3ff;'
@@ -982,14 +990,16 @@ def longterm_html(state: ChatAppState) -> str:
         return f'{head}<div style="color:{GREY}">{_esc(said)}</div>'
     request = agent.last_request
     at = next((i for i, m in enumerate(request) if m == agent.last_context), None)
+    said = (f'<div style="color:{GREY}">Recalled for the last message: '
+            f'{plural(len(agent.last_recalled), "memory", "memories")}, '
+            f'{count_request([agent.last_context])} tokens (budget {state.longterm_budget}). '
+            'The memory above does not hold it; the next message gets its own.</div>')
+    if at is None:  # recalled, and its first request not sent yet (the view is mid-turn)
+        return head + said
     view = show_messages(request, highlight=at, title=(
         f"The last request as it was sent: message {at} (highlighted) is long-term memory's "
         "context, made for the latest message — sent, NOT stored"))
-    return (f'{head}<div style="color:{GREY}">Recalled for the last message: '
-            f'{plural(len(agent.last_recalled), "memory", "memories")}, '
-            f'{count_request([agent.last_context])} tokens (budget {state.longterm_budget}). '
-            'The memory above does not hold it; the next message gets its own.</div>'
-            f'<div class="lesson-chat-sent">{view._repr_html_()}</div>')
+    return f'{head}{said}<div class="lesson-chat-sent">{view._repr_html_()}</div>'
 
 
 def profile_html(state: ChatAppState) -> str:

@@ -998,3 +998,15 @@ def test_recalled_text_is_escaped_and_chinese_is_kept(longterm):
     assert "&lt;script&gt;x&lt;/script&gt;.md" in html
     assert "overflow-wrap:anywhere" in app_module.recalled_html("h", state.entries[1].recalled)
     assert "<img" not in state.memory_html()
+
+
+def test_the_view_shows_the_recalled_block_and_the_request_as_sent(longterm):
+    view = chat_app(longterm=longterm)
+    seen = []
+    refresh = view.state.on_change
+    view.state.on_change = lambda: (refresh(), seen.append(view.memory.value))
+    view.text.value = "What's the weather in Chengdu?"
+    assert "lesson-chat-recalled" in view.chat.value and "G89" in view.chat.value
+    assert "lesson-chat-sent" in view.memory.value and "NOT stored" in view.memory.value
+    assert seen and all("message None" not in html for html in seen), (
+        "mid-turn, the inspector never names a context it cannot place")
