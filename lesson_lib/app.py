@@ -898,7 +898,8 @@ def recalled_html(headline: str, rows: Iterable[Recalled]) -> str:
                     f'{_esc(shown)}</td>'
                     f'<td style="{cell};text-align:right;font:12px {MONO}">{r.score:.3f}</td>'
                     '</tr>')
-    table = (f'<table style="border-collapse:collapse;margin-top:2px;width:100%;font-size:12px">'
+    table = (f'<table style="border-collapse:collapse;margin-top:2px;width:100%;'
+             'font-size:12px">'
              f'<tr style="color:{GREY}"><th style="{cell};text-align:left">date</th>'
              f'<th style="{cell};text-align:left">source</th>'
              f'<th style="{cell};text-align:left">memory</th>'
