@@ -163,7 +163,8 @@ class Agent:
                                  f"{value!r}")
         stored = getattr(getattr(memory, "session", None), "session_id", None)
         session_id = session_id or stored or _made_up_session_id()
-        offered = profile_tools(profile, session_id, tools) if profile is not None else tools
+        offered = (profile_tools(profile, stored or session_id, tools) if profile is not None
+                   else tools)  # the profile notes the stored session, as with_profile does
         agent = _long_term_class(cls)(system_prompt_with(profile, system_prompt),
                                       memory=memory, tools=offered, **kwargs)
         agent.profile, agent.longterm = profile, longterm
