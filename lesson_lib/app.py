@@ -38,6 +38,21 @@ the budget rebuilds the window from the stored log (the log is the recording: no
 lost, and the new window is filled from its newest end, as a resume does), and /clear
 clears the stored log too (its system prompt stays). Without a store nothing of this shows.
 
+Long-term memory (optional): `chat_app(longterm=LongTermMemory(store, "xiaoming"))` makes the
+agent `LoopAgent.with_longterm` (lesson_lib.agent): before each message's model calls, long-term
+memory is searched for the message, and the hits that fit `longterm_budget` tokens go with
+every call of that message as one system message, never stored. The chat shows them under
+the user's message ("Recalled from long-term memory": each hit's date, source, text and
+score; "Nothing recalled" when none), and the inspector draws the last request as it was
+sent, that message marked as not stored. Leaving a conversation keeps it as experience: /clear
+(and, with a store, /new and /open) first summarises it into long-term memory
+(`agent.end_session()`, remember_session) and says so; if that fails, nothing is cleared or
+closed and a notice says why. What a trim drops is kept too, as the session's experience
+(a notice shows the summary). /forget also deletes the session's long-term memories. With
+`longterm_tools=True` the model is also offered search_memory and save_memory. Without
+`longterm` none of this shows and nothing changes. Retrieved text is untrusted: everything
+is escaped before it is drawn.
+
 `ChatAppState` holds all of it as plain Python (every callback is a method a test can
 call); `chat_app()` builds the thin widget view on top.
 """
@@ -52,7 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from lesson_lib.agent import SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
+from lesson_lib.agent import CONTEXT_BUDGET, SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
 from lesson_lib.display import MONO, SANS, show_messages
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.notices import describe_error, redact
@@ -60,7 +75,7 @@ from lesson_lib.protocol import ProtocolError, find_problems
 from lesson_lib.stepper import Recording, ShownAsWidget, TapedMemory, check_scale
 from lesson_lib.text import plural
 from lesson_lib.tokens import count_request, count_tools
-from lesson_lib.tools import ToolRegistry, default_registry, profile_tools
+from lesson_lib.tools import ToolRegistry, default_registry, memory_tools, profile_tools
 
 RED, AMBER, GREEN, GREY, INK = "#b91c1c", "#b45309", "#15803d", "#6b7280", "#111827"
 FAULTS = {"rate_limit": "429 rate limit", "server_error": "500 server error",
@@ -185,12 +200,33 @@ class StoredTape(TapedMemory):
         return super().to_api_format()
 
 
+@dataclass(frozen=True)
+class Recalled:
+    """One memory as the chat shows it under the message it was recalled for."""
+    date: str          # YYYY-MM-DD, when it was said or happened
+    source: str        # "user", "session", "document", "tool" or "assistant"
+    ref: str           # the session, document or tool it came from ("" if none)
+    text: str
+    score: float       # the search's score (fused: reciprocal rank fusion; higher is better)
+
+    @classmethod
+    def of(cls, hit: Any) -> Recalled:  # a lesson_lib.longterm.Hit
+        return cls(hit.created_at[:10], hit.source, redact(hit.ref or ""), redact(hit.text),
+                   float(hit.score))
+
+    def __str__(self) -> str:
+        where = f", {self.ref}" if self.ref else ""
+        return f"{self.date} [{self.source}{where}] {self.text} (score {self.score:.3f})"
+
+
 @dataclass
 class ChatEntry:
     """One line of the chat panel."""
-    kind: str          # "user", "assistant", "tool", "notice" (an error), "warning", "info"
+    kind: str          # "user", "assistant", "tool", "notice" (an error), "warning", "info",
+                       # "recalled" (what long-term memory gave the message above)
     text: str
     detail: str = ""   # a tool's result, or what to do about a notice
+    recalled: tuple[Recalled, ...] = ()  # "recalled": the hits, best first
 
 
 class ChatAppState:
@@ -207,7 +243,10 @@ class ChatAppState:
                                                    # (projector: 1.3+, as the stepper's)
                  store: Any = None,                # a SessionStore, or its URL; None: none
                  user: str = "xiaoming",           # whose sessions and profile
-                 session: str | None = None):      # title or id to open; None: the newest
+                 session: str | None = None,       # title or id to open; None: the newest
+                 longterm: Any = None,             # a LongTermMemory; None: none
+                 longterm_budget: int = CONTEXT_BUDGET,  # tokens the recalled context may cost
+                 longterm_tools: bool = False):    # also offer search_memory and save_memory
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
         if backend not in available_backends():
@@ -226,6 +265,13 @@ class ChatAppState:
         self.entries: list[ChatEntry] = []
         self.on_change: Callable[[], None] | None = None  # the view's refresh, if any
         self.store, self.user, self.forget_pending = None, user, False
+        self.longterm, self.longterm_tools = longterm, bool(longterm_tools)
+        if isinstance(longterm_budget, bool) or not isinstance(longterm_budget, int) or \
+                longterm_budget < 1:
+            raise ValueError(f"longterm_budget is the tokens the recalled context may cost, a "
+                             f"whole number of at least 1, got {longterm_budget!r}")
+        self.longterm_budget = longterm_budget
+        self.longterm_session: str | None = None  # where the agent files experience
         if store is None:
             self.memory = TapedMemory(self.strategy.make(self.budget, self.tool_schemas()))
             self._build_agent()
@@ -250,11 +296,21 @@ class ChatAppState:
         tools = self.registry.subset(self.tool_names)
         if self.store is not None:
             tools = profile_tools(None, None, tools)  # the same schemas, whoever's profile
+        if self.longterm is not None and self.longterm_tools:
+            tools = memory_tools(self.longterm, tools=tools)  # the schemas with_longterm adds
         return tools.schemas() or None
 
     def _build_agent(self) -> None:
         tools = self.registry.subset(self.tool_names)
-        if self.store is None:
+        if self.longterm is not None:  # the session's experience goes on under the same id
+            profile = self.store.profile(self.user) if self.store is not None else None
+            self.agent = LoopAgent.with_longterm(
+                self.longterm, self.system_prompt, budget=self.longterm_budget,
+                as_tools=self.longterm_tools, tools=tools, memory=self.memory,
+                profile=profile, session_id=self.longterm_session, client=self.client,
+                max_turns=self.max_turns, on_tool=self._on_tool, on_recall=self._on_recall)
+            self.longterm_session = self.agent.session_id
+        elif self.store is None:
             self.agent = LoopAgent(self.system_prompt, memory=self.memory, tools=tools,
                                    client=self.client, max_turns=self.max_turns,
                                    on_tool=self._on_tool)
@@ -294,11 +350,32 @@ class ChatAppState:
     def _on_tool(self, event: ToolEvent) -> None:  # the agent calls it as each tool runs
         self.post("tool", f"turn {event.turn} · {event.name}({event.arguments})", event.result)
 
-    def post(self, kind: str, text: str, detail: str = "") -> None:
+    def _on_recall(self, hits: list) -> None:  # the agent calls it before the model is asked
+        """Under the user's message: what trims dropped, if it was just kept as experience
+        (or why it could not be), then what long-term memory gave this message."""
+        agent = self.agent
+        if agent.last_experience is not None:
+            self.post("info", "What the trim dropped is kept in long-term memory, summarised "
+                      f"as the experience of session {agent.session_id!r}:",
+                      agent.last_experience.text)
+        if agent.experience_error is not None:
+            self.post("warning", "What the trim dropped is not in long-term memory yet",
+                      f"{describe_store_error(agent.experience_error)} (tried again at the "
+                      "next message; the dropped messages are kept until then)")
+        rows = tuple(Recalled.of(hit) for hit in hits)
+        if not rows:
+            self.post("recalled", "Nothing recalled from long-term memory for this message.")
+            return
+        self.post("recalled", f"Recalled from long-term memory ({plural(len(rows), 'memory', 'memories')}"
+                  ", sent with this message only, not stored):",
+                  "\n".join(map(str, rows)), recalled=rows)
+
+    def post(self, kind: str, text: str, detail: str = "",
+             recalled: tuple[Recalled, ...] = ()) -> None:
         """Add a line to the chat panel and tell the view."""
         if kind == "user":
             self.forget_pending = False  # /forget yes must follow /forget at once
-        self.entries.append(ChatEntry(kind, redact(text), redact(detail)))
+        self.entries.append(ChatEntry(kind, redact(text), redact(detail), recalled))
         if self.on_change is not None:
             self.on_change()
 
@@ -330,16 +407,48 @@ class ChatAppState:
 
     def clear(self) -> None:
         """/clear: a new conversation. The system prompt stays; the recording restarts.
-        With a store, the session's stored log keeps only its system prompt too."""
+        With a store, the session's stored log keeps only its system prompt too. With
+        long-term memory, the conversation is first kept there (end_session), and what
+        follows is filed as a new session."""
+        if not self.keep_session():
+            return
         try:
-            self.memory.clear_non_system()
+            self.agent.clear()
         except Exception as error:  # a store error
             self.post("notice", "The memory could not be cleared", describe_store_error(error))
             return
+        if self.longterm is not None:  # agent.clear() started the session's next part
+            self.longterm_session = self.agent.session_id
         stored = (f" In the store too: session {self.session_title!r} keeps only its system "
                   "prompt." if self.store is not None else "")
         self.post("info", "Memory cleared: a new conversation starts.",
                   "The lines above stay on screen, but the model no longer sees them." + stored)
+
+    def keep_session(self) -> bool:
+        """Before the conversation is left (/clear, /new, /open): with long-term memory, keep
+        it there as experience (agent.end_session(): its summary, source "session") and say
+        so. False, with a notice, if that failed: then nothing is cleared or closed."""
+        if self.longterm is None:
+            return True
+        try:
+            kept = self.agent.end_session()
+        except Exception as error:  # the summary's model call, or the store
+            return self.refuse("This conversation could not be kept in long-term memory",
+                               f"{describe_store_error(error)}. Nothing was cleared or closed: "
+                               "try again.")
+        if kept is not None:
+            self.post("info", f"This conversation is kept in long-term memory, as the "
+                      f"experience of session {kept.ref!r}:", kept.text)
+        return True
+
+    def forget_longterm(self, session_id: str) -> int:
+        """Delete the long-term memories filed under `session_id` (and its parts after a
+        /clear, "<id>#2" …): its experience and what the user said in it. How many."""
+        if self.longterm is None:
+            return 0
+        gone = [m.id for m in self.longterm.all()
+                if m.ref == session_id or (m.ref or "").startswith(f"{session_id}#")]
+        return sum(self.longterm.delete(memory_id) for memory_id in gone)
 
     # -- the controls (each returns True if applied; a refused setting posts a notice)
 
@@ -503,13 +612,14 @@ class ChatAppState:
         fresh = self._stored_memory(session_id,
                                     self.strategy.make(self.budget, self.tool_schemas()))
         before = getattr(self, "memory", None)
-        self.memory = fresh
+        filed = self.longterm_session
+        self.memory, self.longterm_session = fresh, None  # long-term: the stored session's id
         try:
             self._build_agent()  # a new session gets the system prompt (with the profile)
             self.session_title = self.store.info(session_id).title or session_id
         except BaseException:
             if before is not None:
-                self.memory = before
+                self.memory, self.longterm_session = before, filed
                 self._build_agent()
             raise
 
@@ -530,6 +640,8 @@ class ChatAppState:
             if found is not None and found.session_id == self.session_id:
                 self.post("info", f"Session {self.session_title!r} is already open.")
                 return True
+            if not self.keep_session():
+                return False
             if found is None:
                 self._use(self.store.create_session(self.user, title=name).session_id)
             else:
@@ -551,6 +663,8 @@ class ChatAppState:
             return self._no_store()
         if not title:
             return self.refuse("A new session needs a name", "Type one: /new NAME")
+        if not self.keep_session():
+            return False
         try:
             self._use(self.store.create_session(self.user, title=title).session_id)
         except Exception as error:
@@ -621,16 +735,18 @@ class ChatAppState:
         self.forget_pending = False
         if self.store is None:
             return self._no_store()
-        title = self.session_title
+        title, session_id = self.session_title, self.session_id
         try:
-            info = self.store.info(self.session_id)
-            gone = self.store.delete_session(self.session_id)
+            info = self.store.info(session_id)
+            gone = self.store.delete_session(session_id)
+            memories = self.forget_longterm(session_id)
             self._use(self.store.create_session(self.user, title=info.title).session_id)
         except Exception as error:
             return self.refuse(f"Cannot delete session {title!r}", describe_store_error(error))
-        self.post("notice", f"Deleted session {title!r} for good ({plural(gone, 'message')})",
-                  f"Going on in a new, empty session {self.session_title!r}. Your profile "
-                  "stays.")
+        also = (f" and {plural(memories, 'long-term memory', 'long-term memories')} from it" if memories else "")
+        self.post("notice", f"Deleted session {title!r} for good ({plural(gone, 'message')}"
+                  f"{also})", f"Going on in a new, empty session {self.session_title!r}. Your "
+                  "profile stays.")
         return True
 
     def profile(self) -> dict[str, Any]:
@@ -749,6 +865,8 @@ def entry_html(e: ChatEntry) -> str:
         return (f'<div style="border-left:4px solid #c2410c;padding:2px 8px;margin:4px 0;'
                 f'font:12px {MONO};{pre}">⚙ {text}<div style="color:{colour}">→ {detail}</div>'
                 '</div>')
+    if e.kind == "recalled":
+        return recalled_html(e.text, e.recalled)
     if e.kind in ("notice", "warning"):
         colour = RED if e.kind == "notice" else AMBER
         return (f'<div style="border:2px solid {colour};background:#fff7ed;color:{INK};'
@@ -756,6 +874,41 @@ def entry_html(e: ChatEntry) -> str:
                 f'⚠ {text}</b><div style="{pre}">{detail}</div></div>')
     return (f'<div style="color:{GREY};font-style:italic;text-align:center;margin:6px 0;'
             f'border-top:1px dashed #d1d5db">{text}<br>{detail}</div>')
+
+
+RECALLED_CHARS = 280  # a memory's text in the chat is cut here (the whole text on hover)
+
+
+def recalled_html(headline: str, rows: Iterable[Recalled]) -> str:
+    """What long-term memory gave one message, under it: a small table, one memory a row
+    (date, source and where, text, score), best first. Every part is escaped: a memory's
+    text is untrusted (a document, a tool's result, another conversation) and may hold
+    markup. Text wraps anywhere, so a long Chinese line (no spaces) or a long session id
+    stays in the panel; a text over RECALLED_CHARS characters is cut, whole on hover."""
+    cell = "padding:1px 6px;vertical-align:top"
+    wrap = "white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word"
+    body = []
+    for r in rows:
+        shown = r.text if len(r.text) <= RECALLED_CHARS else r.text[:RECALLED_CHARS] + "…"
+        where = (f'<div style="color:{GREY};font-size:11px;{wrap}">{_esc(r.ref)}</div>'
+                 if r.ref else "")
+        body.append(f'<tr><td style="{cell};white-space:nowrap">{_esc(r.date)}</td>'
+                    f'<td style="{cell};max-width:120px">{_esc(r.source)}{where}</td>'
+                    f'<td style="{cell};{wrap};width:100%" title="{_esc(r.text)}">'
+                    f'{_esc(shown)}</td>'
+                    f'<td style="{cell};text-align:right;font:12px {MONO}">{r.score:.3f}</td>'
+                    '</tr>')
+    table = (f'<table style="border-collapse:collapse;margin-top:2px;width:100%;'
+             'font-size:12px">'
+             f'<tr style="color:{GREY}"><th style="{cell};text-align:left">date</th>'
+             f'<th style="{cell};text-align:left">source</th>'
+             f'<th style="{cell};text-align:left">memory</th>'
+             f'<th style="{cell};text-align:right">score</th></tr>{"".join(body)}</table>'
+             if body else "")
+    return (f'<div class="lesson-chat-recalled" style="margin:2px 0 6px auto;max-width:90%;'
+            f'border:1px dashed #7c3aed;border-radius:6px;padding:3px 8px;background:#f5f3ff;'
+            f'font-size:12px;color:{INK}"><b style="color:#6d28d9">🧠 {_esc(headline)}</b>'
+            f'{table}</div>')
 
 
 def chat_html(entries: list[ChatEntry],
@@ -815,7 +968,39 @@ def memory_html(state: ChatAppState) -> str:
             f'{gauge_html("Tokens", s["tokens"], s["token_limit"], limit_name)}'
             f'<div style="color:{GREY}">the next request, {s["tool_tokens"]} of them for the '
             f'tool definitions</div>{_validity_html(s["problems"])}'
-            f'<div style="margin:4px 0">{dropped}</div>{view._repr_html_()}</div>')
+            f'<div style="margin:4px 0">{dropped}</div>{view._repr_html_()}'
+            f'{longterm_html(state)}</div>')
+
+
+def longterm_html(state: ChatAppState) -> str:
+    """With long-term memory: how many memories there are, and the last request as it was
+    sent, its context message marked: it was sent, never stored ("" without longterm)."""
+    if state.longterm is None:
+        return ""
+    try:
+        count = plural(len(state.longterm), "memory", "memories")
+    except Exception:  # noqa: BLE001  (a store that cannot be read: the count is left out)
+        count = "memories"
+    agent = state.agent
+    head = (f'<div style="margin-top:8px;font-weight:700">Long-term memory: {_esc(count)} of '
+            f'{_esc(state.longterm.user_id)}</div>')
+    if agent.last_context is None:
+        said = ("nothing was recalled for the last message, so its requests were the memory "
+                "above." if agent.last_request else "each message's requests will carry what "
+                "is recalled for it, shown here once it is sent.")
+        return f'{head}<div style="color:{GREY}">{_esc(said)}</div>'
+    request = agent.last_request
+    at = next((i for i, m in enumerate(request) if m == agent.last_context), None)
+    said = (f'<div style="color:{GREY}">Recalled for the last message: '
+            f'{plural(len(agent.last_recalled), "memory", "memories")}, '
+            f'{count_request([agent.last_context])} tokens (budget {state.longterm_budget}). '
+            'The memory above does not hold it; the next message gets its own.</div>')
+    if at is None:  # recalled, and its first request not sent yet (the view is mid-turn)
+        return head + said
+    view = show_messages(request, highlight=at, title=(
+        f"The last request as it was sent: message {at} (highlighted) is long-term memory's "
+        "context, made for the latest message — sent, NOT stored"))
+    return f'{head}{said}<div class="lesson-chat-sent">{view._repr_html_()}</div>'
 
 
 def profile_html(state: ChatAppState) -> str:
@@ -1039,6 +1224,8 @@ class ChatAppView(ShownAsWidget):
 
 def chat_app(**settings: Any) -> ChatAppView:
     """The chat app. `settings` are ChatAppState's (strategy, budget, tools, max_turns,
-    backend, registry, system_prompt, scale); the state is `chat_app().state`.
-    On a projector: `chat_app(scale=1.5)`."""
+    backend, registry, system_prompt, scale; store, user, session; longterm,
+    longterm_budget, longterm_tools); the state is `chat_app().state`.
+    On a projector: `chat_app(scale=1.5)`. With long-term memory:
+    `chat_app(longterm=LongTermMemory(store, "xiaoming"))`."""
     return ChatAppView(ChatAppState(**settings))

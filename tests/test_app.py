@@ -831,3 +831,182 @@ def test_a_commit_that_fails_is_a_notice_and_the_window_is_rebuilt_from_the_stor
     assert state.memory.to_api_format() == before, "the window is what the store holds"
     assert state.send("What is my name?") and last(state).kind == "assistant"
     assert_valid(state)
+
+
+# ----------------------------------------------------------------- long-term memory
+
+@pytest.fixture
+def longterm(store_url):
+    from lesson_lib.embeddings import Embedder
+    from lesson_lib.longterm import LongTermMemory
+
+    memory = LongTermMemory(store_url, "xiaoming", embedder=Embedder.offline())
+    memory.write("I am vegetarian.", source="user", ref="s-1", at="2026-02-11T12:00:00Z")
+    memory.write("We chose the G89 train to Chengdu on 14 May.", source="session", ref="s-2",
+                 at="2026-03-02T10:00:00Z")
+    return memory
+
+
+def test_without_longterm_nothing_of_it_shows():
+    state = ChatAppState()
+    state.send("What's the weather in Chengdu?")
+    state.send("/clear")
+    assert "recalled" not in kinds(state) and state.agent.longterm is None
+    shown = everything_shown(state)
+    for unwanted in ("long-term memory", "Long-term memory", "Recalled", "lesson-chat-sent"):
+        assert unwanted not in shown, f"{unwanted!r} shows without longterm"
+    assert last(state).text == "Memory cleared: a new conversation starts."
+
+
+def test_each_message_shows_what_was_recalled_for_it(longterm):
+    state = ChatAppState(longterm=longterm)
+    state.send("When is our train to Chengdu?")
+    state.send("What's the weather in Chengdu?")
+    assert kinds(state) == ["user", "recalled", "assistant",
+                            "user", "recalled", "tool", "assistant"], kinds(state)
+    recalled = state.entries[4]
+    assert recalled.text.startswith("Recalled from long-term memory (2 memories")
+    hits = state.agent.last_recalled
+    assert [(r.date, r.source, r.ref, r.text, r.score) for r in recalled.recalled] == [
+        (h.created_at[:10], h.source, h.ref, h.text, h.score) for h in hits]
+    html = state.chat_html()
+    assert html.count("lesson-chat-recalled") == 2
+    for r in recalled.recalled:
+        for shown in (r.date, r.source, app_module._esc(r.text), f"{r.score:.3f}"):
+            assert shown in html, f"expected {shown!r} in the chat"
+    assert not any(m["content"] == state.agent.last_context["content"]
+                   for m in state.memory.to_api_format()), "the context is never stored"
+
+
+def test_nothing_recalled_is_said_in_one_line(store_url):
+    from lesson_lib.embeddings import Embedder
+    from lesson_lib.longterm import LongTermMemory
+
+    state = ChatAppState(longterm=LongTermMemory(store_url, "nobody",
+                                                 embedder=Embedder.offline()))
+    state.send("Hello")
+    assert state.entries[1].text == "Nothing recalled from long-term memory for this message."
+    assert "nothing was recalled for the last message" in state.memory_html()
+
+
+def test_the_inspector_shows_the_request_as_sent_with_the_context_not_stored(longterm):
+    state = ChatAppState(longterm=longterm)
+    assert "shown here once it is sent" in state.memory_html()
+    state.send("When is our train to Chengdu?")
+    html = state.memory_html()
+    assert "Long-term memory: 2 memories of xiaoming" in html
+    assert "sent, NOT stored" in html and "lesson-chat-sent" in html
+    sent = state.agent.last_request
+    assert sent.index(state.agent.last_context) == len(sent) - 2, "just before the question"
+    stored = state.memory.to_api_format()
+    assert is_valid(sent) and [m for m in sent if m != state.agent.last_context] == stored[:-1]
+
+
+def test_clear_keeps_the_conversation_in_longterm_memory_and_says_so(longterm):
+    state = ChatAppState(longterm=longterm)
+    state.send("We will sit in carriage 7.")
+    session = state.agent.session_id
+    state.send("/clear")
+    kept = [m for m in longterm.all() if m.ref == session]
+    assert len(kept) == 1 and kept[0].source == "session"
+    notice = state.entries[-2]
+    assert notice.kind == "info" and notice.text == (
+        f"This conversation is kept in long-term memory, as the experience of session "
+        f"{session!r}:") and notice.detail == kept[0].text
+    assert last(state).text == "Memory cleared: a new conversation starts."
+    assert roles(state) == ["system"] and state.agent.session_id == f"{session}#2"
+    state.set_max_turns(3)  # the agent is made again: its session goes on
+    assert state.agent.session_id == f"{session}#2"
+    state.send("/clear")  # nothing said since: nothing to keep, no notice
+    assert last(state).text == "Memory cleared: a new conversation starts."
+    assert len([m for m in longterm.all() if m.source == "session"]) == 2
+
+
+def test_if_the_conversation_cannot_be_kept_nothing_is_cleared(longterm, monkeypatch):
+    state = ChatAppState(longterm=longterm)
+    state.send("We will sit in carriage 7.")
+
+    def fails(**_):
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr(longterm, "remember_session", fails)
+    state.send("/clear")
+    assert last(state).kind == "notice"
+    assert last(state).text == "This conversation could not be kept in long-term memory"
+    assert "database is locked" in last(state).detail and "Nothing was cleared" in \
+        last(state).detail
+    assert roles(state) == ["system", "user", "assistant"]
+
+
+def test_new_and_open_keep_the_session_and_forget_deletes_its_memories(store_url, longterm):
+    state = ChatAppState(store=store_url, longterm=longterm)
+    state.send("We will sit in carriage 7.")
+    monday = state.session_id
+    assert state.agent.session_id == monday, "a stored session files under its own id"
+    state.send("/new tuesday")
+    kept = [m for m in longterm.all() if m.ref == monday]
+    assert len(kept) == 1 and kept[0].source == "session"
+    assert [e.kind for e in state.entries[-2:]] == ["info", "info"]
+    assert state.entries[-2].text.startswith("This conversation is kept in long-term memory")
+    assert state.entries[-1].text == "New session 'tuesday'."
+    assert state.agent.session_id == state.session_id != monday
+    before = len(state.entries)
+    state.send("/open chat")  # tuesday is empty: nothing to keep
+    assert state.session_id == monday
+    assert state.entries[before].text.startswith("Resumed session 'chat'"), "no 'kept' notice"
+    state.send("/forget yes")
+    assert "and 1 long-term memory from it" in last(state).text, last(state).text
+    assert not [m for m in longterm.all() if m.ref == monday]
+
+
+def test_a_trim_keeps_what_it_dropped_as_experience_with_a_notice(longterm):
+    state = ChatAppState(longterm=longterm, budget=2)
+    state.send("We will sit in carriage 7.")
+    state.send("Which carriage?")
+    session = state.agent.session_id
+    notices = [e for e in state.entries if e.text.startswith("What the trim dropped")]
+    kept = [m for m in longterm.all() if m.ref == session]
+    assert notices and len(kept) == 1 and notices[-1].detail == kept[0].text
+    state.set_budget(3)  # rebuilt: what was dropped before is not summarised again
+    assert state.agent.forgotten and state.agent.keep_experience() is None
+
+
+def test_longterm_tools_are_offered_only_when_asked(longterm):
+    names = [t["function"]["name"] for t in ChatAppState(longterm=longterm).agent.tools]
+    assert "search_memory" not in names
+    state = ChatAppState(longterm=longterm, longterm_tools=True)
+    names = [t["function"]["name"] for t in state.agent.tools]
+    assert {"search_memory", "save_memory"} <= set(names)
+    assert state.tool_schemas() == state.agent.tools
+
+
+@pytest.mark.parametrize("budget", [0, True, "300"])
+def test_a_longterm_budget_that_makes_no_sense_is_refused(longterm, budget):
+    with pytest.raises(ValueError, match="longterm_budget"):
+        ChatAppState(longterm=longterm, longterm_budget=budget)
+
+
+def test_recalled_text_is_escaped_and_chinese_is_kept(longterm):
+    longterm.write('<img src=x onerror="alert(1)"> 我喜欢喝咖啡 & <b>bold</b>', source="document",
+                   ref="<script>x</script>.md")
+    state = ChatAppState(longterm=longterm)
+    state.send("我喜欢喝什么咖啡？")
+    html = state.chat_html()
+    for raw in ("<img", "<script>", "<b>bold"):
+        assert raw not in html, f"untrusted markup {raw!r} reached the page"
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; 我喜欢喝咖啡 &amp; &lt;b&gt;" in html
+    assert "&lt;script&gt;x&lt;/script&gt;.md" in html
+    assert "overflow-wrap:anywhere" in app_module.recalled_html("h", state.entries[1].recalled)
+    assert "<img" not in state.memory_html()
+
+
+def test_the_view_shows_the_recalled_block_and_the_request_as_sent(longterm):
+    view = chat_app(longterm=longterm)
+    seen = []
+    refresh = view.state.on_change
+    view.state.on_change = lambda: (refresh(), seen.append(view.memory.value))
+    view.text.value = "What's the weather in Chengdu?"
+    assert "lesson-chat-recalled" in view.chat.value and "G89" in view.chat.value
+    assert "lesson-chat-sent" in view.memory.value and "NOT stored" in view.memory.value
+    assert seen and all("message None" not in html for html in seen), (
+        "mid-turn, the inspector never names a context it cannot place")
