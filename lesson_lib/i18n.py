@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gettext
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 LANGUAGES = ("en", "zh")
@@ -68,7 +68,7 @@ def language() -> str:
     return "zh" if Path.cwd().name == "zh" and Path.cwd().parent.name == "notebooks" else "en"
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue(lang: str) -> gettext.NullTranslations:
     """The compiled catalogue of `lang` (a NullTranslations for English or a missing one)."""
     if lang not in CATALOGUES:

@@ -433,6 +433,7 @@ def not_remembered(lang: str) -> str:
 
 def saved_memory(texts: list[str], lang: str) -> str:
     """What save_memory kept."""
+    texts = [t.rstrip(".!?。！？ ") for t in texts]
     if lang == "zh":
         return "好的，记下了：" + "；".join(f"“{t}”" for t in texts) + "。"
     return "Saved to memory: " + "; ".join(f"“{t}”" for t in texts) + ". I'll remember that."

@@ -157,9 +157,10 @@ def choose(question: str, memories: list[Remembered]) -> Choice | None:
         return None
     best = max(scored)
     top = memories[scored.index(best)]
-    same = [m for m, s in zip(memories, scored, strict=True)
+    same = [(s, m) for m, s in zip(memories, scored, strict=True)
             if s >= NEAR * best and (m is top or same_thing(m, top))]
-    chosen = max(same, key=lambda m: m.date)
+    chosen = max(same, key=lambda sm: (sm[1].date, sm[0]))[1]  # the newest; same day: the best
+    same = [m for _, m in same]
     if not names(question) <= names_and_words(chosen.text):
         return None
     if not all(speaks_of(chosen.text, about) for about in u.concepts(question) & set(u.LIVE_DATA)):
