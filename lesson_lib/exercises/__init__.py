@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lesson_lib.text import plural
+from lesson_lib.i18n import _, ngettext
 
 # How often each finding has failed in this kernel: a hint given as steps shows one more
 # step each time the same check fails the same way ("asking again gives more").
@@ -42,8 +42,7 @@ class Report:
     title: str
     findings: list[tuple[bool, str, str]] = field(default_factory=list)  # (ok, what, hint)
     detail: bool = False
-    more: str = ("for every line, run show_details() (from lesson_lib.exercises), then the "
-                 "check again")
+    more: str = ""  # how to see every line (default: show_details(), in the learner's language)
 
     def expect(self, ok: bool, what: str, hint: str | Sequence[str] = "") -> bool:
         """Record a finding. `hint` is one sentence, or steps: the first names the rule and
@@ -55,7 +54,7 @@ class Report:
             shown = min(_ASKED[(self.title, what)], len(steps))
             hint = "\n     ".join(steps[:shown])
             if shown < len(steps):
-                hint += "\n     (run the check again for a further hint)"
+                hint += "\n     " + _("(run the check again for a further hint)")
         self.findings.append((bool(ok), what, hint))
         return bool(ok)
 
@@ -64,7 +63,7 @@ class Report:
         return bool(self.findings) and all(ok for ok, _, _ in self.findings)
 
     def __str__(self) -> str:
-        end = "  All checks passed." if self.passed else "  Not yet: see the ❌ lines."
+        end = "  " + (_("All checks passed.") if self.passed else _("Not yet: see the ❌ lines."))
         lines = [f"{self.title}:", *self._lines(self.findings), end]
         if self.detail or _DETAIL or len(lines) <= LINES:
             return "\n".join(lines)
@@ -72,11 +71,14 @@ class Report:
         failures = [f for f in self.findings if not f[0]]
         short = [f"{self.title}:"]
         if passes:
-            short.append(f"  ✅ {plural(len(passes), 'check')} "
-                         f"{'passes' if len(passes) == 1 else 'pass'}")
+            short.append("  ✅ " + ngettext("{n} check passes", "{n} checks pass",
+                                           len(passes)).format(n=len(passes)))
         short += self._lines(failures[:SHOWN_FAILURES])
         if len(failures) > SHOWN_FAILURES:
-            short.append(f"  ❌ … and {len(failures) - SHOWN_FAILURES} more: {self.more}")
+            more = self.more or _("for every line, run show_details() (from "
+                                  "lesson_lib.exercises), then the check again")
+            short.append("  ❌ " + _("… and {n} more: {how}").format(
+                n=len(failures) - SHOWN_FAILURES, how=more))
         return "\n".join([*short, end])
 
     @staticmethod
@@ -85,7 +87,7 @@ class Report:
         for ok, what, hint in findings:
             lines.append(f"  {'✅' if ok else '❌'} {what}")
             if not ok and hint:
-                lines.append(f"     hint: {hint}")
+                lines.append("     " + _("hint: {hint}").format(hint=hint))
         return lines
 
 
@@ -105,8 +107,10 @@ def run_check(title: str, body: Callable[[Report], None]) -> bool:
         body(report)
     except Exception as error:  # the learner's code failed: report it, don't crash
         where = _learner_frame(error)
-        report.expect(False, f"your code raised {type(error).__name__}: {error}",
-                      f"see line {where.lineno} of {where.name}()")
+        report.expect(False, _("your code raised {error}: {message}").format(
+                          error=type(error).__name__, message=error),
+                      _("see line {line} of {function}()").format(line=where.lineno,
+                                                                   function=where.name))
     print(report)
     return report.passed
 
@@ -114,7 +118,7 @@ def run_check(title: str, body: Callable[[Report], None]) -> bool:
 def not_done(title: str, hint: str) -> bool:
     """Print a one-line report for an exercise not written yet; return False."""
     report = Report(title)
-    report.expect(False, "not done yet", hint)
+    report.expect(False, _("not done yet"), hint)
     print(report)
     return False
 
@@ -135,7 +139,10 @@ def reveal(passed: bool, *objects: object) -> object:
             display(show_source(obj))
         return show_source(objects[-1])
     names = [getattr(obj, "__qualname__", repr(obj)) for obj in objects]
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    print(f"The library's {listed} {'appears' if len(names) == 1 else 'appear'} here once "
-          "your version passes its check (run the check, then this cell again).")
+    listed = names[0] if len(names) == 1 else _("{first} and {last}").format(
+        first=", ".join(names[:-1]), last=names[-1])
+    print(ngettext("The library's {names} appears here once your version passes its check "
+                   "(run the check, then this cell again).",
+                   "The library's {names} appear here once your version passes its check "
+                   "(run the check, then this cell again).", len(names)).format(names=listed))
     return None

@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from lesson_lib.exercises import Report, _learner_frame, not_done
-from lesson_lib.text import plural
+from lesson_lib.i18n import _, ngettext
+
+WAITING = "not judged until "  # a verdict's start for a rule whose `needs` failed (never shown)
 
 
 class Broken(AssertionError):
@@ -113,8 +115,7 @@ def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
     for rule in rules:
         if failed.intersection(rule.needs):
             failed.add(rule.name)
-            verdicts.append((rule, "not judged until "
-                             + " and ".join(sorted(failed.intersection(rule.needs)))
+            verdicts.append((rule, WAITING + " and ".join(sorted(failed.intersection(rule.needs)))
                              + " holds"))
             continue
         judged += 1
@@ -123,11 +124,13 @@ def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
         except NotImplementedError as error:
             unwritten += 1
             where = _learner_frame(error)
-            what = f"{where.name}() is not written yet (it raises NotImplementedError)"
+            what = _("{function}() is not written yet (it raises NotImplementedError)").format(
+                function=where.name)
         except Exception as error:  # the learner's code failed: say where, don't crash
             where = _learner_frame(error)
-            what = (f"your code raised {type(error).__name__}: {error} "
-                    f"(line {where.lineno} of {where.name}())")
+            what = _("your code raised {error}: {message} (line {line} of {function}())").format(
+                error=type(error).__name__, message=error, line=where.lineno,
+                function=where.name)
         if what is not None:
             failed.add(rule.name)
         verdicts.append((rule, what))
@@ -137,26 +140,28 @@ def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
 
 
 def check_rules(title: str, impl: Any, rules: Sequence[Rule], *,
-                start: str = "write the bodies of the skeleton's methods, then run this "
-                             "check again",
+                start: str | None = None,   # the hint for an untouched skeleton
                 detail: bool = False) -> bool:
     """Judge `impl` by `rules`, print the report, return True when every rule holds."""
     try:
         verdicts = judge(impl, rules)
     except NotWritten:
-        return not_done(title, start)
+        return not_done(title, start or _("write the bodies of the skeleton's methods, then "
+                                          "run this check again"))
     report = Report(title, detail=detail)
     waiting = []
     for rule, what in verdicts:
         if what is None:
             report.expect(True, rule.name)
-        elif what.startswith("not judged until"):
+        elif what.startswith(WAITING):
             waiting.append(rule.name)
         else:
-            report.expect(False, rule.name, (f"what happened: {what}", *rule.hints))
+            report.expect(False, rule.name, (_("what happened: {what}").format(what=what),
+                                             *rule.hints))
     if waiting:  # one line for the rules that build on a broken one
-        report.expect(False, f"{plural(len(waiting), 'more rule')} will be judged once the "
-                             "ones above hold")
+        report.expect(False, ngettext("{n} more rule will be judged once the ones above hold",
+                                      "{n} more rules will be judged once the ones above hold",
+                                      len(waiting)).format(n=len(waiting)))
     print(report)
     return report.passed
 
@@ -169,4 +174,4 @@ def failed_rules(impl: Any, rules: Sequence[Rule]) -> list[str]:
     except NotWritten:
         return ["not written"]
     return [rule.name for rule, what in verdicts
-            if what is not None and not what.startswith("not judged until")]
+            if what is not None and not what.startswith(WAITING)]
