@@ -38,8 +38,9 @@ WORDS_PER_MINUTE = 140
 CELL_SECONDS, CODE_LINE_SECONDS, OUTPUT_LINE_SECONDS, OUTPUT_LINES_READ = 15, 3, 1, 30
 EXERCISE_MINUTES, BUILD_MINUTES = 10, 20
 
-DEEP = re.compile(r"·\s*deep dive\s*$", re.I)
+DEEP = re.compile(r"·\s*(?:deep dive|深入)\s*$", re.I)
 TIME_LINE = re.compile(r"^\*\*Time\*\*:.*$", re.M)
+ZH_TIME_LINE = re.compile(r"^\*\*时间\*\*：.*$", re.M)  # the Chinese twin's (notebooks/zh/)
 HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -123,6 +124,11 @@ def time_line(t: Times) -> str:
             f"{rounded(t.everything)} with the deep dives and every exercise")
 
 
+def zh_time_line(t: Times) -> str:
+    return (f"**时间**：核心路径约 {rounded(t.core)} 分钟，"
+            f"加上深入部分和全部练习约 {rounded(t.everything)} 分钟")
+
+
 def table() -> list[tuple[str, int, int]]:
     return [(p.stem, rounded(times(p).core), rounded(times(p).everything)) for p in NOTEBOOKS]
 
@@ -145,6 +151,30 @@ def write() -> None:
             nbformat.write(nb, path)
     readme = ROOT / "README.md"
     readme.write_text(with_block(readme.read_text(encoding="utf-8"), block), encoding="utf-8")
+    write_chinese({path.name: zh_time_line(times(path)) for path in NOTEBOOKS}, zh_block())
+
+
+def write_chinese(lines: dict[str, str], block: str) -> None:
+    """The same numbers in the Chinese edition: each twin's time line, the table in the
+    Chinese start notebook and README.zh-CN.md. The Chinese twin is timed as its English
+    original: the same lesson, read at the same pace."""
+    import nbformat  # noqa: PLC0415
+
+    for path in sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        changed = False
+        for n, cell in enumerate(nb.cells):
+            new = ZH_TIME_LINE.sub(lines.get(path.name, ""), cell.source, count=1) \
+                if n == 0 and path.name in lines else cell.source
+            new = with_block(new, block) if cell.cell_type == "markdown" else new
+            if new != cell.source:
+                cell.source, changed = new, True
+        if changed:
+            nbformat.write(nb, path)
+    readme = ROOT / "README.zh-CN.md"
+    if readme.exists():
+        readme.write_text(with_block(readme.read_text(encoding="utf-8"), block),
+                          encoding="utf-8")
 
 
 def with_block(text: str, block: str) -> str:
@@ -164,6 +194,18 @@ def readme_block() -> str:
     everything = sum(r[2] for r in rows)
     lines.append(f"| **all** | **{core // 60} h {core % 60:02d}** "
                  f"| **{everything // 60} h {everything % 60:02d}** |")
+    lines.append("<!-- /times -->")
+    return "\n".join(lines)
+
+
+def zh_block() -> str:
+    rows = table()
+    lines = ["<!-- times -->", "| notebook | 核心路径 | 全部 |", "|---|---|---|"]
+    lines += [f"| `{name}` | {core} 分钟 | {everything} 分钟 |" for name, core, everything in rows]
+    core = sum(r[1] for r in rows)
+    everything = sum(r[2] for r in rows)
+    lines.append(f"| **合计** | **{core // 60} 小时 {core % 60:02d} 分** "
+                 f"| **{everything // 60} 小时 {everything % 60:02d} 分** |")
     lines.append("<!-- /times -->")
     return "\n".join(lines)
 

@@ -101,3 +101,22 @@ def test_the_sync_check_catches_what_it_must(tmp_path, monkeypatch):
     assert any("cell 0 (id m1, markdown): the English cell changed" in p
                for p in zh_sync.problems(zh_path))
     assert re.search(r"accept 01 m1", "\n".join(zh_sync.problems(zh_path)))
+
+
+def _reading_times():
+    spec = importlib.util.spec_from_file_location("reading_times",
+                                                  ROOT / "scripts" / "reading_times.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reading_times"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("path", CHINESE, ids=[p.stem for p in CHINESE])
+def test_each_chinese_notebook_states_its_english_twins_time(path):
+    times = _reading_times()
+    wanted = times.zh_time_line(times.times(zh_sync.english_of(path)))
+    first = nbformat.read(path, as_version=4).cells[0].source
+    assert wanted in first.splitlines(), (
+        f"{path.name}: its first cell must say {wanted!r}; run "
+        ".venv/bin/python scripts/reading_times.py --write")
