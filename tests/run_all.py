@@ -47,7 +47,13 @@ from lesson_lib.testing import REAL_PROVIDER_VARS
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
-NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [*sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb")),          # English
+             *sorted((NOTEBOOK_DIR / "zh").glob("[0-9][0-9]_*.ipynb"))]  # and 中文版
+
+
+def label(path: Path) -> str:
+    """A notebook's name in reports: "03_the_tool_calling_protocol", "zh/03_the_…"."""
+    return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
 CELL_TIMEOUT = 300  # seconds per cell; the slowest cells take a few seconds
 RAISES = "raises-exception"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -287,7 +293,7 @@ def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIME
     Unlike Run All, it carries on after an error, so every problem is found.
     `secret`: a value no output may show. `repo`: the git work tree in which no file may
     be created or changed meanwhile (None: not checked)."""
-    name = path.stem
+    name = label(path)
     nb = nbformat.read(path, as_version=4)  # in memory only: never written back
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})

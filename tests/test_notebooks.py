@@ -24,7 +24,12 @@ import lesson_lib
 from lesson_lib.display import SOURCE_HEADER, source_of
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [*sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")),
+             *sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb"))]  # 中文版 too
+
+
+def label(path: Path) -> str:
+    return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
 SANITIZE = ROOT / "notebooks" / "sanitize.cfg"
 
 
@@ -66,7 +71,7 @@ def library_names() -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_no_notebook_redefines_library_code(path):
     taken = library_names()
     for cell in code_cells(load(path)):
@@ -87,7 +92,7 @@ def test_no_notebook_redefines_library_code(path):
                     "it and show its source with show_source() instead of keeping a copy")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_displayed_source_is_the_librarys(path):
     for cell in code_cells(load(path)):
         for output in cell.get("outputs", []):
@@ -125,14 +130,16 @@ def test_readme_lists_exactly_the_notebooks_that_exist():
                                f"and misses {sorted(present - listed)}")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_notebook_shape(path):
     nb = load(path)
     first = text(nb["cells"][0]["source"])
-    assert nb["cells"][0]["cell_type"] == "markdown" and "you will learn" in first.lower(), (
-        f"{path.name} must open with a markdown cell saying what you will learn")
+    chinese = path.parent.name == "zh"
+    learn = "你将学到" if chinese else "you will learn"
+    assert nb["cells"][0]["cell_type"] == "markdown" and learn in first.lower(), (
+        f"{path.name} must open with a markdown cell saying what you will learn ({learn})")
     markdown = "\n".join(text(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    for heading in ("Key takeaways", "Exercises"):
+    for heading in (("要点", "练习") if chinese else ("Key takeaways", "Exercises")):
         assert heading in markdown, f"{path.name} has no '{heading}' section"
     cells = code_cells(nb)
     unrun = [i for i, c in enumerate(cells) if c.get("outputs") and not c.get("execution_count")]
@@ -159,7 +166,7 @@ def only_checks(source: str) -> bool:
     return bool(tree.body) and checks(tree.body)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_cells_that_only_check_are_collapsed(path):
     """A learner need not read the notebook's checks: a cell of nothing but asserts opens
     collapsed in JupyterLab and Notebook 7 (metadata jupyter.source_hidden)."""
@@ -179,7 +186,7 @@ def test_the_collapsed_check_rule_sees_asserts_only():
 CHECK_CALL = re.compile(r"\bcheck_\w+\(")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_a_check_prints_about_a_dozen_lines_at_most(path):
     """A check's saved output stays short (a long report names its first failures and counts
     the rest) unless the cell asks for every line (detail=True)."""

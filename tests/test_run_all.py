@@ -33,7 +33,7 @@ from other_model import (
     reword,
     serve_other_model,
 )
-from run_all import NOTEBOOKS, WORLDS, kernel_env, run_notebook
+from run_all import NOTEBOOKS, WORLDS, kernel_env, label, run_notebook
 
 from lesson_lib.offline import MODEL_ID, offline_client
 
@@ -285,7 +285,7 @@ SAME_WORKER = ("no", "loadfile", "loadscope")  # dist modes that keep this file 
 
 
 def api_key(path, world) -> str:
-    return f"other-model-key-{path.stem}"  # one per run: its requests are counted apart
+    return f"other-model-key-{label(path).replace('/', '-')}"  # one per run: counted apart
 
 
 class Runs:
@@ -334,12 +334,12 @@ def runs(request):
 
 
 @pytest.mark.parametrize("world", WORLDS.values(), ids=lambda w: w.name)
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_notebook_runs_top_to_bottom(path, world, runs):
     run = runs.get(path, world)
-    print(f"{path.stem} in {world.name}: {run.seconds:.1f} s")
+    print(f"{label(path)} in {world.name}: {run.seconds:.1f} s")
     problems = list(run.problems)
     if world.other_model and not runs.server.requests[api_key(path, world)]:
-        problems.append(f"{path.stem}: never asked the other model (is LESSON_BACKEND read?)")
+        problems.append(f"{label(path)}: never asked the other model (is LESSON_BACKEND read?)")
     assert not problems, (f"{path.name} in world {world.name} ({world.why}), "
                           f"{len(problems)} problem(s):\n" + "\n".join(problems))
