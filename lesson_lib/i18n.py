@@ -77,8 +77,16 @@ def catalogue(lang: str) -> gettext.NullTranslations:
 
 
 def _(message: str) -> str:
-    """`message` in the language spoken now (itself when the catalogue lacks it)."""
-    return catalogue(language()).gettext(message)
+    """`message` in the language spoken now (itself when the catalogue lacks it, and ""
+    for "": gettext would give the catalogue's header)."""
+    return catalogue(language()).gettext(message) if message else message
+
+
+def N_(message: str) -> str:
+    """Mark `message` for the catalogue without translating it now: for text defined when a
+    module is imported (a rule's name, a hint) and translated when it is shown, with `_()`,
+    in the language spoken then."""
+    return message
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

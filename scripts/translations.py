@@ -1,6 +1,7 @@
 """The library's Chinese catalogue: what a learner reads from lesson_lib, in Chinese.
 
-Text a learner reads is marked in the code with `_()` (and `ngettext()`) of lesson_lib.i18n,
+Text a learner reads is marked in the code with `_()` (and `ngettext()`; `N_()` for text
+defined at import and translated where it is shown) of lesson_lib.i18n,
 with named placeholders filled after translation: `_("{n} messages kept").format(n=n)`, never
 an f-string (a translator must see the whole sentence). The Chinese lives in one .po file
 per module, lesson_lib/locale/zh_CN/<module>.po (lesson_lib/exercises/nb05.py →
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "lesson_lib"
 LOCALE = PACKAGE / "locale" / "zh_CN"
 MO = LOCALE / "LC_MESSAGES" / "lesson_lib.mo"
-KEYWORDS = {"_": None, "ngettext": (1, 2)}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)?(?:[!:][^{}]*)?\}(?!\})")
 
 

@@ -49,7 +49,7 @@ class Report:
         the smallest case that breaks it; each time the same finding fails again in this
         kernel, one more step is shown."""
         if not ok and not isinstance(hint, str):
-            steps = list(hint)
+            steps = [_(step) for step in hint]  # marked with N_() where defined
             _ASKED[(self.title, what)] += 1
             shown = min(_ASKED[(self.title, what)], len(steps))
             hint = "\n     ".join(steps[:shown])
@@ -84,10 +84,10 @@ class Report:
     @staticmethod
     def _lines(findings: list[tuple[bool, str, str]]) -> list[str]:
         lines = []
-        for ok, what, hint in findings:
-            lines.append(f"  {'✅' if ok else '❌'} {what}")
+        for ok, what, hint in findings:  # a rule's name or a hint marked with N_() where
+            lines.append(f"  {'✅' if ok else '❌'} {_(what)}")  # defined is translated here
             if not ok and hint:
-                lines.append("     " + _("hint: {hint}").format(hint=hint))
+                lines.append("     " + _("hint: {hint}").format(hint=_(hint)))
         return lines
 
 
