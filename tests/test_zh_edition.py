@@ -120,3 +120,23 @@ def test_each_chinese_notebook_states_its_english_twins_time(path):
     assert wanted in first.splitlines(), (
         f"{path.name}: its first cell must say {wanted!r}; run "
         ".venv/bin/python scripts/reading_times.py --write")
+
+
+def test_every_english_notebook_has_its_chinese_twin():
+    english = {p.name for p in zh_sync.EN_DIR.glob("[0-9][0-9]_*.ipynb")}
+    assert english == {p.name for p in CHINESE}, (
+        f"without a Chinese twin: {sorted(english - {p.name for p in CHINESE})}; "
+        f"without an English original: {sorted({p.name for p in CHINESE} - english)}")
+
+
+LINK = re.compile(r"\]\(((?:\.\./|[0-9][0-9]_)[^)#\s]*)")
+
+
+@pytest.mark.parametrize("path", CHINESE, ids=[p.stem for p in CHINESE])
+def test_the_links_of_a_chinese_notebook_lead_somewhere(path):
+    """A link to another notebook stays in notebooks/zh/; one to the repository goes two
+    folders up (../../solutions/, ../../README.zh-CN.md)."""
+    nb = nbformat.read(path, as_version=4)
+    broken = [target for cell in nb.cells if cell.cell_type == "markdown"
+              for target in LINK.findall(cell.source) if not (path.parent / target).exists()]
+    assert not broken, f"{path.name} links to what does not exist: {broken}"
