@@ -89,8 +89,10 @@ def text_spans(source: str) -> list[tuple[int, int]]:
 
 
 def replaced(english: str, strings: list) -> tuple[str, list[str]]:
-    """The English code with the replacements applied, and what is wrong with them."""
-    problems, spans, out = [], text_spans(english), english
+    """The English code with the replacements applied, and what is wrong with them. Every
+    replacement is found in the English code itself, all at once: what one replacement
+    wrote is never matched by another; where two overlap, the longer one is made."""
+    problems, spans, found = [], text_spans(english), []
     for pair in strings:
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
             problems.append(f"a replacement is not [english, chinese]: {pair!r}")
@@ -105,9 +107,17 @@ def replaced(english: str, strings: list) -> tuple[str, list[str]]:
                 problems.append(f"{before!r} is code, not inside a string or a comment: "
                                 "only what the code says may be translated")
                 break
-            at = english.find(before, at + 1)
-        out = out.replace(before, after)
-    return out, problems
+            found.append((at, at + len(before), after, before))
+            at = english.find(before, at + len(before))
+    kept: list[tuple[int, int, str, str]] = []  # where two overlap, the longer one wins
+    for start, end, after, before in sorted(found, key=lambda f: (f[0] - f[1], f[0])):
+        if all(end <= s or start >= e for s, e, _, _ in kept):
+            kept.append((start, end, after, before))
+    out, last = [], 0
+    for start, end, after, _ in sorted(kept):
+        out += [english[last:start], after]
+        last = end
+    return "".join(out) + english[last:], problems
 
 
 def problems(zh_path: Path) -> list[str]:

@@ -103,6 +103,14 @@ def test_the_sync_check_catches_what_it_must(tmp_path, monkeypatch):
     assert re.search(r"accept 01 m1", "\n".join(zh_sync.problems(zh_path)))
 
 
+def test_replacements_are_found_in_the_english_at_once_and_the_longer_wins():
+    code = 'say("Chengdu is cloudy")  # Chengdu\nprint("cloudy")'
+    out, problems = zh_sync.replaced(code, [["Chengdu", "成都"], ["Chengdu is cloudy", "成都多云"],
+                                            ["cloudy", "多云"], ["成都", "never matched"]])
+    assert out == 'say("成都多云")  # 成都\nprint("多云")'
+    assert problems == ["'成都' is not in the English code"]
+
+
 def _reading_times():
     spec = importlib.util.spec_from_file_location("reading_times",
                                                   ROOT / "scripts" / "reading_times.py")
