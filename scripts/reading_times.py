@@ -186,28 +186,24 @@ def with_block(text: str, block: str) -> str:
     return text[:start] + block + text[end:]
 
 
-def readme_block() -> str:
+def readme_block(chinese: bool = False) -> str:
+    """The table of times, in English or (for the Chinese edition) in Chinese."""
+    head, minutes, total, h, m = (("核心路径 | 全部", "分钟", "合计", " 小时 ", " 分") if chinese
+                                  else ("core path | everything", "min", "all", " h ", ""))
     rows = table()
-    lines = ["<!-- times -->", "| notebook | core path | everything |", "|---|---|---|"]
-    lines += [f"| `{name}` | {core} min | {everything} min |" for name, core, everything in rows]
+    lines = ["<!-- times -->", f"| notebook | {head} |", "|---|---|---|"]
+    lines += [f"| `{name}` | {core} {minutes} | {everything} {minutes} |"
+              for name, core, everything in rows]
     core = sum(r[1] for r in rows)
     everything = sum(r[2] for r in rows)
-    lines.append(f"| **all** | **{core // 60} h {core % 60:02d}** "
-                 f"| **{everything // 60} h {everything % 60:02d}** |")
+    lines.append(f"| **{total}** | **{core // 60}{h}{core % 60:02d}{m}** "
+                 f"| **{everything // 60}{h}{everything % 60:02d}{m}** |")
     lines.append("<!-- /times -->")
     return "\n".join(lines)
 
 
 def zh_block() -> str:
-    rows = table()
-    lines = ["<!-- times -->", "| notebook | 核心路径 | 全部 |", "|---|---|---|"]
-    lines += [f"| `{name}` | {core} 分钟 | {everything} 分钟 |" for name, core, everything in rows]
-    core = sum(r[1] for r in rows)
-    everything = sum(r[2] for r in rows)
-    lines.append(f"| **合计** | **{core // 60} 小时 {core % 60:02d} 分** "
-                 f"| **{everything // 60} 小时 {everything % 60:02d} 分** |")
-    lines.append("<!-- /times -->")
-    return "\n".join(lines)
+    return readme_block(chinese=True)
 
 
 if __name__ == "__main__":

@@ -10,28 +10,18 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from scripts_support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SETUP_LINES = 8
 
 
-def _reading_times():
-    spec = importlib.util.spec_from_file_location("reading_times",
-                                                  ROOT / "scripts" / "reading_times.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reading_times"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-TIMES = _reading_times()
+TIMES = load_script("reading_times")
 
 
 def _cells(path: Path) -> list[dict]:

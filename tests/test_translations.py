@@ -4,11 +4,10 @@ documented, and what a learner reads comes out in either language."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from scripts_support import load_script
 
 from lesson_lib import i18n
 from lesson_lib.exercises import Report, not_done
@@ -16,16 +15,7 @@ from lesson_lib.exercises import Report, not_done
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _translations():
-    spec = importlib.util.spec_from_file_location("translations",
-                                                  ROOT / "scripts" / "translations.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["translations"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-translations = _translations()
+translations = load_script("translations")
 
 
 @pytest.fixture

@@ -3,26 +3,17 @@ glossary (docs/glossary.md): scripts/zh_sync.py says what "in step" means."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+from scripts_support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _zh_sync():
-    spec = importlib.util.spec_from_file_location("zh_sync", ROOT / "scripts" / "zh_sync.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["zh_sync"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-zh_sync = _zh_sync()
+zh_sync = load_script("zh_sync")
 CHINESE = sorted(zh_sync.ZH_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 
@@ -111,18 +102,11 @@ def test_replacements_are_found_in_the_english_at_once_and_the_longer_wins():
     assert problems == ["'成都' is not in the English code"]
 
 
-def _reading_times():
-    spec = importlib.util.spec_from_file_location("reading_times",
-                                                  ROOT / "scripts" / "reading_times.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reading_times"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("path", CHINESE, ids=[p.stem for p in CHINESE])
 def test_each_chinese_notebook_states_its_english_twins_time(path):
-    times = _reading_times()
+    times = load_script("reading_times")
     wanted = times.zh_time_line(times.times(zh_sync.english_of(path)))
     first = nbformat.read(path, as_version=4).cells[0].source
     assert wanted in first.splitlines(), (

@@ -1,0 +1,21 @@
+"""Load one of the repository's scripts (scripts/NAME.py) as a module, for the tests that
+check what it computes (reading times, the Chinese edition's sync, the catalogue)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def load_script(name: str):
+    """scripts/<name>.py as the module `name` (registered, so dataclasses find it)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
