@@ -53,3 +53,12 @@ def every_line():
     show_details()
     yield
     show_details(False)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
+    """A session store in a SQLite file of its own, closed after the test."""
+    from lesson_lib.sessions import SessionStore
+
+    with SessionStore(f"sqlite:///{tmp_path / 'sessions.db'}") as store:
+        yield store

@@ -25,9 +25,8 @@ AGENTS = [Agent, LoopAgent]
 
 
 @pytest.fixture
-def store(tmp_path):
-    with SessionStore(f"sqlite:///{tmp_path / 'lt.db'}") as store:
-        yield store
+def store(sqlite_store):
+    return sqlite_store
 
 
 @pytest.fixture

@@ -31,9 +31,8 @@ REMEMBER = "remember_preference"
 
 
 @pytest.fixture
-def store(tmp_path):
-    with SessionStore(f"sqlite:///{tmp_path / 'sessions.db'}") as store:
-        yield store
+def store(sqlite_store):
+    return sqlite_store
 
 
 @pytest.fixture
