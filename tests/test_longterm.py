@@ -5,12 +5,16 @@ sequence of writes, updates and deletes. Tests taking `url` run on SQLite and Po
 from __future__ import annotations
 
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lesson_lib import longterm
 from lesson_lib.embeddings import Embedder
 from lesson_lib.longterm import (
     METHODS,
@@ -319,7 +323,9 @@ operation = st.one_of(
 @given(st.lists(operation, max_size=10))
 def test_search_never_returns_a_deleted_or_superseded_memory_or_an_old_text(ops):
     with tempfile.TemporaryDirectory() as folder, \
-            SessionStore(f"sqlite:///{folder}/p.db") as store:
+            SessionStore(f"sqlite:///{folder}/p.db") as store, \
+            patch.object(longterm, "GEMV_ROWS", 2), patch.object(longterm, "SCAN_APART", 2):
+        # pieces of 2 rows: from 3 memories on, the vectors are scanned by two threads
         memory = LongTermMemory(store, "u", embedder=OFFLINE)
         alive: dict[int, str] = {}   # id -> its current text
         dead: set[int] = set()
@@ -357,6 +363,75 @@ def test_search_never_returns_a_deleted_or_superseded_memory_or_an_old_text(ops)
             subjects = [subject_of[i] for i in alive if subject_of[i] is not None]
             assert len(subjects) == len(set(subjects)), "two memories of one subject"
         assert {m.id: m.text for m in memory.all()} == alive
+
+
+# ----------------------------------------------------------------- the vector scan
+
+def _random_matrix(rows: int, dimensions: int = 16, dropped: int = 3):
+    """A _Matrix of random unit rows (ids 1…rows), every `dropped`-th one deleted again
+    (its place filled by the last row), and what it should hold: {id: vector}."""
+    import numpy as np
+
+    from lesson_lib.embeddings import unit_rows
+
+    vectors = unit_rows(np.random.default_rng(rows).standard_normal((rows, dimensions)))
+    matrix = longterm._Matrix(dimensions)
+    for memory_id, vector in enumerate(vectors, start=1):
+        matrix.put(memory_id, vector)
+    for memory_id in range(1, rows + 1, dropped):
+        matrix.drop(memory_id)
+    return matrix, {i: vectors[i - 1] for i in range(1, rows + 1) if (i - 1) % dropped}
+
+
+def test_the_scan_in_two_threads_is_the_exact_ranking(monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 7)  # many small pieces, the last one short
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    matrix, alive = _random_matrix(500)
+    query = np.random.default_rng(1).standard_normal(16).astype(np.float32)
+    query /= np.linalg.norm(query)
+    exact = sorted(alive, key=lambda i: -float(alive[i] @ query))  # every row, one by one
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for n in (1, 5, 50, len(alive), len(alive) + 10):
+            both = matrix.top(query, n, pool)
+            assert both == matrix.top(query, n)  # the same as one thread, to the last bit
+            assert [i for i, _ in both] == exact[:n]
+            assert np.allclose([s for _, s in both], [alive[i] @ query for i in exact[:n]])
+
+
+def test_the_scan_never_waits_for_a_helper_that_cannot_start(monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 4)
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    matrix, alive = _random_matrix(100)
+    query = next(iter(alive.values()))
+    gate = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        busy = pool.submit(gate.wait, 60)  # the only worker is taken: the helper queues
+        found = matrix.top(query, 3, pool)
+        assert not busy.done(), "top() waited for the busy worker"
+        gate.set()
+    assert found[0][0] == next(iter(alive)) and np.isclose(found[0][1], 1.0)
+    assert found == matrix.top(query, 3)
+
+
+def test_a_search_over_many_pieces_is_exact_and_skips_deleted_rows(sqlite_memory, monkeypatch):
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 3)
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    texts = [f"{w} {x}" for w in WORDS for x in ("in May", "on Friday", "每天")]
+    written = sqlite_memory.write_many(texts, source="user")
+    for m in written[::4]:
+        assert sqlite_memory.delete(m.id)
+    alive = {m.id: m.text for m in written[1::4] + written[2::4] + written[3::4]}
+    question = OFFLINE(["coffee with a panda in Chengdu"])[0]
+    vectors = dict(zip(alive, OFFLINE(list(alive.values())), strict=True))
+    exact = sorted(alive, key=lambda i: (-float(vectors[i] @ question), i))
+    hits = sqlite_memory.search("coffee with a panda in Chengdu", len(texts), method="dense")
+    assert len(hits) == len(alive)
+    assert [h.id for h in hits[:10]] == exact[:10]
+    assert {h.id for h in hits} == set(alive)
 
 
 # ----------------------------------------------------------------- the evaluation
