@@ -4,6 +4,7 @@ sequence of writes, updates and deletes. Tests taking `url` run on SQLite and Po
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -383,21 +384,64 @@ def _random_matrix(rows: int, dimensions: int = 16, dropped: int = 3):
     return matrix, {i: vectors[i - 1] for i in range(1, rows + 1) if (i - 1) % dropped}
 
 
-def test_the_scan_in_two_threads_is_the_exact_ranking(monkeypatch):
+def test_the_rough_copy_and_two_threads_give_the_exact_ranking(monkeypatch):
     import numpy as np
 
     monkeypatch.setattr(longterm, "GEMV_ROWS", 7)  # many small pieces, the last one short
-    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)  # from 2 pieces on: int8 first, 2 threads
     matrix, alive = _random_matrix(500)
-    query = np.random.default_rng(1).standard_normal(16).astype(np.float32)
-    query /= np.linalg.norm(query)
-    exact = sorted(alive, key=lambda i: -float(alive[i] @ query))  # every row, one by one
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for n in (1, 5, 50, len(alive), len(alive) + 10):
-            both = matrix.top(query, n, pool)
-            assert both == matrix.top(query, n)  # the same as one thread, to the last bit
-            assert [i for i, _ in both] == exact[:n]
-            assert np.allclose([s for _, s in both], [alive[i] @ query for i in exact[:n]])
+    matrix.put(2, -matrix.matrix[matrix.row[2]])   # rewritten in place: its codes follow
+    alive[2] = -alive[2]
+    rng = np.random.default_rng(1)
+    for query in [*rng.standard_normal((5, 16)).astype(np.float32), alive[2] * 3]:
+        norm = float(np.linalg.norm(query))  # the bound holds for any length of question
+        exact = sorted(alive, key=lambda i: -float(alive[i] @ query))  # one by one
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for n in (1, 5, 50, len(alive), len(alive) + 10):
+                both = matrix.top(query, n, pool)
+                assert both == matrix.top(query, n)  # one thread: the same, to the last bit
+                assert [i for i, _ in both] == exact[:n]
+                assert np.allclose([s for _, s in both],
+                                   [alive[i] @ query for i in exact[:n]], atol=1e-6 * norm)
+        with patch.object(longterm, "SCAN_APART", 10**9):  # every float32 row scanned
+            assert [i for i, _ in matrix.top(query, 50)] == exact[:50]
+
+
+def test_the_rough_scores_are_within_their_bound():
+    import numpy as np
+
+    matrix, alive = _random_matrix(300)
+    query = np.random.default_rng(2).standard_normal(16).astype(np.float32)
+    size = len(matrix)
+    rough = (matrix.codes[:size].astype(np.float32) @ query) * matrix.scale[:size]
+    exact = matrix.matrix[:size] @ query
+    bound = matrix.error[:size] * np.linalg.norm(query)
+    assert np.all(np.abs(rough - exact) <= bound + longterm.SLACK)
+    assert matrix.codes.dtype == np.int8 and np.abs(matrix.codes).max() == 127
+    assert 0 < bound.max() < 0.05 * np.linalg.norm(query)  # rough, but close
+
+
+class _StalledPool:
+    """A pool whose worker takes one piece of the scan and is then never scheduled again
+    (a busy machine): the piece is never scored by it."""
+
+    def submit(self, scan):
+        taken = next(cell.cell_contents for cell in scan.__closure__
+                     if isinstance(cell.cell_contents, itertools.count))
+        next(taken)  # the worker's piece: piece 0
+        return self
+
+    def cancel(self):
+        return False  # it did start
+
+
+def test_a_piece_the_helper_took_but_never_finished_is_scored_all_the_same(monkeypatch):
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 5)
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    matrix, alive = _random_matrix(60)
+    query = alive[2]  # in piece 0
+    assert matrix.top(query, 3, _StalledPool()) == matrix.top(query, 3)
+    assert matrix.top(query, 1, _StalledPool())[0][0] == 2
 
 
 def test_the_scan_never_waits_for_a_helper_that_cannot_start(monkeypatch):
