@@ -426,22 +426,21 @@ class _Matrix:
         `helpers`, a worker thread takes pieces too, so both cores read memory: each thread
         takes the next piece. This thread never waits for the worker: a piece the worker
         took but has not finished (it was not scheduled in time, the machine is busy) is
-        scored here as well, and the worker's late copy of it lands in an array no one reads
-        any more."""
+        scored here again, into another array: the worker may still be writing its own
+        (BLAS zeroes the output, then adds to it: two writers of one piece would double it)."""
         np = self.np
         scores = np.empty(size, dtype=np.float32)
         pieces = -(-size // GEMV_ROWS)
         done = [False] * pieces
         taken = itertools.count()  # the next piece to score; next() on it is atomic
 
-        def score(piece: int, rows: Any) -> None:
+        def score(piece: int, rows: Any, out: Any) -> None:
             start, stop = piece * GEMV_ROWS, min((piece + 1) * GEMV_ROWS, size)
             block = matrix[start:stop]
             if rows is not None:  # int8: into float32 first
                 block = rows[:stop - start]
                 np.copyto(block, matrix[start:stop], casting="unsafe")
-            np.dot(block, query, out=scores[start:stop])
-            done[piece] = True
+            np.dot(block, query, out=out[start:stop])
 
         def scan() -> Any:  # its float32 rows for int8 pieces
             rows = (np.empty((GEMV_ROWS, matrix.shape[1]), dtype=np.float32)
@@ -449,16 +448,20 @@ class _Matrix:
             for piece in taken:
                 if piece >= pieces:
                     return rows
-                score(piece, rows)
+                score(piece, rows, scores)
+                done[piece] = True  # after the piece is written
             return rows  # pragma: no cover - the count never ends
 
         helper = helpers.submit(scan) if helpers is not None else None
         rows = scan()
-        if helper is not None:
-            helper.cancel()  # not started yet: it never will
-            for piece in [p for p in range(pieces) if not done[p]]:  # the worker's, unfinished
-                score(piece, rows)
-        return scores.copy() if helper is not None else scores
+        if helper is None:
+            return scores
+        helper.cancel()  # not started yet: it never will
+        unfinished = [piece for piece in range(pieces) if not done[piece]]  # the worker's
+        mine = scores.copy()
+        for piece in unfinished:
+            score(piece, rows, mine)
+        return mine
 
 
 # ----------------------------------------------------------------- the memory

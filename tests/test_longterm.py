@@ -4,7 +4,6 @@ sequence of writes, updates and deletes. Tests taking `url` run on SQLite and Po
 
 from __future__ import annotations
 
-import itertools
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -421,27 +420,41 @@ def test_the_rough_scores_are_within_their_bound():
     assert 0 < bound.max() < 0.05 * np.linalg.norm(query)  # rough, but close
 
 
+def _free(function):
+    """A closure's free variables: {name: value}."""
+    return {name: cell.cell_contents
+            for name, cell in zip(function.__code__.co_freevars, function.__closure__, strict=True)}
+
+
 class _StalledPool:
-    """A pool whose worker takes one piece of the scan and is then never scheduled again
-    (a busy machine): the piece is never scored by it."""
+    """A pool whose worker takes piece 0 of the scan and is then not scheduled again before
+    the scan ends (a busy machine). Its array of scores is `worker_scores`: it is halfway
+    through writing piece 0 when the scan asks it to stop (BLAS has zeroed the output)."""
 
     def submit(self, scan):
-        taken = next(cell.cell_contents for cell in scan.__closure__
-                     if isinstance(cell.cell_contents, itertools.count))
-        next(taken)  # the worker's piece: piece 0
+        cells = _free(scan)
+        next(cells["taken"])  # the worker's piece: piece 0
+        self.worker_scores = cells.get("scores", _free(cells["score"]).get("scores"))
         return self
 
     def cancel(self):
+        self.worker_scores[:longterm.GEMV_ROWS] = 0  # still at work on it
         return False  # it did start
 
 
 def test_a_piece_the_helper_took_but_never_finished_is_scored_all_the_same(monkeypatch):
+    import numpy as np
+
     monkeypatch.setattr(longterm, "GEMV_ROWS", 5)
     monkeypatch.setattr(longterm, "SCAN_APART", 2)
     matrix, alive = _random_matrix(60)
     query = alive[2]  # in piece 0
     assert matrix.top(query, 3, _StalledPool()) == matrix.top(query, 3)
     assert matrix.top(query, 1, _StalledPool())[0][0] == 2
+    stalled = _StalledPool()
+    rough = matrix._scan(matrix.codes, query, len(matrix), stalled)
+    assert np.array_equal(rough, matrix._scan(matrix.codes, query, len(matrix)))
+    assert not stalled.worker_scores[:5].any(), "the scan wrote where the worker still writes"
 
 
 def test_the_scan_never_waits_for_a_helper_that_cannot_start(monkeypatch):
