@@ -69,11 +69,14 @@ lose their way (dense 0.88 at 1,000 memories, 0.79 at 100,000) while words hold 
 Each method fails on different questions: dense on rare names and numbers, lexical on
 paraphrases with no word in common ("Should I bring rain gear?" / "pack an umbrella").
 
-Speed (2 cores): a fused search is a few milliseconds up to 10,000 memories. At 100,000
-the vector scan reads 100 MB per question, about 13 ms on one core; it is done in
-1,024-row pieces, because OpenBLAS's threads made it slower on a busy machine. Past that,
-an approximate index (HNSW, IVF) would be the next step; the exact scan keeps results
-deterministic and the code small.
+Speed (2 cores; benchmarks/longterm.py): a fused search is a few milliseconds up to 10,000
+memories. At 100,000 the float32 vectors are 100 MB, and reading them all for each question
+took 12 ms of one core; so a big matrix keeps a rough int8 copy beside it (a quarter of the
+bytes, each row with its own scale and its own error bound), scanned by two threads while
+the lexical index is asked in a third; then only the rows whose rough score could still
+reach the best are scored again from the float32 rows (a few hundred). The hits are the
+exact scan's (equal scores: the older memory first), so no approximate index (HNSW, IVF) is
+needed at this size, and the results stay deterministic.
 
 Tables (beside the session store's): `memories` (id, user_id, source, ref, subject, text,
 terms, created_at, updated_at, model, vector), `memory_changes` (seq, user_id, memory_id),
