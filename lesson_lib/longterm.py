@@ -339,6 +339,7 @@ class _Matrix:
         self.error = np.zeros(64, dtype=np.float32)             # |row - codes × scale|
         self.ids = np.zeros(64, dtype=np.int64)
         self.row: dict[int, int] = {}
+        self.stale: set[int] = set()  # memories whose rough copy is still to be made
         self.seq = -1  # the last change applied; -1: not loaded yet
 
     def __len__(self) -> int:
@@ -354,11 +355,21 @@ class _Matrix:
         self.codes = np.empty(self.matrix.shape, dtype=np.int8)
         self.scale = np.empty(size, dtype=np.float32)
         self.error = np.empty(size, dtype=np.float32)
+        self.stale = set()
         for start in range(0, size, 8 * GEMV_ROWS):  # in pieces: little extra memory
             self._encode(slice(start, min(start + 8 * GEMV_ROWS, size)))
 
-    def _encode(self, rows: slice | int) -> None:
-        """The rough copy of `rows`, from the float32 rows."""
+    def _refresh(self) -> None:
+        """The rough copy of every row put since the last search, in one go (a row at a
+        time, the many small numpy calls cost more than the row's float32 itself)."""
+        if self.stale:
+            rows = self.np.array(sorted(self.row[i] for i in self.stale), dtype=self.np.int64)
+            for start in range(0, len(rows), 8 * GEMV_ROWS):
+                self._encode(rows[start:start + 8 * GEMV_ROWS])
+            self.stale.clear()
+
+    def _encode(self, rows: Any) -> None:
+        """The rough copy of `rows` (a slice or row numbers), from the float32 rows."""
         np = self.np
         exact = self.matrix[rows]
         scale = np.abs(exact).max(axis=-1, keepdims=True) / np.float32(127)
@@ -384,12 +395,13 @@ class _Matrix:
             self.row[memory_id] = at
             self.ids[at] = memory_id
         self.matrix[at] = vector
-        self._encode(at)
+        self.stale.add(memory_id)
 
     def drop(self, memory_id: int) -> None:
         at = self.row.pop(memory_id, None)
         if at is None:
             return
+        self.stale.discard(memory_id)
         last = len(self.row)  # the old last row's index
         if at != last:
             moved = int(self.ids[last])
@@ -409,6 +421,7 @@ class _Matrix:
             return []
         n = min(n, size)
         query = np.asarray(query, dtype=np.float32)
+        self._refresh()
         if -(-size // GEMV_ROWS) < SCAN_APART:  # small: every float32 row, in this thread
             rows = np.arange(size)
             scores = self._scan(self.matrix, query, size)

@@ -410,6 +410,9 @@ def test_the_rough_scores_are_within_their_bound():
     import numpy as np
 
     matrix, alive = _random_matrix(300)
+    assert len(matrix.stale) == len(alive)  # made in one go, before the next search
+    matrix._refresh()
+    assert not matrix.stale
     query = np.random.default_rng(2).standard_normal(16).astype(np.float32)
     size = len(matrix)
     rough = (matrix.codes[:size].astype(np.float32) @ query) * matrix.scale[:size]
