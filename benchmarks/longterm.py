@@ -15,7 +15,10 @@ default embedder, the offline model's `/v1/embeddings` through the backend switc
     k=5) for --queries questions (the evaluation's, repeated), end to end: the question's
     embedding, the lexical index, the vector matrix, reading the hits. p50, p99, max.
     Target: p99 <= 20 ms at 100,000 memories on 2 cores. The first search of a process
-    loads the matrix from the database: timed apart ("load").
+    loads the matrix from the database (and, from 16,384 memories on, makes its rough int8
+    copy): timed apart ("load"). Wall-clock times are those of a quiet machine only: other
+    programs on the two cores inflate them (and the CPU times less so); note the load
+    average printed beside each size.
 (c) recall@5 per method, overall, English and Chinese, at each size: the evaluation's
     answerable questions (97), with the distractors around them. Before the distractors:
     whether a score threshold alone could say "I don't know" (longterm_eval.abstention).

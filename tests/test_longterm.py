@@ -5,12 +5,16 @@ sequence of writes, updates and deletes. Tests taking `url` run on SQLite and Po
 from __future__ import annotations
 
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lesson_lib import longterm
 from lesson_lib.embeddings import Embedder
 from lesson_lib.longterm import (
     METHODS,
@@ -319,7 +323,9 @@ operation = st.one_of(
 @given(st.lists(operation, max_size=10))
 def test_search_never_returns_a_deleted_or_superseded_memory_or_an_old_text(ops):
     with tempfile.TemporaryDirectory() as folder, \
-            SessionStore(f"sqlite:///{folder}/p.db") as store:
+            SessionStore(f"sqlite:///{folder}/p.db") as store, \
+            patch.object(longterm, "GEMV_ROWS", 2), patch.object(longterm, "SCAN_APART", 2):
+        # pieces of 2 rows: from 3 memories on, the vectors are scanned by two threads
         memory = LongTermMemory(store, "u", embedder=OFFLINE)
         alive: dict[int, str] = {}   # id -> its current text
         dead: set[int] = set()
@@ -357,6 +363,135 @@ def test_search_never_returns_a_deleted_or_superseded_memory_or_an_old_text(ops)
             subjects = [subject_of[i] for i in alive if subject_of[i] is not None]
             assert len(subjects) == len(set(subjects)), "two memories of one subject"
         assert {m.id: m.text for m in memory.all()} == alive
+
+
+# ----------------------------------------------------------------- the vector scan
+
+def _random_matrix(rows: int, dimensions: int = 16, dropped: int = 3):
+    """A _Matrix of random unit rows (ids 1…rows), every `dropped`-th one deleted again
+    (its place filled by the last row), and what it should hold: {id: vector}."""
+    import numpy as np
+
+    from lesson_lib.embeddings import unit_rows
+
+    vectors = unit_rows(np.random.default_rng(rows).standard_normal((rows, dimensions)))
+    matrix = longterm._Matrix(dimensions)
+    for memory_id, vector in enumerate(vectors, start=1):
+        matrix.put(memory_id, vector)
+    for memory_id in range(1, rows + 1, dropped):
+        matrix.drop(memory_id)
+    return matrix, {i: vectors[i - 1] for i in range(1, rows + 1) if (i - 1) % dropped}
+
+
+def test_the_rough_copy_and_two_threads_give_the_exact_ranking(monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 7)  # many small pieces, the last one short
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)  # from 2 pieces on: int8 first, 2 threads
+    matrix, alive = _random_matrix(500)
+    matrix.put(2, -matrix.matrix[matrix.row[2]])   # rewritten in place: its codes follow
+    alive[2] = -alive[2]
+    rng = np.random.default_rng(1)
+    for query in [*rng.standard_normal((5, 16)).astype(np.float32), alive[2] * 3]:
+        norm = float(np.linalg.norm(query))  # the bound holds for any length of question
+        exact = sorted(alive, key=lambda i: -float(alive[i] @ query))  # one by one
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for n in (1, 5, 50, len(alive), len(alive) + 10):
+                both = matrix.top(query, n, pool)
+                assert both == matrix.top(query, n)  # one thread: the same, to the last bit
+                assert [i for i, _ in both] == exact[:n]
+                assert np.allclose([s for _, s in both],
+                                   [alive[i] @ query for i in exact[:n]], atol=1e-6 * norm)
+        with patch.object(longterm, "SCAN_APART", 10**9):  # every float32 row scanned
+            assert [i for i, _ in matrix.top(query, 50)] == exact[:50]
+
+
+def test_the_rough_scores_are_within_their_bound():
+    import numpy as np
+
+    matrix, alive = _random_matrix(300)
+    assert len(matrix.stale) == len(alive)  # made in one go, before the next search
+    matrix._refresh()
+    assert not matrix.stale
+    query = np.random.default_rng(2).standard_normal(16).astype(np.float32)
+    size = len(matrix)
+    rough = (matrix.codes[:size].astype(np.float32) @ query) * matrix.scale[:size]
+    exact = matrix.matrix[:size] @ query
+    bound = matrix.error[:size] * np.linalg.norm(query)
+    assert np.all(np.abs(rough - exact) <= bound + longterm.SLACK)
+    assert matrix.codes.dtype == np.int8 and np.abs(matrix.codes).max() == 127
+    assert 0 < bound.max() < 0.05 * np.linalg.norm(query)  # rough, but close
+
+
+def _free(function):
+    """A closure's free variables: {name: value}."""
+    return {name: cell.cell_contents
+            for name, cell in zip(function.__code__.co_freevars, function.__closure__, strict=True)}
+
+
+class _StalledPool:
+    """A pool whose worker takes piece 0 of the scan and is then not scheduled again before
+    the scan ends (a busy machine). Its array of scores is `worker_scores`: it is halfway
+    through writing piece 0 when the scan asks it to stop (BLAS has zeroed the output)."""
+
+    def submit(self, scan):
+        cells = _free(scan)
+        next(cells["taken"])  # the worker's piece: piece 0
+        self.worker_scores = cells.get("scores", _free(cells["score"]).get("scores"))
+        return self
+
+    def cancel(self):
+        self.worker_scores[:longterm.GEMV_ROWS] = 0  # still at work on it
+        return False  # it did start
+
+
+def test_a_piece_the_helper_took_but_never_finished_is_scored_all_the_same(monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 5)
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    matrix, alive = _random_matrix(60)
+    query = alive[2]  # in piece 0
+    assert matrix.top(query, 3, _StalledPool()) == matrix.top(query, 3)
+    assert matrix.top(query, 1, _StalledPool())[0][0] == 2
+    stalled = _StalledPool()
+    rough = matrix._scan(matrix.codes, query, len(matrix), stalled)
+    assert np.array_equal(rough, matrix._scan(matrix.codes, query, len(matrix)))
+    assert not stalled.worker_scores[:5].any(), "the scan wrote where the worker still writes"
+
+
+def test_the_scan_never_waits_for_a_helper_that_cannot_start(monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 4)
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    matrix, alive = _random_matrix(100)
+    query = next(iter(alive.values()))
+    gate = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        busy = pool.submit(gate.wait, 60)  # the only worker is taken: the helper queues
+        found = matrix.top(query, 3, pool)
+        assert not busy.done(), "top() waited for the busy worker"
+        gate.set()
+    assert found[0][0] == next(iter(alive)) and np.isclose(found[0][1], 1.0)
+    assert found == matrix.top(query, 3)
+
+
+def test_a_search_over_many_pieces_is_exact_and_skips_deleted_rows(sqlite_memory, monkeypatch):
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 3)
+    monkeypatch.setattr(longterm, "SCAN_APART", 2)
+    texts = [f"{w} {x}" for w in WORDS for x in ("in May", "on Friday", "每天")]
+    written = sqlite_memory.write_many(texts, source="user")
+    for m in written[::4]:
+        assert sqlite_memory.delete(m.id)
+    alive = {m.id: m.text for m in written[1::4] + written[2::4] + written[3::4]}
+    question = OFFLINE(["coffee with a panda in Chengdu"])[0]
+    vectors = dict(zip(alive, OFFLINE(list(alive.values())), strict=True))
+    exact = sorted(alive, key=lambda i: (-float(vectors[i] @ question), i))
+    hits = sqlite_memory.search("coffee with a panda in Chengdu", len(texts), method="dense")
+    assert len(hits) == len(alive)
+    assert [h.id for h in hits[:10]] == exact[:10]
+    assert {h.id for h in hits} == set(alive)
 
 
 # ----------------------------------------------------------------- the evaluation
