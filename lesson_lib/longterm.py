@@ -661,13 +661,14 @@ class LongTermMemory:
         dense: list[tuple[int, float]] = []
         lexical: list[tuple[int, float]] = []
         words = sorted(set(terms(query)))
-        beside = _pool().submit(self._lexical_apart, words, n) if method == "fused" else None
+        apart = method == "fused" and not self._one_connection()
+        beside = _pool().submit(self._lexical_apart, words, n) if apart else None
         with self.store._reading() as conn:  # fused: the words are looked up in another
             if method in ("fused", "dense"):  # thread meanwhile (SQLite and NumPy both let
                 matrix = self._synced(conn)    # go of the GIL while they work)
                 dense = (matrix.top(self._vectors([query])[0], n, _pool())
                          if len(matrix) else [])
-            if method == "lexical":
+            if method == "lexical" or (method == "fused" and not apart):
                 lexical = self._lexical(conn, words, n)
             if beside is not None:
                 lexical = beside.result()
@@ -689,6 +690,12 @@ class LongTermMemory:
                 if len(hits) == k:
                     break
         return hits
+
+    def _one_connection(self) -> bool:
+        """An in-memory SQLite database ("sqlite://") lives in one connection, which another
+        thread cannot see: its words are looked up in the search's own thread."""
+        url = self.store._url
+        return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
     def as_prompt(self, hits: Iterable[Hit | Memory]) -> str:
         """Hits as a block for the system prompt: newest first, each with its date and

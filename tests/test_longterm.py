@@ -548,3 +548,14 @@ def test_memory_tools_search_and_save_with_the_user_fact_gate(sqlite_memory):
     unchecked = memory_tools(sqlite_memory)  # no conversation: the model's own note
     note = json.loads(unchecked.execute("save_memory", json.dumps({"text": "Likes trains"})))
     assert note["source"] == "assistant" and sqlite_memory.user_facts()[0].text == "I'm vegetarian"
+
+
+def test_an_in_memory_store_is_searched_too():
+    """sqlite:// lives in one connection: the fused search must not look its words up in
+    another thread's (there the tables do not exist)."""
+    with SessionStore("sqlite://") as store:
+        memory = LongTermMemory(store, "xiaoming", embedder=OFFLINE)
+        memory.write("We chose the G89 train to Chengdu.", source="session")
+        for method in METHODS:
+            assert [h.text for h in memory.search("G89 train", 1, method=method)] == \
+                ["We chose the G89 train to Chengdu."]
