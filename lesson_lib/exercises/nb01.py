@@ -192,7 +192,8 @@ def check_answers(my_answers: Any) -> bool:
                 report.expect(False, _("{key}: answer True or False").format(key=key),
                               _("got {value}").format(value=_short(repr(answer))))
             else:
-                report.expect(answer == truth, f"{key}: {_(text)} → {answer}", _(why))
+                report.expect(answer == truth, _("{key}: {statement} → {answer}").format(
+                                  key=key, statement=_(text), answer=answer), _(why))
     return run_check(_("Exercise 2 · true or false"), body)
 
 
