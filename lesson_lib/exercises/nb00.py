@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from lesson_lib.exercises import Report, run_check
+from lesson_lib.i18n import N_, _
 from lesson_lib.offline.understand import CJK, name_in
 from lesson_lib.protocol import find_problems
 
-NAME_EXAMPLES = '"My name is Xiaoming." or "我叫小明。"'
+NAME_EXAMPLES = N_('"My name is Xiaoming." or "我叫小明。"')
 
 
 def _field(message: Any, name: str) -> Any:
@@ -31,51 +32,53 @@ def _not_done(value: Any) -> bool:
 def _history_shape(report: Report, messages: Any) -> bool:
     """A list of two plain dicts; False stops the check (nothing more can be read)."""
     if not report.expect(isinstance(messages, list) and len(messages) == 2,
-                         "a list of two messages",
-                         "write [ {...user...}, {...assistant...} ]; got "
-                         + (f"a list of {len(messages)}" if isinstance(messages, list)
-                            else type(messages).__name__)):
+                         _("a list of two messages"),
+                         _("write [ {{...user...}}, {{...assistant...}} ]; got {got}").format(
+                             got=_("a list of {n}").format(n=len(messages))
+                             if isinstance(messages, list) else type(messages).__name__)):
         return False
     return report.expect(all(isinstance(m, dict) for m in messages),
-                         "each message is a plain dict",
-                         'write each one as {"role": ..., "content": ...}')
+                         _("each message is a plain dict"),
+                         _('write each one as {"role": ..., "content": ...}'))
 
 
 def _history_rules(report: Report, messages: list) -> None:
     """The API accepts the list, and the roles are user then assistant."""
     problems = find_problems(messages)
-    report.expect(not problems, "validate_messages() accepts it",
+    report.expect(not problems, _("validate_messages() accepts it"),
                   f"{problems[0].message} → {problems[0].explanation}" if problems else "")
     roles = [m.get("role") for m in messages]
     report.expect(roles == ["user", "assistant"],
-                  "message 0 is the user's, message 1 the assistant's",
-                  f"the roles are {roles}: the API knows 'user' and 'assistant' "
-                  "(no 'bot', 'human' or 'ai')")
+                  _("message 0 is the user's, message 1 the assistant's"),
+                  _("the roles are {roles}: the API knows 'user' and 'assistant' "
+                    "(no 'bot', 'human' or 'ai')").format(roles=roles))
 
 
 def check_first_history(messages: Any) -> bool:
     """Exercise 1: [user says their name, assistant greets them by it], as plain dicts."""
     def body(report: Report) -> None:
         if _not_done(messages):
-            report.expect(False, "not done yet", "replace ... with your list of two dicts")
+            report.expect(False, _("not done yet"), _("replace ... with your list of two dicts"))
             return
         if not _history_shape(report, messages):
             return
         _history_rules(report, messages)
         said, greeting = str(messages[0].get("content")), str(messages[1].get("content"))
         name = name_in(said)
-        if not report.expect(name is not None, "the user says their name"
-                             + (f" ({name})" if name else ""),
-                             f"say it in a way the model recognises: {NAME_EXAMPLES}"):
+        if not report.expect(name is not None,
+                             _("the user says their name ({name})").format(name=name) if name
+                             else _("the user says their name"),
+                             _("say it in a way the model recognises: {examples}").format(
+                                 examples=_(NAME_EXAMPLES))):
             return
         greets = report.expect(name.casefold() in greeting.casefold(),
-                               "the assistant greets them by that name",
-                               (f"the user told the assistant their name: the reply should "
-                                f"use it ({name})",
-                                f'for example "Nice to meet you, {name}!"'))
+                               _("the assistant greets them by that name"),
+                               (_("the user told the assistant their name: the reply should "
+                                  "use it ({name})").format(name=name),
+                                _('for example "Nice to meet you, {name}!"').format(name=name)))
         if greets and report.passed:  # everything right so far: show what it is for
             _remembers(report, messages, name)
-    return run_check("Exercise 1 · a first history", body)
+    return run_check(_("Exercise 1 · a first history"), body)
 
 
 def _remembers(report: Report, messages: list, name: str) -> None:
@@ -85,8 +88,9 @@ def _remembers(report: Report, messages: list, name: str) -> None:
     ask = "我叫什么名字？" if CJK.search(str(messages[0]["content"])) else "What is my name?"
     answer = chat(messages + [{"role": "user", "content": ask}]).content or ""
     report.expect(name.casefold() in answer.casefold(),
-                  f"sent with {ask!r}, it lets the model answer: {answer!r}",
-                  "the model should find the name in the history: is it in message 0?")
+                  _("sent with {ask!r}, it lets the model answer: {answer!r}").format(
+                      ask=ask, answer=answer),
+                  _("the model should find the name in the history: is it in message 0?"))
 
 
 # ----------------------------------------------------------------- exercise 2
@@ -95,22 +99,24 @@ def check_chinese_reply(reply: Any) -> bool:
     """Exercise 2: the assistant message chat() returned for a question asked in Chinese."""
     def body(report: Report) -> None:
         if _not_done(reply):
-            report.expect(False, "not done yet",
-                          'set reply = chat([{"role": "user", "content": "<a question in '
-                          'Chinese>"}])')
+            report.expect(False, _("not done yet"),
+                          _('set reply = chat([{"role": "user", "content": "<a question in '
+                            'Chinese>"}])'))
             return
-        if not report.expect(not isinstance(reply, str), "the whole message, not only its text",
-                             "pass what chat() returned (reply), not reply.content"):
+        if not report.expect(not isinstance(reply, str),
+                             _("the whole message, not only its text"),
+                             _("pass what chat() returned (reply), not reply.content")):
             return
-        report.expect(_field(reply, "role") == "assistant", "it is an assistant message",
-                      f"its role is {_field(reply, 'role')!r}: pass the message chat() "
-                      "returned, not the one you sent")
+        report.expect(_field(reply, "role") == "assistant", _("it is an assistant message"),
+                      _("its role is {role!r}: pass the message chat() returned, not the one "
+                        "you sent").format(role=_field(reply, "role")))
         content = _field(reply, "content")
-        if not report.expect(isinstance(content, str) and content.strip(), "it has text",
-                             "ask a question the model answers in words (no tools needed)"):
+        if not report.expect(isinstance(content, str) and content.strip(), _("it has text"),
+                             _("ask a question the model answers in words (no tools needed)")):
             return
-        report.expect(bool(CJK.search(content)), f"it is in Chinese: {content!r}", (
-            "the model answers in the language of your latest message",
-            "so ask your question in Chinese",
-            "for example 你好！你能做什么？ (hello! what can you do?)"))
-    return run_check("Exercise 2 · a reply in Chinese", body)
+        report.expect(bool(CJK.search(content)),
+                      _("it is in Chinese: {content!r}").format(content=content), (
+                          N_("the model answers in the language of your latest message"),
+                          N_("so ask your question in Chinese"),
+                          N_("for example 你好！你能做什么？ (hello! what can you do?)")))
+    return run_check(_("Exercise 2 · a reply in Chinese"), body)

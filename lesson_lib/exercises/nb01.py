@@ -15,34 +15,40 @@ from collections.abc import Callable
 from typing import Any
 
 from lesson_lib.exercises import Report, run_check
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import assistant_to_dict, find_problems
-from lesson_lib.text import plural
 
 NAME_QUESTION = {"en": "What's my name?", "zh": "我刚才说我叫什么名字？"}
+# The check's cases are named by the language the conversation is in (a label in the report)
+ENGLISH, CHINESE = N_("English"), N_("Chinese")
 
 # Each statement: (text, the truth, why). The notebook lists the texts; the check explains.
 STATEMENTS: dict[str, tuple[str, bool, str]] = {
-    "A": ("The model stores the conversation between calls.", False,
-          "nothing is kept between calls: asked 'What's my name?' on its own, the model said "
-          "'You haven't told me your name.' It only knows what the request's messages hold"),
-    "B": ("To make the model remember, your program sends the earlier messages again on "
-          "every call.", True,
-          "memory is what you send: the same question sent with the history got "
-          "'You told me your name is Xiaoming.'"),
-    "C": ("The model's own earlier replies can be left out of the history: it wrote them, "
-          "so it knows them already.", False,
-          "it does not know them: every call is a first meeting. Send them back as "
-          "{'role': 'assistant', ...} (assistant_to_dict) so the model sees the whole conversation"),
-    "D": ("Sending the same request twice to the offline model gives byte-identical replies, "
-          "ids included.", True,
-          "its reply is a pure function of the request body, so nothing else can change it "
-          "(a real API gives fresh ids and may vary the wording, but keeps nothing either)"),
-    "E": ("The longer the conversation, the more tokens each new request costs.", True,
-          "every call re-sends the whole history: in the Chengdu conversation each call "
-          "sent more tokens than the one before"),
-    "F": ("The model forgot Xiaoming's name because the conversation had grown too long.", False,
-          "the forgetful call was a single short message: the model forgot because the "
-          "first message was not sent. (A history too long for the model is a later problem)"),
+    "A": (N_("The model stores the conversation between calls."), False,
+          N_("nothing is kept between calls: asked 'What's my name?' on its own, the model "
+             "said 'You haven't told me your name.' It only knows what the request's messages "
+             "hold")),
+    "B": (N_("To make the model remember, your program sends the earlier messages again on "
+             "every call."), True,
+          N_("memory is what you send: the same question sent with the history got "
+             "'You told me your name is Xiaoming.'")),
+    "C": (N_("The model's own earlier replies can be left out of the history: it wrote them, "
+             "so it knows them already."), False,
+          N_("it does not know them: every call is a first meeting. Send them back as "
+             "{'role': 'assistant', ...} (assistant_to_dict) so the model sees the whole "
+             "conversation")),
+    "D": (N_("Sending the same request twice to the offline model gives byte-identical "
+             "replies, ids included."), True,
+          N_("its reply is a pure function of the request body, so nothing else can change it "
+             "(a real API gives fresh ids and may vary the wording, but keeps nothing either)")),
+    "E": (N_("The longer the conversation, the more tokens each new request costs."), True,
+          N_("every call re-sends the whole history: in the Chengdu conversation each call "
+             "sent more tokens than the one before")),
+    "F": (N_("The model forgot Xiaoming's name because the conversation had grown too long."),
+          False,
+          N_("the forgetful call was a single short message: the model forgot because the "
+             "first message was not sent. (A history too long for the model is a later "
+             "problem)")),
 }
 
 _client: Any = None
@@ -93,11 +99,14 @@ def _is_message_list(value: Any) -> bool:
 def _accepted(report: Report, label: str, value: Any, name: str) -> bool:
     """Expect `value` to be a list of message dicts the API accepts."""
     if not _is_message_list(value):
-        return report.expect(False, f"{label}: {name} returns a list of message dicts",
-                             f"it returned {_short(repr(value))}: return a list like "
-                             "[{'role': 'user', 'content': '...'}, ...]")
+        return report.expect(False, _("{label}: {name} returns a list of message dicts").format(
+                                 label=label, name=name),
+                             _("it returned {value}: return a list like "
+                               "[{{'role': 'user', 'content': '...'}}, ...]").format(
+                                 value=_short(repr(value))))
     problems = find_problems(value)
-    return report.expect(not problems, f"{label}: the API accepts the list {_roles(value)}",
+    return report.expect(not problems, _("{label}: the API accepts the list {roles}").format(
+                             label=label, roles=_roles(value)),
                          f"{problems[0]}" if problems else "")
 
 
@@ -120,26 +129,34 @@ def _messages_case(report: Report, label: str, my_messages: Callable, turns: lis
     expected.append({"role": "user", "content": question})
     sent = [{"role": m.get("role"), "content": m.get("content")}
             for m in messages if m.get("role") != "system"]
-    hint = (f"you sent {plural(len(sent), 'message')} {_roles(sent)}. Send each turn as a user "
-            "message and then the assistant's reply ({'role': 'assistant', ...}), oldest first, "
-            "and the new question last")
+    hint = _("you sent {messages} {roles}. Send each turn as a user message and then the "
+             "assistant's reply ({{'role': 'assistant', ...}}), oldest first, and the new "
+             "question last").format(messages=_messages(len(sent)), roles=_roles(sent))
     if sent[:-1] == [m for m in expected[:-1] if m["role"] == "user"]:
-        hint = "you left out the assistant's replies: the model should see what it said, too"
+        hint = _("you left out the assistant's replies: the model should see what it said, too")
     elif sent != expected and sorted(map(repr, sent)) == sorted(map(repr, expected)):
-        hint = ("every message is there, in the wrong order: the oldest turn first, each user "
-                "message right before its reply, and the new question last")
-    wanted = f"{plural(len(turns), 'earlier turn')}, then the question" if turns else \
-        "only the question"
-    report.expect(sent == expected, f"{label}: {wanted} ({plural(len(expected), 'message')})",
+        hint = _("every message is there, in the wrong order: the oldest turn first, each user "
+                 "message right before its reply, and the new question last")
+    wanted = ngettext("{n} earlier turn, then the question", "{n} earlier turns, then the question",
+                      len(turns)).format(n=len(turns)) if turns else _("only the question")
+    report.expect(sent == expected, _("{label}: {wanted} ({messages})").format(
+                      label=label, wanted=wanted, messages=_messages(len(expected))),
                   hint)
     answer = _ask(messages)
     if name is None:
-        report.expect(True, f"{label}: the model answered {answer!r}")
+        report.expect(True, _("{label}: the model answered {answer!r}").format(
+            label=label, answer=answer))
         return
-    report.expect(name in answer, f"{label}: the model remembers {name} "
-                  f"(asked {question!r}, it answered {_short(answer)!r})",
-                  "the model only knows what your list holds: the turn that gives the name "
-                  "must be in it")
+    report.expect(name in answer, _("{label}: the model remembers {name} "
+                                    "(asked {question!r}, it answered {answer!r})").format(
+                      label=label, name=name, question=question, answer=_short(answer)),
+                  _("the model only knows what your list holds: the turn that gives the name "
+                    "must be in it"))
+
+
+def _messages(n: int) -> str:
+    """'1 message', '5 messages', in the learner's language."""
+    return ngettext("{n} message", "{n} messages", n).format(n=n)
 
 
 def check_my_messages(my_messages: Callable) -> bool:
@@ -147,10 +164,10 @@ def check_my_messages(my_messages: Callable) -> bool:
     def body(report: Report) -> None:
         english = _turns_of(_conversation(["My name is Xiaoming", "What's the weather in Chengdu?"]))
         chinese = _turns_of(_conversation(["我叫小明"]))
-        _messages_case(report, "English", my_messages, english, NAME_QUESTION["en"], "Xiaoming")
-        _messages_case(report, "Chinese", my_messages, chinese, NAME_QUESTION["zh"], "小明")
-        _messages_case(report, "No earlier turns", my_messages, [], NAME_QUESTION["en"], None)
-    return run_check("Exercise 1 · my_messages(turns, question)", body)
+        _messages_case(report, _(ENGLISH), my_messages, english, NAME_QUESTION["en"], "Xiaoming")
+        _messages_case(report, _(CHINESE), my_messages, chinese, NAME_QUESTION["zh"], "小明")
+        _messages_case(report, _("No earlier turns"), my_messages, [], NAME_QUESTION["en"], None)
+    return run_check(_("Exercise 1 · my_messages(turns, question)"), body)
 
 
 # ----------------------------------------------------------------- exercise 2
@@ -159,23 +176,25 @@ def check_answers(my_answers: Any) -> bool:
     """Exercise 2: {"A": True/False, ...} for the STATEMENTS."""
     def body(report: Report) -> None:
         if not isinstance(my_answers, dict):
-            report.expect(False, "my_answers is a dict like {'A': True, 'B': False, ...}",
-                          f"it is {_short(repr(my_answers))}")
+            report.expect(False, _("my_answers is a dict like {'A': True, 'B': False, ...}"),
+                          _("it is {value}").format(value=_short(repr(my_answers))))
             return
         given = {k: my_answers.get(k, ...) for k in STATEMENTS}
         if all(v is ... for v in given.values()):
-            report.expect(False, "no answers yet", "replace each ... with True or False")
+            report.expect(False, _("no answers yet"), _("replace each ... with True or False"))
             return
         for key, (text, truth, why) in STATEMENTS.items():
             answer = given[key]
             if answer is ...:
-                report.expect(False, f"{key}: not answered yet", "replace ... with True or False")
+                report.expect(False, _("{key}: not answered yet").format(key=key),
+                              _("replace ... with True or False"))
             elif not isinstance(answer, bool):
-                report.expect(False, f"{key}: answer True or False",
-                              f"got {_short(repr(answer))}")
+                report.expect(False, _("{key}: answer True or False").format(key=key),
+                              _("got {value}").format(value=_short(repr(answer))))
             else:
-                report.expect(answer == truth, f"{key}: {text} → {answer}", why)
-    return run_check("Exercise 2 · true or false", body)
+                report.expect(answer == truth, _("{key}: {statement} → {answer}").format(
+                                  key=key, statement=_(text), answer=answer), _(why))
+    return run_check(_("Exercise 2 · true or false"), body)
 
 
 # ----------------------------------------------------------------- exercise 3
@@ -185,34 +204,39 @@ def _forget_case(report: Report, label: str, my_forget: Callable, lines: list[st
     history = _conversation(lines)
     untouched = [dict(m) for m in history]
     forgotten = my_forget(history, secret)
-    report.expect(history == untouched, f"{label}: the history you were given is unchanged",
-                  "build a new list (a list comprehension or a loop that appends) instead "
-                  "of removing from the one you were given: the agent may still need it")
+    report.expect(history == untouched,
+                  _("{label}: the history you were given is unchanged").format(label=label),
+                  _("build a new list (a list comprehension or a loop that appends) instead "
+                    "of removing from the one you were given: the agent may still need it"))
     if not _accepted(report, label, forgotten, "my_forget"):
         return
     still = [(i, m) for i, m in enumerate(forgotten) if secret in str(m.get("content"))]
-    report.expect(not still, f"{label}: {secret!r} appears in no message you would send",
-                  f"message {still[0][0]} ({still[0][1].get('role')}) still says "
-                  f"{_short(still[0][1].get('content'))!r}: the model's replies repeat what it "
-                  "was told, and a real model reads them too. Drop the whole turn"
+    report.expect(not still, _("{label}: {secret!r} appears in no message you would send").format(
+                      label=label, secret=secret),
+                  _("message {index} ({role}) still says {content!r}: the model's replies "
+                    "repeat what it was told, and a real model reads them too. Drop the whole "
+                    "turn").format(index=still[0][0], role=still[0][1].get("role"),
+                                   content=_short(still[0][1].get("content")))
                   if still else "")
     kept = [m for k in range(0, len(history), 2) for m in history[k:k + 2]
             if not any(secret in str(x.get("content")) for x in history[k:k + 2])]
-    report.expect(forgotten == kept, f"{label}: the other turns are kept, in order "
-                  f"({len(kept)} messages)",
-                  f"expected {_roles(kept)}, got {_roles(forgotten)}: drop each turn (a user "
-                  "message and the reply after it) that mentions the secret, keep the rest")
+    report.expect(forgotten == kept, _("{label}: the other turns are kept, in order "
+                                       "({n} messages)").format(label=label, n=len(kept)),
+                  _("expected {expected}, got {got}: drop each turn (a user message and the "
+                    "reply after it) that mentions the secret, keep the rest").format(
+                      expected=_roles(kept), got=_roles(forgotten)))
     answer = _ask([*forgotten, {"role": "user", "content": NAME_QUESTION[lang]}])
-    report.expect(secret not in answer, f"{label}: asked {NAME_QUESTION[lang]!r} next, the model "
-                  f"answered {_short(answer)!r}", "it still knows the name: something in your "
-                  "list says it")
+    report.expect(secret not in answer, _("{label}: asked {question!r} next, the model "
+                                          "answered {answer!r}").format(
+                      label=label, question=NAME_QUESTION[lang], answer=_short(answer)),
+                  _("it still knows the name: something in your list says it"))
 
 
 def check_forget(my_forget: Callable) -> bool:
     """Exercise 3: my_forget(history, secret) -> the history without the turns naming it."""
     def body(report: Report) -> None:
-        _forget_case(report, "English", my_forget, ["My name is Xiaoming",
+        _forget_case(report, _(ENGLISH), my_forget, ["My name is Xiaoming",
                      "What's the weather in Chengdu?", "What's my name?"], "Xiaoming", "en")
-        _forget_case(report, "Chinese", my_forget, ["帮我查一下成都天气", "我叫小明", "谢谢"],
+        _forget_case(report, _(CHINESE), my_forget, ["帮我查一下成都天气", "我叫小明", "谢谢"],
                      "小明", "zh")
-    return run_check("Exercise 3 · my_forget(history, secret)", body)
+    return run_check(_("Exercise 3 · my_forget(history, secret)"), body)

@@ -17,8 +17,8 @@ from typing import Any
 
 from lesson_lib.exercises import Report, _learner_frame, not_done, run_check
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import ShortTermMemory
-from lesson_lib.text import plural
 
 SYSTEM = "You are a helpful assistant."
 TURNS = ("My name is Xiaoming", "Thanks!", "What's my name?")  # what check_chat_turn types
@@ -39,29 +39,33 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
         replies.append(chat_turn(memory, text))
         growth.append(memory.message_count() - before)
         if replies == [...] and growth == [0]:  # the stub, untouched
-            report.expect(False, "chat_turn is not written yet (it returned ...)",
-                          "replace ... with the three steps: add, chat, add; then return")
+            report.expect(False, _("chat_turn is not written yet (it returned ...)"),
+                          _("replace ... with the three steps: add, chat, add; then return"))
             return
-    report.expect(growth == [2, 2, 2], f"each turn adds 2 messages (yours added {growth})",
-                  "add the user's message before the call and the assistant's reply after it")
+    report.expect(growth == [2, 2, 2],
+                  _("each turn adds 2 messages (yours added {growth})").format(growth=growth),
+                  _("add the user's message before the call and the assistant's reply after it"))
     roles = _roles(memory)
     wanted = ["system"] + ["user", "assistant"] * len(TURNS)
-    report.expect(roles == wanted, f"roles in memory: {', '.join(roles)}",
-                  f"expected {', '.join(wanted)}: user first, then the reply to it")
+    report.expect(roles == wanted, _("roles in memory: {roles}").format(roles=", ".join(roles)),
+                  _("expected {roles}: user first, then the reply to it").format(
+                      roles=", ".join(wanted)))
     said = [m["content"] for m in memory.to_api_format() if m["role"] == "user"]
-    report.expect(said == list(TURNS), "the user messages hold the three texts, in order",
-                  f"expected {list(TURNS)}, got {said}")
+    report.expect(said == list(TURNS), _("the user messages hold the three texts, in order"),
+                  _("expected {expected}, got {got}").format(expected=list(TURNS), got=said))
     last = memory.to_api_format()[-1]
     report.expect(isinstance(replies[-1], str) and replies[-1] == last.get("content"),
-                  f"chat_turn returns the reply's text (got {type(replies[-1]).__name__})",
-                  "return reply.content, the same text you added to the memory")
+                  _("chat_turn returns the reply's text (got {type})").format(
+                      type=type(replies[-1]).__name__),
+                  _("return reply.content, the same text you added to the memory"))
     text = getattr(replies[-1], "content", replies[-1])  # a message object: quote its text
     report.expect("xiaoming" in str(text).lower(),
-                  f"the reply to {TURNS[-1]!r} remembers the name: {text!r}",
-                  ("the model only knows what this one call sends: look at what your "
-                   "chat_turn passes to chat()",
-                   "send the whole memory, chat(memory.to_api_format()), not just the "
-                   "newest message"))
+                  _("the reply to {question!r} remembers the name: {text!r}").format(
+                      question=TURNS[-1], text=text),
+                  (N_("the model only knows what this one call sends: look at what your "
+                      "chat_turn passes to chat()"),
+                   N_("send the whole memory, chat(memory.to_api_format()), not just the "
+                      "newest message")))
 
 
 def check_chat_turn(chat_turn: Callable) -> bool:  # the learner's chat_turn(memory, text)
@@ -88,16 +92,17 @@ def prediction_sequence() -> tuple[int, int]:
 
 
 FIRST_HINTS = {
-    6: "six messages went in (the system prompt too), but max_messages=4 caps the memory: "
-       "each add() trims",
-    5: "the system message counts toward max_messages too",
-    3: "the trim drops only as many as needed to get back to max_messages",
+    6: N_("six messages went in (the system prompt too), but max_messages=4 caps the memory: "
+          "each add() trims"),
+    5: N_("the system message counts toward max_messages too"),
+    3: N_("the trim drops only as many as needed to get back to max_messages"),
 }
+WALK_THROUGH = N_("walk through the sequence one add at a time, counting the system message")
 SECOND_HINTS = {
-    0: "clear_non_system() keeps the system message",
-    1: "the user message added after the clear counts too",
-    5: "clear_non_system() forgets everything but the system message",
-    4: "clear_non_system() forgets everything but the system message",
+    0: N_("clear_non_system() keeps the system message"),
+    1: N_("the user message added after the clear counts too"),
+    5: N_("clear_non_system() forgets everything but the system message"),
+    4: N_("clear_non_system() forgets everything but the system message"),
 }
 
 
@@ -107,12 +112,13 @@ def _is_count(value: object) -> bool:
 
 def _check_one(report: Report, label: str, guess: object, answer: int, hints: dict) -> None:
     if not _is_count(guess):
-        report.expect(False, f"{label}: not answered yet (got {guess!r})",
-                      "replace ... with a whole number")
+        report.expect(False, _("{label}: not answered yet (got {guess!r})").format(
+                          label=label, guess=guess),
+                      _("replace ... with a whole number"))
         return
-    report.expect(guess == answer, f"{label}: you predicted {guess}",
-                  hints.get(guess, "walk through the sequence one add at a time, "
-                                   "counting the system message"))
+    report.expect(guess == answer, _("{label}: you predicted {guess}").format(
+                      label=label, guess=guess),
+                  _(hints.get(guess, WALK_THROUGH)))
 
 
 def check_prediction(first: object, second: object) -> bool:  # your two predicted counts
@@ -120,11 +126,12 @@ def check_prediction(first: object, second: object) -> bool:  # your two predict
     real_first, real_second = prediction_sequence()
 
     def body(report: Report) -> None:
-        _check_one(report, "prediction 1 (system prompt + five messages)", first, real_first, FIRST_HINTS)
-        _check_one(report, "prediction 2 (after the clear and one more message)", second, real_second,
-                   SECOND_HINTS)
+        _check_one(report, _("prediction 1 (system prompt + five messages)"), first, real_first,
+                   FIRST_HINTS)
+        _check_one(report, _("prediction 2 (after the clear and one more message)"), second,
+                   real_second, SECOND_HINTS)
 
-    return run_check("predict message_count()", body)
+    return run_check(_("predict message_count()"), body)
 
 
 # ----------------------------------------------------------------- exercise 3: count
@@ -166,21 +173,21 @@ def count_cases() -> list[tuple[str, ShortTermMemory, int, str]]:
                  _assistant("Shanghai 20°C, Beijing 12°C.")]
     cleared = _memory(plain)
     cleared.clear_non_system()
-    by_role = "count the messages whose role is 'user'"
+    by_role = _("count the messages whose role is 'user'")
     return [
-        ("an empty memory", ShortTermMemory(), 0, by_role),
-        ("only a system prompt", _memory([]), 0, "the system message is not a user turn"),
-        ("system + 3 plain turns", _memory(plain), 3, by_role),
-        ("a question still waiting for its reply", _memory([_user("Hi")]), 1, by_role),
-        ("no system prompt, 2 questions, 1 reply",
+        (_("an empty memory"), ShortTermMemory(), 0, by_role),
+        (_("only a system prompt"), _memory([]), 0, _("the system message is not a user turn")),
+        (_("system + 3 plain turns"), _memory(plain), 3, by_role),
+        (_("a question still waiting for its reply"), _memory([_user("Hi")]), 1, by_role),
+        (_("no system prompt, 2 questions, 1 reply"),
          _memory(plain[:3], system=False), 2,
-         "not every memory has a system message, and the newest question may have no reply"),
-        ("one turn with a tool round (4 messages)", _memory(one_call), 1,
-         "a tool round adds 4 messages for one question (notebook 03): "
-         "count roles, not messages"),
-        ("one turn with two parallel calls (5 messages)", _memory(two_calls), 1,
-         "tool and assistant messages are not user turns, however many there are"),
-        ("after clear_non_system()", cleared, 0, "a cleared memory holds no user message"),
+         _("not every memory has a system message, and the newest question may have no reply")),
+        (_("one turn with a tool round (4 messages)"), _memory(one_call), 1,
+         _("a tool round adds 4 messages for one question (notebook 03): "
+           "count roles, not messages")),
+        (_("one turn with two parallel calls (5 messages)"), _memory(two_calls), 1,
+         _("tool and assistant messages are not user turns, however many there are")),
+        (_("after clear_non_system()"), cleared, 0, _("a cleared memory holds no user message")),
     ]
 
 
@@ -190,12 +197,15 @@ def _check_counts(report: Report, count_user_turns: Callable) -> None:
         before = memory.to_api_format()
         got = count_user_turns(memory)
         report.expect(_is_count(got) and got == expected,
-                      f"{what}: expected {expected}, got {got!r}", hint)
+                      _("{what}: expected {expected}, got {got!r}").format(
+                          what=what, expected=expected, got=got), hint)
         if memory.to_api_format() != before:
             changed.append(what)
-    report.expect(not changed, "it leaves every memory unchanged"
-                  + (f" (it changed: {'; '.join(changed)})" if changed else ""),
-                  "only read the memory: to_api_format() gives you a copy to look at")
+    report.expect(not changed,
+                  _("it leaves every memory unchanged (it changed: {changed})").format(
+                      changed="; ".join(changed)) if changed
+                  else _("it leaves every memory unchanged"),
+                  _("only read the memory: to_api_format() gives you a copy to look at"))
 
 
 def check_count_user_turns(count_user_turns: Callable) -> bool:  # count_user_turns(memory)
@@ -211,7 +221,7 @@ def check_count_user_turns(count_user_turns: Callable) -> bool:  # count_user_tu
 # tool messages yet: notebook 04 adds what they change (swallow a dropped call's replies).
 # MEMORY_RULES judge it; tests/test_core_track.py runs the same rules on ShortTermMemory.
 
-MEMORY_TITLE = "Build it · your ShortTermMemory"
+MEMORY_TITLE = N_("Build it · your ShortTermMemory")
 
 
 def _said(role: str, n: int) -> dict:
@@ -239,15 +249,16 @@ def _keeps_order(cls: type) -> None:
     memory = _filled(cls, 10, roles)
     want = [_said(r, n) for n, r in enumerate(roles, 1)]
     got = memory.to_api_format()
-    expect(got == want, f"added {_labels(want)}, to_api_format() gave {_labels(got)}")
+    expect(got == want, _("added {added}, to_api_format() gave {got}").format(
+        added=_labels(want), got=_labels(got)))
 
 
 def _list_is_a_copy(cls: type) -> None:
     memory = _filled(cls, 10, ["system", "user"])
     memory.to_api_format().append(_said("user", 99))
     got = memory.to_api_format()
-    expect(len(got) == 2, "memory.to_api_format().append(...) changed the memory: "
-                          f"it now holds {_labels(got)}")
+    expect(len(got) == 2, _("memory.to_api_format().append(...) changed the memory: "
+                            "it now holds {got}").format(got=_labels(got)))
 
 
 def _messages_are_copies(cls: type) -> None:
@@ -255,8 +266,8 @@ def _messages_are_copies(cls: type) -> None:
     memory.to_api_format()[1]["content"] = "edited"
     got = memory.to_api_format()
     expect(got[1]["content"] == "user 2",
-           "memory.to_api_format()[1]['content'] = 'edited' changed the memory's message "
-           f"too: {got[1]}")
+           _("memory.to_api_format()[1]['content'] = 'edited' changed the memory's message "
+             "too: {message}").format(message=got[1]))
 
 
 def _add_stores_a_copy(cls: type) -> None:
@@ -266,15 +277,17 @@ def _add_stores_a_copy(cls: type) -> None:
     message["content"] = "changed afterwards"
     got = memory.to_api_format()
     expect(got == [{"role": "user", "content": "hello"}],
-           f"after add(message), message['content'] = 'changed afterwards' changed the "
-           f"memory too: {got}")
+           _("after add(message), message['content'] = 'changed afterwards' changed the "
+             "memory too: {got}").format(got=got))
 
 
 def _counts(cls: type) -> None:
     for roles in ([], ["system"], ["system", "user", "assistant"]):
         got = _filled(cls, 10, roles).message_count()
-        expect(got == len(roles), f"after adding {plural(len(roles), 'message')}, "
-                                  f"message_count() said {got!r}")
+        expect(got == len(roles), ngettext("after adding {n} message, message_count() said "
+                                           "{got!r}", "after adding {n} messages, "
+                                           "message_count() said {got!r}",
+                                           len(roles)).format(n=len(roles), got=got))
 
 
 def _clear_keeps_system(cls: type) -> None:
@@ -282,31 +295,34 @@ def _clear_keeps_system(cls: type) -> None:
     memory.clear_non_system()
     got = memory.to_api_format()
     want = [_said("system", 1), _said("system", 4)]
-    expect(got == want, "clear_non_system() on [system 1, user 2, assistant 3, system 4, "
-                        f"user 5] left {_labels(got)}; expected {_labels(want)}")
+    expect(got == want, _("clear_non_system() on [system 1, user 2, assistant 3, system 4, "
+                          "user 5] left {got}; expected {expected}").format(
+                              got=_labels(got), expected=_labels(want)))
     memory.add(_said("user", 6))
     got, count = memory.to_api_format(), memory.message_count()
     expect(len(got) == count == 3,
-           f"after the clear, one more add(): to_api_format() gave {_labels(got)} and "
-           f"message_count() said {count!r}; expected the two system messages and user 6 "
-           "(3 messages)")
+           _("after the clear, one more add(): to_api_format() gave {got} and "
+             "message_count() said {count!r}; expected the two system messages and user 6 "
+             "(3 messages)").format(got=_labels(got), count=count))
 
 
 def _within_max(cls: type) -> None:
     memory = _filled(cls, 3, ["system", "user", "assistant", "user", "assistant"])
     got, count = memory.to_api_format(), memory.message_count()
-    expect(len(got) == 3, f"max_messages=3, five messages added: it keeps {len(got)}, "
-                          f"{_labels(got)}")
-    expect(count == 3, f"max_messages=3, five messages added: to_api_format() gives 3 "
-                       f"messages, but message_count() says {count!r}: the two must agree")
+    expect(len(got) == 3, _("max_messages=3, five messages added: it keeps {n}, "
+                            "{got}").format(n=len(got), got=_labels(got)))
+    expect(count == 3, _("max_messages=3, five messages added: to_api_format() gives 3 "
+                         "messages, but message_count() says {count!r}: the two must "
+                         "agree").format(count=count))
 
 
 def _drops_oldest(cls: type) -> None:
     memory = _filled(cls, 3, ["system", "user", "assistant", "user"])
     got = memory.to_api_format()
     want = [_said("system", 1), _said("assistant", 3), _said("user", 4)]
-    expect(got == want, f"max_messages=3 after [system 1, user 2, assistant 3, user 4]: kept "
-                        f"{_labels(got)}; expected {_labels(want)}")
+    expect(got == want, _("max_messages=3 after [system 1, user 2, assistant 3, user 4]: kept "
+                          "{got}; expected {expected}").format(got=_labels(got),
+                                                               expected=_labels(want)))
 
 
 def _keeps_system(cls: type) -> None:
@@ -314,8 +330,11 @@ def _keeps_system(cls: type) -> None:
     got = memory.to_api_format()
     systems = [m for m in got if m.get("role") == "system"]
     expect(systems == [_said("system", 1), _said("system", 3)],
-           "max_messages=3 after [system 1, user 2, system 3, assistant 4, user 5]: kept "
-           f"{_labels(got)}, without {_labels([_said('system', n) for n in (1, 3) if _said('system', n) not in systems])}")
+           _("max_messages=3 after [system 1, user 2, system 3, assistant 4, user 5]: kept "
+             "{got}, without {missing}").format(
+               got=_labels(got),
+               missing=_labels([_said("system", n) for n in (1, 3)
+                                if _said("system", n) not in systems])))
 
 
 def _expected(roles: list[str], max_messages: int) -> list[dict]:
@@ -337,8 +356,10 @@ def _any_conversation(cls: type, example: tuple[list[str], int]) -> str | None:
     got, want = memory.to_api_format(), _expected(roles, max_messages)
     if got == want and memory.message_count() == len(want):
         return None
-    return (f"max_messages={max_messages}, adding {_labels([_said(r, n) for n, r in enumerate(roles, 1)])} "
-            f"one at a time keeps {_labels(got)}; expected {_labels(want)}")
+    return _("max_messages={max_messages}, adding {added} one at a time keeps {got}; "
+             "expected {expected}").format(
+        max_messages=max_messages, added=_labels([_said(r, n) for n, r in enumerate(roles, 1)]),
+        got=_labels(got), expected=_labels(want))
 
 
 def _conversations():
@@ -352,57 +373,57 @@ def _conversations():
 
 
 MEMORY_RULES: list[Rule] = [
-    Rule("add() keeps messages in order, and to_api_format() returns them", _keeps_order,
-         ("add() appends to the list that __init__ made; to_api_format() returns that list's "
-          "messages, oldest first",
-          "one list, in the order add() was called: a system message added later stays "
-          "where it was added, it does not move to the front")),
-    Rule("to_api_format() returns a new list, so appending to it leaves the memory alone",
+    Rule(N_("add() keeps messages in order, and to_api_format() returns them"), _keeps_order,
+         (N_("add() appends to the list that __init__ made; to_api_format() returns that list's "
+          "messages, oldest first"),
+          N_("one list, in the order add() was called: a system message added later stays "
+          "where it was added, it does not move to the front"))),
+    Rule(N_("to_api_format() returns a new list, so appending to it leaves the memory alone"),
          _list_is_a_copy,
-         ("returning self._messages hands the caller your own list: whatever they append "
-          "is in the memory too",
-          "return a copy; the next rule says how deep the copy must go"),
+         (N_("returning self._messages hands the caller your own list: whatever they append "
+          "is in the memory too"),
+          N_("return a copy; the next rule says how deep the copy must go")),
          needs=("add() keeps messages in order, and to_api_format() returns them",)),
-    Rule("to_api_format() copies each message too, so editing one leaves the memory alone",
+    Rule(N_("to_api_format() copies each message too, so editing one leaves the memory alone"),
          _messages_are_copies,
-         ("list(...) or .copy() copies the list, but the dicts inside are still yours",
-          "copy.deepcopy copies the list and every dict in it"),
+         (N_("list(...) or .copy() copies the list, but the dicts inside are still yours"),
+          N_("copy.deepcopy copies the list and every dict in it")),
          needs=("add() keeps messages in order, and to_api_format() returns them",)),
-    Rule("add() stores a copy, so changing the dict afterwards leaves the memory alone",
+    Rule(N_("add() stores a copy, so changing the dict afterwards leaves the memory alone"),
          _add_stores_a_copy,
-         ("the caller still holds the dict they passed to add(): store a copy of it",
-          "append copy.deepcopy(message), not the message itself (import copy first)")),
-    Rule("message_count() says how many messages the memory holds", _counts,
-         ("count every message, system ones included",
-          "the memory is the list __init__ made: its length is the count")),
-    Rule("clear_non_system() forgets the conversation and keeps every system message",
+         (N_("the caller still holds the dict they passed to add(): store a copy of it"),
+          N_("append copy.deepcopy(message), not the message itself (import copy first)"))),
+    Rule(N_("message_count() says how many messages the memory holds"), _counts,
+         (N_("count every message, system ones included"),
+          N_("the memory is the list __init__ made: its length is the count"))),
+    Rule(N_("clear_non_system() forgets the conversation and keeps every system message"),
          _clear_keeps_system,
-         ("keep the messages whose role is 'system', wherever they are, and nothing else",
-          "build the kept list with a comprehension and store it as the memory's list")),
-    Rule("the trim keeps max_messages messages: no more, and no fewer than it must", _within_max,
-         ("add() appends, then trims the memory's own list (call self._trim() at its end), "
-          "so that to_api_format() and message_count() both see the trimmed list",
-          "_trim() drops while there are MORE than max_messages messages: a list of exactly "
-          "max_messages is fine",
-          "in _trim(): while len(self._messages) > self.max_messages, drop one message")),
-    Rule("the trim drops the oldest message that is not a system message", _drops_oldest,
-         ("the oldest message is at the front of the list (index 0 was added first), but a "
-          "system message is never dropped: look for the first one whose role is not 'system'",
-          "find the first index whose role is not 'system' (a for loop over "
-          "enumerate(self._messages) finds it), and delete that one"),
+         (N_("keep the messages whose role is 'system', wherever they are, and nothing else"),
+          N_("build the kept list with a comprehension and store it as the memory's list"))),
+    Rule(N_("the trim keeps max_messages messages: no more, and no fewer than it must"), _within_max,
+         (N_("add() appends, then trims the memory's own list (call self._trim() at its end), "
+          "so that to_api_format() and message_count() both see the trimmed list"),
+          N_("_trim() drops while there are MORE than max_messages messages: a list of exactly "
+          "max_messages is fine"),
+          N_("in _trim(): while len(self._messages) > self.max_messages, drop one message"))),
+    Rule(N_("the trim drops the oldest message that is not a system message"), _drops_oldest,
+         (N_("the oldest message is at the front of the list (index 0 was added first), but a "
+          "system message is never dropped: look for the first one whose role is not 'system'"),
+          N_("find the first index whose role is not 'system' (a for loop over "
+          "enumerate(self._messages) finds it), and delete that one")),
          needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
-    Rule("the trim never drops a system message, even one in the middle", _keeps_system,
-         ("a system message can sit anywhere in the list, not only at index 0: skip every "
-          "message whose role is 'system'",),
+    Rule(N_("the trim never drops a system message, even one in the middle"), _keeps_system,
+         (N_("a system message can sit anywhere in the list, not only at index 0: skip every "
+          "message whose role is 'system'"),),
          needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
     property_rule(
-        "for any conversation and max_messages: it keeps the system messages and the newest "
-        "others",
+        N_("for any conversation and max_messages: it keeps the system messages and the newest "
+        "others"),
         _conversations(), _any_conversation,
-        ("the smallest conversation above is one your trim gets wrong: replay it by hand, "
-         "one add() at a time",
-         "each drop removes the oldest message whose role is not 'system', whatever its "
-         "role (user or assistant)"),
+        (N_("the smallest conversation above is one your trim gets wrong: replay it by hand, "
+         "one add() at a time"),
+         N_("each drop removes the oldest message whose role is not 'system', whatever its "
+         "role (user or assistant)")),
         needs=("the trim drops the oldest message that is not a system message",
                "the trim never drops a system message, even one in the middle")),
 ]
@@ -430,14 +451,17 @@ def _to_write(cls: type) -> str:
     """What the one-line "not done yet" report asks for: the methods still to write."""
     todo = still_to_write(cls)
     if not todo:
-        return "write the bodies of the skeleton's methods, then run this check again"
-    listed = todo[0] if len(todo) == 1 else ", ".join(todo[:-1]) + " and " + todo[-1]
-    return (f"write {listed}: {'it still raises' if len(todo) == 1 else 'each still raises'}"
-            " NotImplementedError; then run this check again")
+        return _("write the bodies of the skeleton's methods, then run this check again")
+    listed = todo[0] if len(todo) == 1 else _("{first} and {last}").format(
+        first=", ".join(todo[:-1]), last=todo[-1])
+    return ngettext("write {listed}: it still raises NotImplementedError; then run this check "
+                    "again",
+                    "write {listed}: each still raises NotImplementedError; then run this "
+                    "check again", len(todo)).format(listed=listed)
 
 
 def check_my_memory(MyMemory: Any) -> bool:  # noqa: N803  your class, not an instance
     """The core exercise: judge the learner's memory class by MEMORY_RULES."""
     if not isinstance(MyMemory, type):
-        return not_done(MEMORY_TITLE, "pass the class itself: check_my_memory(MyMemory)")
-    return check_rules(MEMORY_TITLE, MyMemory, MEMORY_RULES, start=_to_write(MyMemory))
+        return not_done(_(MEMORY_TITLE), _("pass the class itself: check_my_memory(MyMemory)"))
+    return check_rules(_(MEMORY_TITLE), MyMemory, MEMORY_RULES, start=_to_write(MyMemory))

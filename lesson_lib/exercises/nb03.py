@@ -23,8 +23,8 @@ from typing import Any
 from lesson_lib import clock
 from lesson_lib.exercises import Report, not_done, run_check
 from lesson_lib.exercises.contract import Broken, Rule, check_rules, expect, property_rule
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import ProtocolError, assistant_to_dict, find_problems, validate_request
-from lesson_lib.text import plural
 from lesson_lib.tools import ToolRegistry, execute_tool
 
 # ----------------------------------------------------------------- exercise 1: your own tool
@@ -38,28 +38,31 @@ def check_my_tool(registry: Any,           # the ToolRegistry your tool is regis
                   name: str = TOOL_NAME,   # the tool's name
                   ) -> bool:
     """Exercise 1: the schema is valid, the model calls the tool, and it converts right."""
-    return run_check("Exercise 1 · your own tool", lambda report: _my_tool(report, registry, name))
+    return run_check(_("Exercise 1 · your own tool"),
+                     lambda report: _my_tool(report, registry, name))
 
 
 def _my_tool(report: Report, registry: Any, name: str) -> None:
     found = isinstance(registry, ToolRegistry) and name in registry
-    if not report.expect(found, f"my_tools holds a tool named {name!r}",
-                         f"decorate the function with @my_tools.tool (my_tools = ToolRegistry()); "
-                         f"got {registry!r:.80}"):
+    if not report.expect(found, _("my_tools holds a tool named {name!r}").format(name=name),
+                         _("decorate the function with @my_tools.tool (my_tools = "
+                           "ToolRegistry()); got {registry!r:.80}").format(registry=registry)):
         return
     schema = registry.get(name).schema
     _schema_findings(report, schema)
     arguments = _model_call(report, schema, name)
     got = _fahrenheit(registry.execute(name, arguments))
-    report.expect(_close(got, 60.8), f"running the model's call {arguments} gives 60.8 °F"
-                  f" (got {got!r})", 'return a JSON string (json.dumps) whose "fahrenheit" is '
-                  "celsius × 9 / 5 + 32, rounded to one decimal")
+    report.expect(_close(got, 60.8), _("running the model's call {arguments} gives 60.8 °F "
+                                       "(got {got!r})").format(arguments=arguments, got=got),
+                  _('return a JSON string (json.dumps) whose "fahrenheit" is '
+                    "celsius × 9 / 5 + 32, rounded to one decimal"))
     wrong = []
     for c, f in CONVERSIONS[1:]:
         got = _fahrenheit(registry.execute(name, json.dumps({"celsius": c})))
         if not _close(got, f):
-            wrong.append(f"{c} °C gave {got!r}, expected {f}")
-    report.expect(not wrong, "100 °C → 212 °F, -40 °C → -40 °F, 0 °C → 32 °F", "; ".join(wrong))
+            wrong.append(_("{c} °C gave {got!r}, expected {f}").format(c=c, got=got, f=f))
+    report.expect(not wrong, "100 °C → 212 °F, -40 °C → -40 °F, 0 °C → 32 °F",
+                  _("; ").join(wrong))
 
 
 def _schema_findings(report: Report, schema: dict) -> None:
@@ -70,19 +73,20 @@ def _schema_findings(report: Report, schema: dict) -> None:
         problem = ""
     except ProtocolError as error:
         problem = f"{error.message} ({error.explanation})"
-    report.expect(not problem, "the API would accept its schema (validate_request)", problem)
+    report.expect(not problem, _("the API would accept its schema (validate_request)"), problem)
     parameters = schema["function"].get("parameters") or {}
     celsius = (parameters.get("properties") or {}).get("celsius") or {}
     report.expect(celsius.get("type") == "number" and "celsius" in parameters.get("required", []),
-                  "it takes one required number, celsius",
-                  f"write the signature as {TOOL_NAME}(celsius: float) -> str; the parameters "
-                  f"are now {json.dumps(parameters, ensure_ascii=False):.120}")
+                  _("it takes one required number, celsius"),
+                  _("write the signature as {tool}(celsius: float) -> str; the parameters "
+                    "are now {parameters:.120}").format(
+                      tool=TOOL_NAME, parameters=json.dumps(parameters, ensure_ascii=False)))
     text = schema["function"].get("description", "")
     says = all(any(w in text.lower() for w in words)
                for words in (("celsius", "摄氏", "°c"), ("fahrenheit", "华氏", "°f")))
-    report.expect(says, f"its description says when to use it: {text!r}",
-                  "write the docstring's first paragraph from the task's point of view "
-                  '("Use this when the user ..."), naming both Celsius and Fahrenheit')
+    report.expect(says, _("its description says when to use it: {text!r}").format(text=text),
+                  _("write the docstring's first paragraph from the task's point of view "
+                    '("Use this when the user ..."), naming both Celsius and Fahrenheit'))
 
 
 def _model_call(report: Report, schema: dict, name: str) -> str:
@@ -91,9 +95,10 @@ def _model_call(report: Report, schema: dict, name: str) -> str:
 
     message = chat([{"role": "user", "content": TOOL_QUESTION}], tools=[schema])
     calls = [c for c in message.tool_calls or [] if c.function.name == name]
-    report.expect(bool(calls), f"the model calls {name} for {TOOL_QUESTION!r}",
-                  f"the model answered {message.content!r:.160} instead: give the tool a name "
-                  "and description that match the question")
+    report.expect(bool(calls), _("the model calls {name} for {question!r}").format(
+                      name=name, question=TOOL_QUESTION),
+                  _("the model answered {content!r:.160} instead: give the tool a name "
+                    "and description that match the question").format(content=message.content))
     return calls[0].function.arguments if calls else json.dumps({"celsius": 16})
 
 
@@ -133,10 +138,16 @@ THREE_CALLS: dict = {"role": "assistant", "content": None, "tool_calls": [
 ]}
 
 
+def _calls_label(n: int) -> str:
+    """"2 calls": which reply a line of exercise 2's report is about."""
+    return ngettext("{n} call", "{n} calls", n).format(n=n)
+
+
 def check_results_for(fn: Callable) -> bool:
     """Exercise 2: fn(message) returns one tool message per call, and the list is valid."""
     with clock.frozen(clock.EXAMPLE):  # time results compared with execute_tool's must agree
-        return run_check("Exercise 2 · answer every call", lambda report: _results_for(report, fn))
+        return run_check(_("Exercise 2 · answer every call"),
+                         lambda report: _results_for(report, fn))
 
 
 def _results_for(report: Report, fn: Callable) -> None:
@@ -144,36 +155,43 @@ def _results_for(report: Report, fn: Callable) -> None:
 
     for question, data in ((TWO_CALLS_QUESTION, TWO_CALLS), (THREE_CALLS_QUESTION, THREE_CALLS)):
         message = ChatCompletionMessage.model_validate(copy.deepcopy(data))
-        label = f"{len(message.tool_calls)} calls"
+        label = _calls_label(len(message.tool_calls))
         try:
             results = fn(message)
         except Exception as error:  # noqa: BLE001  (the learner's code: report, don't crash)
-            report.expect(False, f"{label}: results_for raised {type(error).__name__}: {error}",
-                          "pass each call's name and arguments string to execute_tool as they "
-                          "are: it parses them, and reports broken JSON as a result")
+            report.expect(False, _("{label}: results_for raised {error}: {message}").format(
+                              label=label, error=type(error).__name__, message=error),
+                          _("pass each call's name and arguments string to execute_tool as they "
+                            "are: it parses them, and reports broken JSON as a result"))
             return
         if not isinstance(results, list):
-            report.expect(False, f"{label}: results_for returns a list of tool messages",
-                          f"not done yet: it returned {results!r:.80}")
+            report.expect(False, _("{label}: results_for returns a list of tool messages").format(
+                              label=label),
+                          _("not done yet: it returned {value!r:.80}").format(value=results))
             return
         _result_findings(report, question, message, results)
 
 
 def _result_findings(report: Report, question: str, message: Any, results: list) -> None:
     calls = message.tool_calls
-    label = f"{len(calls)} calls"
-    report.expect(len(results) == len(calls), f"{label}: one tool message per call "
-                  f"({len(results)} for {len(calls)})", "loop over message.tool_calls, "
-                  "not only tool_calls[0]: every call id needs its reply")
+    label = _calls_label(len(calls))
+    report.expect(len(results) == len(calls), _("{label}: one tool message per call "
+                                                "({results} for {calls})").format(
+                      label=label, results=len(results), calls=len(calls)),
+                  _("loop over message.tool_calls, not only tool_calls[0]: every call id needs "
+                    "its reply"))
     expected = {c.id: execute_tool(c.function.name, c.function.arguments) for c in calls}
     wrong = [r for r in results if not (isinstance(r, dict) and r.get("role") == "tool"
                                         and expected.get(r.get("tool_call_id")) == r.get("content"))]
-    report.expect(not wrong, f"{label}: each is role 'tool', with its call's id as tool_call_id "
-                  "and execute_tool's result as content",
-                  f"this one is not: {wrong[0]!r:.160}" if wrong else "")
+    report.expect(not wrong, _("{label}: each is role 'tool', with its call's id as "
+                               "tool_call_id and execute_tool's result as content").format(
+                      label=label),
+                  _("this one is not: {message!r:.160}").format(message=wrong[0]) if wrong
+                  else "")
     history = [{"role": "user", "content": question}, assistant_to_dict(message), *results]
     problems = find_problems(history)
-    report.expect(not problems, f"{label}: validate_messages accepts user → assistant → results",
+    report.expect(not problems, _("{label}: validate_messages accepts user → assistant → "
+                                  "results").format(label=label),
                   f"{problems[0].message} ({problems[0].explanation})" if problems else "")
 
 
@@ -202,8 +220,8 @@ BROKEN_HISTORY: list[dict] = [
 ]
 
 REPAIR_CASES: list[tuple[str, list[dict]]] = [
-    ("上海呢？ between a call and its result", BROKEN_HISTORY),
-    ("a system note between two parallel results", [
+    (N_("上海呢？ between a call and its result"), BROKEN_HISTORY),
+    (N_("a system note between two parallel results"), [
         {"role": "system", "content": "You are a helpful assistant."},
         {"role": "user", "content": "What's the weather in Shanghai and Beijing?"},
         {"role": "assistant", "content": "", "tool_calls": [_SHANGHAI, _BEIJING]},
@@ -211,7 +229,7 @@ REPAIR_CASES: list[tuple[str, list[dict]]] = [
         {"role": "system", "content": "Answer in one sentence."},
         _tool(_SHANGHAI),
     ]),
-    ("a history that is already valid", [
+    (N_("a history that is already valid"), [
         {"role": "user", "content": "成都天气？"},
         {"role": "assistant", "content": "", "tool_calls": [_CHENGDU]},
         {"role": "tool", "tool_call_id": _CHENGDU["id"], "content": _CHENGDU_RESULT},
@@ -222,7 +240,8 @@ REPAIR_CASES: list[tuple[str, list[dict]]] = [
 
 def check_repair(fn: Callable) -> bool:
     """Exercise 3: fn(messages) returns the same messages in an order the API accepts."""
-    return run_check("Exercise 3 · repair a broken history", lambda report: _repair(report, fn))
+    return run_check(_("Exercise 3 · repair a broken history"),
+                     lambda report: _repair(report, fn))
 
 
 def _repair(report: Report, fn: Callable) -> None:
@@ -231,24 +250,30 @@ def _repair(report: Report, fn: Callable) -> None:
         given = copy.deepcopy(case)
         fixed = fn(given)
         if not isinstance(fixed, list):
-            report.expect(False, f"case {k} ({what}): my_repair returns a list",
-                          f"not done yet: it returned {fixed!r:.80}")
+            report.expect(False, _("case {k} ({what}): my_repair returns a list").format(
+                              k=k, what=_(what)),
+                          _("not done yet: it returned {value!r:.80}").format(value=fixed))
             return
         problems = find_problems(fixed)
-        report.expect(not problems, f"case {k} ({what}): the API accepts the result",
+        report.expect(not problems, _("case {k} ({what}): the API accepts the result").format(
+                          k=k, what=_(what)),
                       _repair_hint(problems[0]) if problems else "")
         report.expect(*_kept(case, fixed, k))
         changed += [k] if given != case else []
-    report.expect(not changed, "the lists it was given are unchanged",
-                  f"case {', '.join(map(str, changed))} was edited in place: build a new list")
+    report.expect(not changed, _("the lists it was given are unchanged"),
+                  _("case {cases} was edited in place: build a new list").format(
+                      cases=", ".join(map(str, changed))))
 
 
 def _repair_hint(problem: ProtocolError) -> str:
     """The API's words, and the fix this exercise allows: move, never drop."""
-    where = f" at message {problem.index}" if problem.index is not None else ""
-    return (f"the API would answer 400{where} ({problem.message}). Here nothing may be dropped: "
-            "move each tool message up, right after the assistant message whose call it "
-            "answers, before any other message")
+    if problem.index is not None:
+        said = _("the API would answer 400 at message {index} ({message}).").format(
+            index=problem.index, message=problem.message)
+    else:
+        said = _("the API would answer 400 ({message}).").format(message=problem.message)
+    return said + _(" Here nothing may be dropped: move each tool message up, right after the "
+                    "assistant message whose call it answers, before any other message")
 
 
 def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
@@ -261,13 +286,17 @@ def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
     added = len(fixed) - len(case)
     others = [key(m) for m in case if m.get("role") != "tool"]
     in_order = [key(m) for m in fixed if not (isinstance(m, dict) and m.get("role") == "tool")]
-    what = f"case {k}: every message kept, the non-tool ones in their order"
+    what = _("case {k}: every message kept, the non-tool ones in their order").format(k=k)
     if lost:
-        return False, what, (f"{lost[0]['role']} {lost[0].get('content')!r:.60} was dropped: move "
-                             "it after the tool replies instead of deleting it")
+        return False, what, _("{role} {content!r:.60} was dropped: move it after the tool "
+                              "replies instead of deleting it").format(
+            role=lost[0]["role"], content=lost[0].get("content"))
     if added:
-        return False, what, f"the result has {plural(added, 'message')} more than it was given"
-    return in_order == others, what, "only tool messages move; keep the others where they were"
+        return False, what, ngettext("the result has {n} message more than it was given",
+                                     "the result has {n} messages more than it was given",
+                                     added).format(n=added)
+    return in_order == others, what, _("only tool messages move; keep the others where they "
+                                       "were")
 
 
 # ----------------------------------------------------------------- core: assistant_to_dict
@@ -283,7 +312,7 @@ def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
 # request type lets `refusal`, `audio` and `function_call` be None. `content` may be None
 # or "" beside calls: the API takes both.
 
-ASSISTANT_TITLE = "Build it · your assistant_to_dict"
+ASSISTANT_TITLE = N_("Build it · your assistant_to_dict")
 ASSISTANT_QUESTION = {"role": "user", "content": "What's the weather in Chengdu?"}
 
 TEXT_REPLY: dict = {"role": "assistant", "refusal": None,
@@ -314,21 +343,23 @@ def _short(value: Any, width: int = 110) -> str:
 
 def _what_it_is(got: Any, message: Any) -> str:
     if got is message:
-        return "the SDK's message object itself"
+        return _("the SDK's message object itself")
     if got is None:
-        return "None (is there a return?)"
-    return f"a {type(got).__name__}: {_short(got, 80)}"
+        return _("None (is there a return?)")
+    return _("a {type}: {value}").format(type=type(got).__name__, value=_short(got, 80))
 
 
 def _describe(data: dict) -> str:
     """A reply in a few words: its content, and its calls as id name(arguments)."""
     calls = data.get("tool_calls") or []
-    said = f"content {data.get('content')!r}"
+    content = data.get("content")
     if not calls:
-        return f"a reply with {said} and no calls"
+        return _("a reply with content {content!r} and no calls").format(content=content)
     listed = ", ".join(f"{c['id']} {c['function']['name']}({c['function']['arguments']})"
                        for c in calls)
-    return f"a reply with {said} and {plural(len(calls), 'call')}: {listed}"
+    return ngettext("a reply with content {content!r} and {n} call: {listed}",
+                    "a reply with content {content!r} and {n} calls: {listed}",
+                    len(calls)).format(content=content, n=len(calls), listed=listed)
 
 
 def _its_calls(got: dict) -> list:
@@ -347,38 +378,41 @@ def _returns_a_dict(fn: Callable) -> None:
     message = sdk_message(TEXT_REPLY)
     got = fn(message)
     expect(isinstance(got, dict),
-           f"for a text reply it returned {_what_it_is(got, message)}, not a dict")
+           _("for a text reply it returned {what}, not a dict").format(
+               what=_what_it_is(got, message)))
 
 
 def _says_assistant(fn: Callable) -> None:
-    for label, data in (("a text reply", TEXT_REPLY), ("a reply with one call", ONE_CALL_REPLY)):
+    for label, data in ((_("a text reply"), TEXT_REPLY), (_("a reply with one call"), ONE_CALL_REPLY)):
         got = fn(sdk_message(data))
         expect(got.get("role") == "assistant",
-               f"for {label} the dict's role is {got.get('role')!r}: {_short(got)}")
+               _("for {label} the dict's role is {role!r}: {got}").format(
+                   label=label, role=got.get("role"), got=_short(got)))
 
 
 def _plain_json(fn: Callable) -> None:
-    for label, data in (("a text reply", TEXT_REPLY), ("a reply with one call", ONE_CALL_REPLY)):
+    for label, data in ((_("a text reply"), TEXT_REPLY), (_("a reply with one call"), ONE_CALL_REPLY)):
         got = fn(sdk_message(data))
         try:
             text = json.dumps(got, ensure_ascii=False)
         except (TypeError, ValueError) as error:
-            raise Broken(f"for {label}, json.dumps(the dict) raised {type(error).__name__}: "
-                         f"{error}") from None
-        expect(json.loads(text) == got, f"for {label}, the dict comes back from JSON changed: "
-                                        f"{_short(got)}")
+            raise Broken(_("for {label}, json.dumps(the dict) raised {error}: {message}").format(
+                label=label, error=type(error).__name__, message=error)) from None
+        expect(json.loads(text) == got, _("for {label}, the dict comes back from JSON changed: "
+                                          "{got}").format(label=label, got=_short(got)))
 
 
 def _keeps_text(fn: Callable) -> None:
     got = fn(sdk_message(TEXT_REPLY))
     expect(got.get("content") == TEXT_REPLY["content"],
-           f"the model wrote {TEXT_REPLY['content']!r}; the dict's content is "
-           f"{_short(got.get('content'), 90)}")
+           _("the model wrote {text!r}; the dict's content is {content}").format(
+               text=TEXT_REPLY["content"], content=_short(got.get("content"), 90)))
 
 
 def _no_empty_list(fn: Callable) -> None:
     calls = fn(sdk_message(TEXT_REPLY)).get("tool_calls")
-    expect(calls is None, f"a text reply made no calls, but the dict has tool_calls={calls!r}")
+    expect(calls is None, _("a text reply made no calls, but the dict has "
+                            "tool_calls={calls!r}").format(calls=calls))
 
 
 def _every_call(fn: Callable) -> None:
@@ -387,10 +421,14 @@ def _every_call(fn: Callable) -> None:
     want = [c.function.name for c in message.tool_calls]
     calls = _its_calls(got)
     names = [_part(c, "function", "name") for c in calls]
-    expect(names == want,
-           f"the reply made {plural(len(want), 'call')} ({', '.join(want)}); the dict has "
-           f"{plural(len(calls), 'call')}" + (f" ({', '.join(map(str, names))})" if calls else
-                                             f": tool_calls={got.get('tool_calls')!r}"))
+    made = ngettext("the reply made {n} call ({names})", "the reply made {n} calls ({names})",
+                    len(want)).format(n=len(want), names=", ".join(want))
+    if calls:
+        has = ngettext("the dict has {n} call ({names})", "the dict has {n} calls ({names})",
+                       len(calls)).format(n=len(calls), names=", ".join(map(str, names)))
+    else:
+        has = _("the dict has 0 calls: tool_calls={calls!r}").format(calls=got.get("tool_calls"))
+    expect(names == want, _("{made}; {has}").format(made=made, has=has))
 
 
 def _keeps_ids(fn: Callable) -> None:
@@ -398,15 +436,16 @@ def _keeps_ids(fn: Callable) -> None:
     got = fn(message)
     want = [c.id for c in message.tool_calls]
     ids = [_part(c, "id") for c in _its_calls(got)]
-    expect(ids == want, f"the model's call ids are {', '.join(want)}; the dict's are "
-                        f"{', '.join(map(repr, ids))}")
+    expect(ids == want, _("the model's call ids are {want}; the dict's are {ids}").format(
+        want=", ".join(want), ids=", ".join(map(repr, ids))))
 
 
 def _says_function(fn: Callable) -> None:
     calls = _its_calls(fn(sdk_message(ONE_CALL_REPLY)))
     call = calls[0] if calls else None
     expect(_part(call, "type") == "function",
-           f"the call in the dict has type {_part(call, 'type')!r}: {_short(call)}")
+           _("the call in the dict has type {type!r}: {call}").format(
+               type=_part(call, "type"), call=_short(call)))
 
 
 def _name_and_arguments(fn: Callable) -> None:
@@ -417,15 +456,17 @@ def _name_and_arguments(fn: Callable) -> None:
             name, arguments = theirs.function.name, theirs.function.arguments
             expect(_part(mine, "function", "name") == name
                    and _part(mine, "function", "arguments") == arguments,
-                   f"the model called {name} with the string {arguments!r}; the dict's call "
-                   f"holds function={_short(_part(mine, 'function'), 90)}")
+                   _("the model called {name} with the string {arguments!r}; the dict's call "
+                     "holds function={function}").format(
+                       name=name, arguments=arguments,
+                       function=_short(_part(mine, "function"), 90)))
 
 
 def _calls_only_content(fn: Callable) -> None:
     got = fn(sdk_message(ONE_CALL_REPLY))
     expect(got.get("content") in (None, ""),
-           f"the reply was one call and no text (content None); the dict's content is "
-           f"{got.get('content')!r}")
+           _("the reply was one call and no text (content None); the dict's content is "
+             "{content!r}").format(content=got.get("content")))
 
 
 def _text_beside_calls(fn: Callable) -> None:
@@ -433,8 +474,11 @@ def _text_beside_calls(fn: Callable) -> None:
     text = TEXT_BESIDE_CALL_REPLY["content"]
     calls = _its_calls(got)
     expect(got.get("content") == text and len(calls) == 1,
-           f"the reply said {text!r} and made one call; the dict has content "
-           f"{got.get('content')!r} and {plural(len(calls), 'call')}")
+           ngettext("the reply said {text!r} and made one call; the dict has content "
+                    "{content!r} and {n} call",
+                    "the reply said {text!r} and made one call; the dict has content "
+                    "{content!r} and {n} calls", len(calls)).format(
+               text=text, content=got.get("content"), n=len(calls)))
 
 
 def _tool_replies(data: dict) -> list[dict]:
@@ -450,26 +494,31 @@ def _any_reply(fn: Callable, data: dict) -> str | None:
     except NotImplementedError:
         raise
     except Exception as error:  # noqa: BLE001  (the learner's code: report, don't crash)
-        return f"for {said}, it raised {type(error).__name__}: {error}"
+        return _("for {said}, it raised {error}: {message}").format(
+            said=said, error=type(error).__name__, message=error)
     if not isinstance(got, dict):
-        return f"for {said}, it returned {_short(got)}, not a dict"
+        return _("for {said}, it returned {got}, not a dict").format(said=said, got=_short(got))
     try:
         json.dumps(got)
     except (TypeError, ValueError) as error:
-        return f"for {said}, json.dumps(the dict) raised {type(error).__name__}: {error}"
+        return _("for {label}, json.dumps(the dict) raised {error}: {message}").format(
+            label=said, error=type(error).__name__, message=error)
     problems = find_problems([ASSISTANT_QUESTION, got, *_tool_replies(data)])
     if problems:
-        return (f"for {said}, it returned {_short(got, 90)}, and the API refuses "
-                f"[user, that dict, its tool replies]: {problems[0].message}")
+        return _("for {said}, it returned {got}, and the API refuses "
+                 "[user, that dict, its tool replies]: {problem}").format(
+            said=said, got=_short(got, 90), problem=problems[0].message)
     content = data.get("content")
     if got.get("content") != content and (content or got.get("content") not in (None, "")):
-        return f"for {said}, the dict's content is {got.get('content')!r}"
+        return _("for {said}, the dict's content is {content!r}").format(
+            said=said, content=got.get("content"))
     want = [(c["id"], c["function"]["name"], c["function"]["arguments"])
             for c in data.get("tool_calls") or []]
     have = [(_part(c, "id"), _part(c, "function", "name"), _part(c, "function", "arguments"))
             for c in _its_calls(got)]
     if have != want:
-        return f"for {said}, the dict's calls are {_short(got.get('tool_calls'), 90)}"
+        return _("for {said}, the dict's calls are {calls}").format(
+            said=said, calls=_short(got.get("tool_calls"), 90))
     return None
 
 
@@ -503,90 +552,90 @@ def _replies() -> Any:
     return st.builds(reply, calls, contents)
 
 
-_RULE_DICT = "it returns a new dict, not the SDK's message object"
-_RULE_JSON = "json.dumps takes the dict: plain dicts, lists and strings, nothing from the SDK"
-_RULE_CALLS = "every call is kept, in the model's order"
+_RULE_DICT = N_("it returns a new dict, not the SDK's message object")
+_RULE_JSON = N_("json.dumps takes the dict: plain dicts, lists and strings, nothing from the SDK")
+_RULE_CALLS = N_("every call is kept, in the model's order")
 
 ASSISTANT_RULES: list[Rule] = [
     Rule(_RULE_DICT, _returns_a_dict,
-         ("chat() gives you a ChatCompletionMessage, a pydantic object of the openai package: "
-          "json.dumps refuses it, and so does ShortTermMemory.add (section 10 shows why)",
-          "build a dict yourself, {'role': ..., 'content': ...}, from the message's attributes "
-          "(message.content, message.tool_calls)")),
-    Rule("the dict says role 'assistant'", _says_assistant,
-         ("the API refuses a message without a role: it is how it knows who said what",),
+         (N_("chat() gives you a ChatCompletionMessage, a pydantic object of the openai package: "
+          "json.dumps refuses it, and so does ShortTermMemory.add (section 10 shows why)"),
+          N_("build a dict yourself, {'role': ..., 'content': ...}, from the message's attributes "
+          "(message.content, message.tool_calls)"))),
+    Rule(N_("the dict says role 'assistant'"), _says_assistant,
+         (N_("the API refuses a message without a role: it is how it knows who said what"),),
          needs=(_RULE_DICT,)),
     Rule(_RULE_JSON, _plain_json,
-         ("message.tool_calls is a list of SDK objects too: put in the dict as it is, it "
+         (N_("message.tool_calls is a list of SDK objects too: put in the dict as it is, it "
           "carries them into memory, and the memory can no longer be saved as JSON "
-          "(notebook 10 stores it)",
-          "build one plain dict per call from call.id, call.function.name and "
-          "call.function.arguments"),
+          "(notebook 10 stores it)"),
+          N_("build one plain dict per call from call.id, call.function.name and "
+          "call.function.arguments")),
          needs=(_RULE_DICT,)),
-    Rule("a text reply keeps its text as content", _keeps_text,
-         ("content is the string the model wrote, message.content, unchanged",),
+    Rule(N_("a text reply keeps its text as content"), _keeps_text,
+         (N_("content is the string the model wrote, message.content, unchanged"),),
          needs=(_RULE_DICT,)),
-    Rule("a reply without calls carries no tool_calls list (the API refuses an empty one)",
+    Rule(N_("a reply without calls carries no tool_calls list (the API refuses an empty one)"),
          _no_empty_list,
-         ("the API answers tool_calls=[] with a 400: \"Invalid 'messages[1].tool_calls': empty "
-          "array. Expected an array with minimum length 1, but got an empty array instead.\"",
-          "add the tool_calls key only when message.tool_calls holds calls (it is None "
-          "otherwise)"),
+         (N_("the API answers tool_calls=[] with a 400: \"Invalid 'messages[1].tool_calls': empty "
+          "array. Expected an array with minimum length 1, but got an empty array instead.\""),
+          N_("add the tool_calls key only when message.tool_calls holds calls (it is None "
+          "otherwise)")),
          needs=(_RULE_DICT,)),
     Rule(_RULE_CALLS, _every_call,
-         ("a model may call several tools in one reply (section 11), the same tool twice too: "
-          "each call needs its own entry, or its tool reply answers a call the API never sees",
-          "loop over every call in message.tool_calls; a dict keyed by the tool's name keeps "
-          "only one call per tool"),
+         (N_("a model may call several tools in one reply (section 11), the same tool twice too: "
+          "each call needs its own entry, or its tool reply answers a call the API never sees"),
+          N_("loop over every call in message.tool_calls; a dict keyed by the tool's name keeps "
+          "only one call per tool")),
          needs=(_RULE_DICT, _RULE_JSON)),
-    Rule("each call keeps the id the model gave it", _keeps_ids,
-         ("each tool message names the call it answers by this id (tool_call_id): a new or "
+    Rule(N_("each call keeps the id the model gave it"), _keeps_ids,
+         (N_("each tool message names the call it answers by this id (tool_call_id): a new or "
           "missing id leaves the results answering no call, and the API refuses the list "
-          "(section 9)",
-          "copy call.id, never make one up"),
+          "(section 9)"),
+          N_("copy call.id, never make one up")),
          needs=(_RULE_CALLS,)),
-    Rule("each call says \"type\": \"function\"", _says_function,
-         ("the API refuses a call without its type (\"Missing required parameter: "
-          "'messages[1].tool_calls[0].type'\"), even though every call here is a function",),
+    Rule(N_("each call says \"type\": \"function\""), _says_function,
+         (N_("the API refuses a call without its type (\"Missing required parameter: "
+          "'messages[1].tool_calls[0].type'\"), even though every call here is a function"),),
          needs=(_RULE_CALLS,)),
-    Rule("each call keeps its name, and its arguments as the JSON string the model wrote",
+    Rule(N_("each call keeps its name, and its arguments as the JSON string the model wrote"),
          _name_and_arguments,
-         ("arguments is a string (section 4): the API refuses an object there (\"Invalid type "
+         (N_("arguments is a string (section 4): the API refuses an object there (\"Invalid type "
           "for 'messages[1].tool_calls[0].function.arguments': expected a string, but got an "
-          "object instead.\")",
-          "store call.function.arguments as it is, with neither json.loads nor json.dumps: a "
+          "object instead.\")"),
+          N_("store call.function.arguments as it is, with neither json.loads nor json.dumps: a "
           "model sometimes writes broken JSON (section 13), and the memory keeps what it "
-          "wrote"),
+          "wrote")),
          needs=(_RULE_CALLS,)),
-    Rule("a reply that is only calls keeps its content empty: None or \"\", not the word 'None'",
+    Rule(N_("a reply that is only calls keeps its content empty: None or \"\", not the word 'None'"),
          _calls_only_content,
-         ("message.content is None when the model wrote no text; str(None) is the word 'None', "
-          "which the model would read back as something it said",
-          "the API takes content None (or \"\") beside tool_calls: keep it, or use \"\""),
+         (N_("message.content is None when the model wrote no text; str(None) is the word 'None', "
+          "which the model would read back as something it said"),
+          N_("the API takes content None (or \"\") beside tool_calls: keep it, or use \"\"")),
          needs=(_RULE_DICT,)),
-    Rule("a reply with text beside its calls keeps both", _text_beside_calls,
-         ("a real model sometimes writes a sentence beside its calls (section 7): the API takes "
-          "that message back whole, text and calls",
-          "content comes from message.content and tool_calls from message.tool_calls, whether "
-          "or not the other is there"),
+    Rule(N_("a reply with text beside its calls keeps both"), _text_beside_calls,
+         (N_("a real model sometimes writes a sentence beside its calls (section 7): the API takes "
+          "that message back whole, text and calls"),
+          N_("content comes from message.content and tool_calls from message.tool_calls, whether "
+          "or not the other is there")),
          needs=(_RULE_DICT, _RULE_JSON)),
 ]
 ASSISTANT_RULES.append(property_rule(
-    "for any reply (no text, text, 0–3 calls, broken arguments): the API takes the history "
-    "[user, your dict, its tool replies], and the dict says what the model said",
+    N_("for any reply (no text, text, 0–3 calls, broken arguments): the API takes the history "
+    "[user, your dict, its tool replies], and the dict says what the model said"),
     _replies(), _any_reply,
-    ("the smallest reply above is one yours gets wrong: make it with sdk_message({...}) "
-     "(from lesson_lib.exercises.nb03) and call your function on it",
-     "content \"\" is a text too: without calls, the API refuses content None (\"Invalid value "
-     "for 'content': expected a string, got null.\")"),
+    (N_("the smallest reply above is one yours gets wrong: make it with sdk_message({...}) "
+     "(from lesson_lib.exercises.nb03) and call your function on it"),
+     N_("content \"\" is a text too: without calls, the API refuses content None (\"Invalid value "
+     "for 'content': expected a string, got null.\")")),
     needs=tuple(rule.name for rule in ASSISTANT_RULES)))
 
 
 def check_assistant_to_dict(fn: Callable) -> bool:  # your assistant_to_dict(message)
     """The core exercise: judge the learner's assistant_to_dict by ASSISTANT_RULES."""
     if not callable(fn):
-        return not_done(ASSISTANT_TITLE, "write my_assistant_to_dict(message) in the cell "
-                                         "above, then pass the function itself")
-    return check_rules(ASSISTANT_TITLE, fn, ASSISTANT_RULES,
-                       start="write the body of my_assistant_to_dict(message) in the cell "
-                             "above, then run this check again")
+        return not_done(_(ASSISTANT_TITLE), _("write my_assistant_to_dict(message) in the cell "
+                                              "above, then pass the function itself"))
+    return check_rules(_(ASSISTANT_TITLE), fn, ASSISTANT_RULES,
+                       start=_("write the body of my_assistant_to_dict(message) in the cell "
+                               "above, then run this check again"))
