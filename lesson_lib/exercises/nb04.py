@@ -28,6 +28,7 @@ from typing import Any
 from lesson_lib.exercises import Report, not_done
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
 from lesson_lib.exercises.nb02 import MEMORY_RULES
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.trimcheck import (
     TRIM_CASES,
@@ -74,7 +75,8 @@ def _label(m: Any) -> str:
     if m.get("role") == "assistant" and isinstance(calls, list) and calls:
         number = str(calls[0].get("id", "")).split("_")[1:2] if isinstance(calls[0], Mapping) \
             else []
-        return f"assistant {''.join(number) or '?'} ({len(calls)} call{'s' * (len(calls) > 1)})"
+        return ngettext("assistant {number} ({n} call)", "assistant {number} ({n} calls)",
+                        len(calls)).format(number="".join(number) or "?", n=len(calls))
     return str(m.get("content") if m.get("content") is not None else m.get("role"))
 
 
@@ -127,15 +129,16 @@ def _unanswered(messages: list) -> str | None:
 def _refused(messages: list) -> str:
     """Why the API would refuse `messages`, in the words of the lesson ('' if it accepts)."""
     if not messages:
-        return "an empty list, which the API refuses"
+        return _("an empty list, which the API refuses")
     if (orphan := _orphan(messages)) is not None:
-        return f"{orphan} is an orphan: the call it answers was dropped, and the API answers 400"
+        return _("{orphan} is an orphan: the call it answers was dropped, and the API "
+                 "answers 400").format(orphan=orphan)
     problems = find_problems(messages)
     if not problems:
         return ""
     if (asker := _unanswered(messages)) is not None:
-        return f"{asker} lost its tool replies, and the API answers 400"
-    return f"the API would refuse it: {problems[0].message}"
+        return _("{asker} lost its tool replies, and the API answers 400").format(asker=asker)
+    return _("the API would refuse it: {problem}").format(problem=problems[0].message)
 
 
 def seed_rule(messages: list[dict], max_messages: int) -> list[list[dict]]:
@@ -162,7 +165,7 @@ def seed_rule(messages: list[dict], max_messages: int) -> list[list[dict]]:
 # is the one built there), then what tool messages change. tests/test_core_track_nb04.py runs
 # the same rules on ShortTermMemory and SeedMemory (both keep them) and NaiveMemory (it fails).
 
-SEED_TRIM_TITLE = "Build it · the seed's trim"
+SEED_TRIM_TITLE = N_("Build it · the seed's trim")
 
 
 def _replay(cls: type, max_messages: int, messages: list[dict]):
@@ -182,9 +185,11 @@ def _one_case(spec: list[str], max_messages: int) -> Callable[[type], None]:
         got = _replay(cls, max_messages, messages).to_api_format()
         want = seed_rule(messages, max_messages)[-1]
         refused = _refused(got) if isinstance(got, list) else ""
-        expect(got == want, f"max_messages={max_messages}, adding {labels(messages)} one at a "
-                            f"time keeps {labels(got)}; expected {labels(want)}"
-                            + (f": {refused}" if refused else ""))
+        seen = _("max_messages={max_messages}, adding {messages} one at a time keeps {got}; "
+                 "expected {want}").format(max_messages=max_messages, messages=labels(messages),
+                                           got=labels(got), want=labels(want))
+        expect(got == want, _("{what}: {why}").format(what=seen, why=refused) if refused
+               else seen)
 
     return test
 
@@ -226,12 +231,15 @@ def _stays_valid(cls: type, example: tuple[list[str], int]) -> str | None:
         got = memory.to_api_format()
         waiting = _open_calls(messages[:n + 1])
         orphan = _orphan(got) if isinstance(got, list) else None
-        problem = (f"{orphan} is an orphan: the call it answers was dropped" if orphan
+        problem = (_("{orphan} is an orphan: the call it answers was dropped").format(
+                       orphan=orphan) if orphan
                    else "" if waiting else _refused(got) if isinstance(got, list)
-                   else f"to_api_format() returned {type(got).__name__}")
+                   else _("to_api_format() returned {kind}").format(kind=type(got).__name__))
         if problem:
-            return (f"max_messages={max_messages}, adding {labels(messages)} one at a time: "
-                    f"after {_label(message)} it holds {labels(got)}; {problem}")
+            return _("max_messages={max_messages}, adding {messages} one at a time: after "
+                     "{message} it holds {got}; {problem}").format(
+                         max_messages=max_messages, messages=labels(messages),
+                         message=_label(message), got=labels(got), problem=problem)
     return None
 
 
@@ -247,9 +255,10 @@ def _keeps_the_newest(cls: type, example: tuple[list[str], int]) -> str | None:
             continue  # an agent sends the list only when no call waits for its reply
         got = memory.to_api_format()
         if got != wanted[n]:
-            return (f"max_messages={max_messages}, adding {labels(messages)} one at a time: "
-                    f"after {_label(message)} it holds {labels(got)}; expected "
-                    f"{labels(wanted[n])}")
+            return _("max_messages={max_messages}, adding {messages} one at a time: after "
+                     "{message} it holds {got}; expected {want}").format(
+                         max_messages=max_messages, messages=labels(messages),
+                         message=_label(message), got=labels(got), want=labels(wanted[n]))
     return None
 
 
@@ -259,12 +268,13 @@ _ORDER = "add() keeps messages in order, and to_api_format() returns them"
 _WITHIN = "the trim keeps max_messages messages: no more, and no fewer than it must"
 _OLDEST = "the trim drops the oldest message that is not a system message"
 _SYSTEM = "the trim never drops a system message, even one in the middle"
-SWALLOWS = "dropping an assistant(tool_calls) drops its tool reply too"
-PARALLEL = "a parallel group (one assistant, several tool replies) is dropped whole"
-ONLY_TOOL = "it swallows only tool replies, never a system message after them"
-NO_ORPHAN = ("for any conversation, given room: no orphan tool message after any add, and the "
-             "API accepts the list whenever no call waits")
-NEWEST = "for any conversation, given room: the system messages and the newest whole groups"
+SWALLOWS = N_("dropping an assistant(tool_calls) drops its tool reply too")
+PARALLEL = N_("a parallel group (one assistant, several tool replies) is dropped whole")
+ONLY_TOOL = N_("it swallows only tool replies, never a system message after them")
+NO_ORPHAN = N_("for any conversation, given room: no orphan tool message after any add, and "
+               "the API accepts the list whenever no call waits")
+NEWEST = N_("for any conversation, given room: the system messages and the newest whole "
+            "groups")
 
 TOOL_TRIM_RULES: list[Rule] = [
     # notebook 02's rules where they apply: without tool messages, the trim is the one built
@@ -272,48 +282,49 @@ TOOL_TRIM_RULES: list[Rule] = [
     _RULES_02[_ORDER],
     _RULES_02[_WITHIN],
     replace(_RULES_02[_OLDEST], hints=(
-        "the oldest messages are at the front of the list (index 0 is the first added)",
-        "find the first index whose role is not 'system' and delete it; after it, delete "
-        "only messages whose role is 'tool' (a slice [start:end] stops before end)")),
+        N_("the oldest messages are at the front of the list (index 0 is the first added)"),
+        N_("find the first index whose role is not 'system' and delete it; after it, delete "
+           "only messages whose role is 'tool' (a slice [start:end] stops before end)"))),
     replace(_RULES_02[_SYSTEM], hints=(
         *_RULES_02[_SYSTEM].hints,
-        "what you swallow after the dropped message are its tool replies: role 'tool', "
-        "nothing else")),
+        N_("what you swallow after the dropped message are its tool replies: role 'tool', "
+           "nothing else"))),
     # (notebook 02's property, "for any conversation and max_messages …", is NEWEST below
     # without tool rounds, the same reference (the seed's rule): it is not run twice)
     # what tool messages change
     Rule(SWALLOWS, _one_case(["system", "user", "calls:1", "assistant", "user"], 4),
-         ("the tool messages right after an assistant(tool_calls) are its replies: drop the "
-          "assistant message alone and they answer a call the model never sees (section 2's "
-          "400)",
-          "the replies come AFTER the message you drop: once it is deleted, the message now "
-          "at its index is the first reply",
-          "keep deleting at that index while the message there has role 'tool' (and the list "
-          "is not at its end)"),
+         (N_("the tool messages right after an assistant(tool_calls) are its replies: drop "
+             "the assistant message alone and they answer a call the model never sees "
+             "(section 2's 400)"),
+          N_("the replies come AFTER the message you drop: once it is deleted, the message "
+             "now at its index is the first reply"),
+          N_("keep deleting at that index while the message there has role 'tool' (and the "
+             "list is not at its end)")),
          needs=(_WITHIN, _OLDEST)),
     Rule(PARALLEL, _one_case(["system", "user", "calls:3", "assistant", "user"], 6),
-         ("an assistant message can ask for several tools at once: one tool message per "
-          "call, one after the other (notebook 03's parallel calls)",
-          "`if` swallows one reply, `while` swallows them all; and look at roles, not at the "
-          "first call's id"),
+         (N_("an assistant message can ask for several tools at once: one tool message per "
+             "call, one after the other (notebook 03's parallel calls)"),
+          N_("`if` swallows one reply, `while` swallows them all; and look at roles, not at "
+             "the first call's id")),
          needs=(SWALLOWS,)),
     Rule(ONLY_TOOL, _one_case(["system", "user", "calls:1", "system", "assistant", "user"], 4),
-         ("a system message can follow a tool group: it is an instruction, not a reply",
-          "stop swallowing at the first message whose role is not 'tool'"),
+         (N_("a system message can follow a tool group: it is an instruction, not a reply"),
+          N_("stop swallowing at the first message whose role is not 'tool'")),
          needs=(SWALLOWS, _SYSTEM)),
     property_rule(
         NO_ORPHAN, _whole_units(), _stays_valid,
-        ("the smallest conversation above is one your trim gets wrong: replay it by hand, "
-         "one add() at a time",
-         "what goes with a dropped message is exactly the tool messages right after it: no "
-         "fewer (an orphan stays), no more (another message, or another round's replies)"),
+        (N_("the smallest conversation above is one your trim gets wrong: replay it by hand, "
+            "one add() at a time"),
+         N_("what goes with a dropped message is exactly the tool messages right after it: no "
+            "fewer (an orphan stays), no more (another message, or another round's replies)")),
         examples=EXAMPLES, needs=(SWALLOWS, PARALLEL, ONLY_TOOL)),
     property_rule(
         NEWEST, _whole_units(), _keeps_the_newest,
-        ("the smallest conversation above is one your trim gets wrong: replay it by hand, "
-         "one add() at a time",
-         "each drop removes one group, oldest first: a message, or an assistant(tool_calls) "
-         "with its replies; keep dropping (`while`, not `if`) until the list fits, then stop"),
+        (N_("the smallest conversation above is one your trim gets wrong: replay it by hand, "
+            "one add() at a time"),
+         N_("each drop removes one group, oldest first: a message, or an assistant(tool_calls) "
+            "with its replies; keep dropping (`while`, not `if`) until the list fits, then "
+            "stop")),
         examples=EXAMPLES, needs=(NO_ORPHAN,)),
 ]
 
@@ -321,9 +332,10 @@ TOOL_TRIM_RULES: list[Rule] = [
 def check_seed_trim(MyMemory: Any) -> bool:  # noqa: N803  your class, not an instance
     """The core exercise: judge the learner's memory class (its trim) by TOOL_TRIM_RULES."""
     if not isinstance(MyMemory, type):
-        return not_done(SEED_TRIM_TITLE, "pass the class itself: check_seed_trim(MyMemory)")
-    return check_rules(SEED_TRIM_TITLE, MyMemory, TOOL_TRIM_RULES,
-                       start="write the body of _trim, then run this check again")
+        return not_done(_(SEED_TRIM_TITLE),
+                        _("pass the class itself: check_seed_trim(MyMemory)"))
+    return check_rules(_(SEED_TRIM_TITLE), MyMemory, TOOL_TRIM_RULES,
+                       start=_("write the body of _trim, then run this check again"))
 
 
 # ----------------------------------------------------------------- exercises 1 and 2
@@ -334,15 +346,16 @@ VALID_CASES: list[TrimCase] = [c for c in TRIM_CASES if not c.broken]  # what 04
 def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
     """Why `fn` is not an attempt yet (not a function, or None for every case), or None."""
     if not callable(fn):
-        return ("define it with def ...(messages, max_messages): and pass the function "
-                "itself (no parentheses)")
+        return _("define it with def ...(messages, max_messages): and pass the function "
+                 "itself (no parentheses)")
     for case in cases:
         try:
             if fn(copy.deepcopy(case.messages), case.max_messages) is not None:
                 return None
         except Exception:  # an attempt that raises is judged (and reported) by the bank
             return None
-    return "it returns None for every history: write its body, ending with return and the list"
+    return _("it returns None for every history: write its body, ending with return and the "
+             "list")
 
 
 # ----------------------------------------------------------------- exercise 1 on random histories
@@ -352,8 +365,9 @@ def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
 # passes all 20). So once the bank passes, Hypothesis tries random valid histories and shows
 # the smallest one the trim gets wrong, judged by the bank's own rules (trimcheck.judge_one).
 
-RANDOM_TITLE = "Exercise 1 · my_trim on random histories"
-ANY_HISTORY = "for any valid history and any max_messages, the five rules of the exercise hold"
+RANDOM_TITLE = N_("Exercise 1 · my_trim on random histories")
+ANY_HISTORY = N_("for any valid history and any max_messages, the five rules of the exercise "
+                 "hold")
 
 
 def _histories():
@@ -377,17 +391,22 @@ def _trims_any_history(my_trim: Callable, example: tuple[list[str], int]) -> str
     if verdict.passed:
         return None
     what, hint = verdict.problems[0]
-    got = f" it returned {labels(verdict.result)}:" if isinstance(verdict.result, list) else ""
-    return (f"max_messages={max_messages}, history conversation({spec!r}) = "
-            f"{labels(messages)}:{got} {what} ({hint})")
+    if isinstance(verdict.result, list):
+        return _("max_messages={max_messages}, history conversation({spec}) = {messages}: it "
+                 "returned {got}: {what} ({hint})").format(
+                     max_messages=max_messages, spec=repr(spec), messages=labels(messages),
+                     got=labels(verdict.result), what=_(what), hint=_(hint))
+    return _("max_messages={max_messages}, history conversation({spec}) = {messages}: {what} "
+             "({hint})").format(max_messages=max_messages, spec=repr(spec),
+                                messages=labels(messages), what=_(what), hint=_(hint))
 
 
 RANDOM_RULES: list[Rule] = [
     property_rule(
         ANY_HISTORY, _histories(), _trims_any_history,
-        ("that is the smallest history your trim gets wrong, and none of the 20 cases is "
-         "quite like it: build it with conversation(...) from lesson_lib.exercises.nb04, run "
-         "my_trim on it with that max_messages, and compare with the five rules",),
+        (N_("that is the smallest history your trim gets wrong, and none of the 20 cases is "
+            "quite like it: build it with conversation(...) from lesson_lib.exercises.nb04, "
+            "run my_trim on it with that max_messages, and compare with the five rules"),),
         examples=200),
 ]
 
@@ -399,10 +418,10 @@ def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages
     every case passes, the same rules on random valid histories (RANDOM_RULES)."""
     cases = VALID_CASES if cases is None else list(cases)
     if (why := _unwritten(my_trim, cases)) is not None:
-        return not_done("Exercise 1 · my_trim", why)
+        return not_done(_("Exercise 1 · my_trim"), why)
     if not check_trim(my_trim, unit="messages", cases=cases, detail=detail):
         return False
-    return check_rules(RANDOM_TITLE, my_trim, RANDOM_RULES, detail=detail)
+    return check_rules(_(RANDOM_TITLE), my_trim, RANDOM_RULES, detail=detail)
 
 
 def _starts_with_answer(result: Any) -> str | None:
@@ -417,28 +436,37 @@ def check_turn_trim(my_turn_trim: Any,  # my_turn_trim(messages, max_messages) -
                     cases: Sequence[TrimCase] | None = None) -> bool:
     """Exercise 2: exercise 1's cases and rules, and the kept history (after the system
     messages) must start with a user message."""
-    title = "Exercise 2 · my_turn_trim"
+    title = _("Exercise 2 · my_turn_trim")
     cases = VALID_CASES if cases is None else list(cases)
     if (why := _unwritten(my_turn_trim, cases)) is not None:
         return not_done(title, why)
     verdicts = judge_trim(my_turn_trim, "messages", cases)
+    ours = set()  # the problems this check adds (their hint stands alone)
     for v in verdicts:
         if (role := _starts_with_answer(v.result)) is not None:
-            article = "an" if role[:1] in "aeiou" else "a"
-            v.problems.append((f"after the system messages it starts with {article} {role} message "
-                               "whose question is gone",
-                               "after trimming, keep dropping the oldest group while the "
-                               "first non-system message is not a user message"))
-    report = Report(f"{title}: score {sum(v.passed for v in verdicts)}/{len(verdicts)}")
+            what = (_("after the system messages it starts with an {role} message whose "
+                      "question is gone") if role[:1] in "aeiou" else
+                    _("after the system messages it starts with a {role} message whose "
+                      "question is gone")).format(role=role)
+            ours.add(what)
+            v.problems.append((what, _("after trimming, keep dropping the oldest group while "
+                                       "the first non-system message is not a user message")))
+    report = Report(_("{title}: score {passed}/{total}").format(
+        title=title, passed=sum(v.passed for v in verdicts), total=len(verdicts)))
     for v in verdicts:
-        size = f"{len(v.case.messages)} messages, budget {v.case.max_messages}"
+        size = _("{n} messages, budget {budget}").format(n=len(v.case.messages),
+                                                          budget=v.case.max_messages)
+        name = _(v.case.name)
         if v.passed:
-            report.expect(True, f"{v.case.name} ({size}): kept {len(v.result)}")
+            report.expect(True, _("{case} ({size}): kept {n}").format(
+                case=name, size=size, n=len(v.result)))
         else:
-            hint = v.problems[0][1]
-            if not v.problems[0][0].startswith("after the system messages"):
-                hint += f". This case protects against {v.case.protects}"
-            report.expect(False, f"{v.case.name} ({size}): " + "; ".join(w for w, _ in v.problems),
+            hint = _(v.problems[0][1])
+            if v.problems[0][0] not in ours:
+                hint = _("{hint}. This case protects against {protects}").format(
+                    hint=hint, protects=_(v.case.protects))
+            report.expect(False, _("{case} ({size}): {problems}").format(
+                case=name, size=size, problems=_("; ").join(_(w) for w, _h in v.problems)),
                           hint)
     print(report)
     return report.passed
@@ -470,5 +498,7 @@ def show_trim(trim: Callable,  # a trim function: trim(messages, max_messages) -
         else []
     return side_by_side(show_messages(case.messages),
                         show_messages(after, dropped=_dropped(after, case.messages)),
-                        titles=[f"{case.name} (max_messages={case.max_messages})",
-                                f"after {getattr(trim, '__name__', 'the trim')}"])
+                        titles=[_("{case} (max_messages={max_messages})").format(
+                                    case=_(case.name), max_messages=case.max_messages),
+                                _("after {name}").format(
+                                    name=getattr(trim, "__name__", None) or _("the trim"))])

@@ -49,6 +49,7 @@ from lesson_lib.exercises.scripted import (
     weather_calls,
     weather_tools,
 )
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import assistant_to_dict
 from lesson_lib.tools import default_registry
 
@@ -79,47 +80,53 @@ def check_predicted_roles(predicted: Any) -> bool:
     """Exercise 1: the roles of a fresh agent's memory after PREDICT_INPUT."""
     def body(r: Report) -> None:
         if predicted is ... or not isinstance(predicted, (list, tuple)):
-            r.expect(False, "predicted_roles is a list of role names",
-                     'write a list such as ["system", "user", ...]; it is '
-                     f"{'still ...' if predicted is ... else type(predicted).__name__}")
+            r.expect(False, _("predicted_roles is a list of role names"),
+                     _('write a list such as ["system", "user", ...]; it is still ...')
+                     if predicted is ... else
+                     _('write a list such as ["system", "user", ...]; it is {kind}').format(
+                         kind=type(predicted).__name__))
             return
         given = [str(p).split("(")[0].strip().lower() for p in predicted]  # "assistant(...)"
         unknown = [p for p in given if p not in ROLES]
-        if not r.expect(not unknown, "every entry is a role name",
-                        f"{unknown} {'is' if len(unknown) == 1 else 'are'} not roles: "
-                        f"use {', '.join(ROLES)}"):
+        if not r.expect(not unknown, _("every entry is a role name"),
+                        ngettext("{unknown} is not roles: use {roles}",
+                                 "{unknown} are not roles: use {roles}", len(unknown)).format(
+                                     unknown=unknown, roles=", ".join(ROLES))):
             return
         agent = offline_agent()
         agent.chat(PREDICT_INPUT)
         actual = roles_of(agent.memory)
-        r.expect(given[:1] == ["system"], "the list starts with the system prompt",
-                 "Agent() writes its system prompt into memory before anything else")
-        r.expect(given.count("user") == 1, "the user's input is in memory once",
-                 "step 0 adds the input once; both model calls send that same list")
+        r.expect(given[:1] == ["system"], _("the list starts with the system prompt"),
+                 _("Agent() writes its system prompt into memory before anything else"))
+        r.expect(given.count("user") == 1, _("the user's input is in memory once"),
+                 _("step 0 adds the input once; both model calls send that same list"))
         r.expect(given.count("tool") == actual.count("tool"),
-                 f"one tool message per call ({actual.count('tool')} here)",
+                 _("one tool message per call ({n} here)").format(n=actual.count("tool")),
                  _tool_hint(given))
-        r.expect(given == actual, f"the whole list matches the agent's memory ({len(actual)} "
-                 "messages)", _first_difference(given, actual))
-    return run_check("Exercise 1 · predict the memory", body)
+        r.expect(given == actual, _("the whole list matches the agent's memory ({n} "
+                                    "messages)").format(n=len(actual)),
+                 _first_difference(given, actual))
+    return run_check(_("Exercise 1 · predict the memory"), body)
 
 
 def _tool_hint(given: list[str]) -> tuple[str, ...]:
     if "tool" not in given:
-        return ("the weather needs a tool: the memory holds assistant(tool_calls) and the "
-                "tool results before the final answer",)
-    return ("count the calls: how many cities does the input ask about, and how many tool "
-            "messages does each call get?",
-            "two cities are two parallel calls in ONE assistant message, and every call "
-            "gets its own tool message")
+        return (N_("the weather needs a tool: the memory holds assistant(tool_calls) and the "
+                   "tool results before the final answer"),)
+    return (N_("count the calls: how many cities does the input ask about, and how many tool "
+               "messages does each call get?"),
+            N_("two cities are two parallel calls in ONE assistant message, and every call "
+               "gets its own tool message"))
 
 
 def _first_difference(given: list[str], actual: list[str]) -> tuple[str, ...]:
     for i, (g, a) in enumerate(zip(given, actual, strict=False)):
         if g != a:
-            return (f"your list first differs at position {i} (you wrote {g!r})",
-                    f"position {i}: the memory has {a!r}")
-    return (f"you wrote {len(given)} roles, the memory holds {len(actual)}",)
+            return (_("your list first differs at position {i} (you wrote {wrote})").format(
+                        i=i, wrote=repr(g)),
+                    _("position {i}: the memory has {has}").format(i=i, has=repr(a)))
+    return (_("you wrote {n} roles, the memory holds {held}").format(n=len(given),
+                                                                      held=len(actual)),)
 
 
 # ----------------------------------------------------------------- exercise 2
@@ -144,32 +151,37 @@ def check_replay(replay: Any) -> bool:
     """Exercise 2: replay(agent, inputs) → the message count after each input."""
     def body(r: Report) -> None:
         if not r.expect(callable(replay) and _takes_two(replay),
-                        "replay is a function of (agent, inputs)",
-                        "define it as def replay(agent, inputs): ..."):
+                        _("replay is a function of (agent, inputs)"),
+                        _("define it as def replay(agent, inputs): ...")):
             return
         agent, counts = _replayed(replay, REPLAY_INPUTS)
         expected = _expected_counts(REPLAY_INPUTS)
         if not r.expect(isinstance(counts, list) and len(counts) == len(REPLAY_INPUTS),
-                        f"it returns a list with one count per input ({len(REPLAY_INPUTS)})",
-                        f"got {counts!r}: after each input, append "
-                        "agent.memory.message_count() to the list you return"):
+                        _("it returns a list with one count per input ({n})").format(
+                            n=len(REPLAY_INPUTS)),
+                        _("got {got}: after each input, append agent.memory.message_count() "
+                          "to the list you return").format(got=repr(counts))):
             return
-        r.expect(counts[:2] == expected[:2], f"the counts after the first two inputs are "
-                 f"{expected[:2]}", f"got {counts[:2]}: count after agent.chat(text) returns "
-                 "(a tool round adds assistant(tool_calls), tool and the answer)")
+        r.expect(counts[:2] == expected[:2],
+                 _("the counts after the first two inputs are {counts}").format(
+                     counts=expected[:2]),
+                 _("got {got}: count after agent.chat(text) returns (a tool round adds "
+                   "assistant(tool_calls), tool and the answer)").format(got=counts[:2]))
         sent = [m for m in agent.memory.to_api_format() if m.get("content") == "/clear"]
         r.expect(counts[2:] == expected[2:] and not sent,
-                 f'"/clear" forgets everything but the system prompt (counts {expected[2:]})',
-                 f"got {counts[2:]}: for \"/clear\" call agent.clear() instead of "
-                 "agent.chat(...); the model must never see the command")
+                 _('"/clear" forgets everything but the system prompt (counts {counts})').format(
+                     counts=expected[2:]),
+                 _('got {got}: for "/clear" call agent.clear() instead of agent.chat(...); '
+                   "the model must never see the command").format(got=counts[2:]))
         r.expect(agent.memory.message_count() == counts[-1],
-                 "the counts are those of the agent you were given",
-                 "use the agent passed in, not a new Agent()")
-        _, more = _replayed(replay, REPLAY_MORE)
+                 _("the counts are those of the agent you were given"),
+                 _("use the agent passed in, not a new Agent()"))
+        _other, more = _replayed(replay, REPLAY_MORE)
         r.expect(more == _expected_counts(REPLAY_MORE),
-                 f"it works for other inputs too ({REPLAY_MORE})",
-                 f"got {more}: compute the counts from the memory, don't write them in")
-    return run_check("Exercise 2 · replay", body)
+                 _("it works for other inputs too ({inputs})").format(inputs=REPLAY_MORE),
+                 _("got {got}: compute the counts from the memory, don't write them "
+                   "in").format(got=more))
+    return run_check(_("Exercise 2 · replay"), body)
 
 
 def _takes_two(fn: Any) -> bool:
@@ -189,7 +201,7 @@ def _takes_two(fn: Any) -> bool:
 # scripted model instead, one that asks for the learner's tool, so the verdict is the same
 # on every model.
 
-TOOL_TITLE = "Exercise 3 · an agent with your own tool"
+TOOL_TITLE = N_("Exercise 3 · an agent with your own tool")
 SCRIPTED_ANSWER = "Here is what your tool found."
 
 
@@ -221,45 +233,52 @@ def _scripted_turn(registry: Any, question: str, name: str, arguments: dict
 
 
 def _check_tool(r: Report, agent: Any, question: Any, arguments: Any) -> None:
-    if not r.expect(isinstance(agent, Agent), "my_agent is an Agent",
-                    f"got {type(agent).__name__}: build it with Agent(tools=my_tools)"):
+    if not r.expect(isinstance(agent, Agent), _("my_agent is an Agent"),
+                    _("got {kind}: build it with Agent(tools=my_tools)").format(
+                        kind=type(agent).__name__)):
         return
     names = agent.registry.names()
     mine = [n for n in names if n not in default_registry.names()]
-    if not r.expect(bool(mine), "the agent offers a tool of yours",
-                    f"it offers {names or 'no tools'}: pass your registry, "
-                    "Agent(tools=my_tools), and register your function in it"):
+    if not r.expect(bool(mine), _("the agent offers a tool of yours"),
+                    _("it offers {names}: pass your registry, Agent(tools=my_tools), and "
+                      "register your function in it").format(names=names or _("no tools"))):
         return
     schema = agent.registry.get(mine[0]).schema
     description = schema["function"]["description"]
-    r.expect(says_when(description), f"{mine[0]}'s description says when to use it",
-             (f"it says {description!r}: a model picks a tool by its description alone "
-              "(notebook 03), so say when to use it, from the user's side",
-              'begin the docstring with "Use this when the user asks …"'))
+    r.expect(says_when(description),
+             _("{tool}'s description says when to use it").format(tool=mine[0]),
+             (_("it says {description}: a model picks a tool by its description alone "
+                "(notebook 03), so say when to use it, from the user's side").format(
+                    description=repr(description)),
+              N_('begin the docstring with "Use this when the user asks …"')))
     bare = undescribed(schema)
-    r.expect(not bare, "each parameter has a description",
-             f"{', '.join(bare)}: describe it under 'Args:' in the docstring, with an example "
-             "value (e.g. Chengdu)")
+    r.expect(not bare, _("each parameter has a description"),
+             _("{names}: describe it under 'Args:' in the docstring, with an example value "
+               "(e.g. Chengdu)").format(names=", ".join(bare)))
     if not r.expect(isinstance(question, str) and question.strip() != "",
-                    "my_question is a question (a non-empty string)",
-                    "ask something your tool can answer, e.g. a city's famous dish"):
+                    _("my_question is a question (a non-empty string)"),
+                    _("ask something your tool can answer, e.g. a city's famous dish")):
         return
     if not r.expect(isinstance(arguments, dict),
-                    "my_arguments is a dict of the arguments a model would send",
-                    f"got {type(arguments).__name__}: write e.g. {{\"city\": \"Chengdu\"}}"):
+                    _("my_arguments is a dict of the arguments a model would send"),
+                    _('got {kind}: write e.g. {{"city": "Chengdu"}}').format(
+                        kind=type(arguments).__name__)):
         return
     events = _scripted_turn(agent.registry, question, mine[0], arguments)
     result = events[0].result if events else ""
     data = parsed(result)
     error = data.get("error") if isinstance(data, dict) else None
-    if not r.expect(error is None, f"{mine[0]}(**my_arguments) runs without an error",
-                    f"it returned the error {error!r} (hint: {data.get('hint')})"
+    if not r.expect(error is None,
+                    _("{tool}(**my_arguments) runs without an error").format(tool=mine[0]),
+                    _("it returned the error {error} (hint: {hint})").format(
+                        error=repr(error), hint=data.get("hint"))
                     if isinstance(data, dict) else ""):
         return
     r.expect(data not in (None, "", {}, []),
-             f"{mine[0]} returns something for the answer ({_cut(result)})",
-             f"it returned {result!r}: return a dict (or a string) with the answer "
-             "instead of None")
+             _("{tool} returns something for the answer ({result})").format(
+                 tool=mine[0], result=_cut(result)),
+             _("it returned {result}: return a dict (or a string) with the answer instead of "
+               "None").format(result=repr(result)))
 
 
 def _cut(text: Any, limit: int = 60) -> str:
@@ -275,7 +294,7 @@ def check_my_agent(agent: Any, question: Any = OWN_QUESTION,
     """Exercise 3: your tool, in an Agent: described so that a model can choose it, run with
     the arguments a model would send for `question` (by default the notebook's question and
     {"city": "Chengdu"}), its result carried to the answer."""
-    return run_check(TOOL_TITLE, lambda r: _check_tool(r, agent, question, arguments))
+    return run_check(_(TOOL_TITLE), lambda r: _check_tool(r, agent, question, arguments))
 
 
 # ----------------------------------------------------------------- core: build Agent.chat
@@ -291,7 +310,7 @@ def check_my_agent(agent: Any, question: Any = OWN_QUESTION,
 # The check gives the agent a memory that keeps whatever it is given (ShortTermMemory would
 # refuse some of it with a ProtocolError), so a rule can say what chat() wrote.
 
-AGENT_TITLE = "Build it · your Agent.chat"
+AGENT_TITLE = N_("Build it · your Agent.chat")
 NAME_INPUT, NAME_ANSWER = "My name is Xiaoming", "Nice to meet you, Xiaoming!"
 ASK_INPUT, ASK_ANSWER = "What's my name?", "Your name is Xiaoming."
 WEATHER_INPUT, WEATHER_ANSWER = "What's the weather?", "It is cloudy, 16°C."
@@ -349,8 +368,9 @@ class Conversation:
             try:
                 returned = self.agent.chat(text)
             except (ScriptEnded, TooManyCalls) as error:
-                raise Broken(f"chat({text!r}) asked the model again: {error}; one input takes "
-                             "one model call, or two after a tool round") from None
+                raise Broken(_("chat({text}) asked the model again: {error}; one input takes "
+                               "one model call, or two after a tool round").format(
+                                   text=repr(text), error=error)) from None
         return Said(text, returned, self.client.requests[before:], list(self.memory.messages))
 
 
@@ -392,56 +412,65 @@ def _own_steps(cls: type) -> None:
             setattr(watched, name, spy)
     _plain(watched, NAME_ANSWER).say(NAME_INPUT)
     _with_tools(watched, 1).say(WEATHER_INPUT)
-    expect(not used, "chat() handed its steps to the library: it called "
-                     + " and ".join(f"self.{n}()" for n in dict.fromkeys(used))
-                     + (" (super().chat() does)" if "remember_answer" in used else ""))
+    calls = _(" and ").join(f"self.{n}()" for n in dict.fromkeys(used))
+    expect(not used, (_("chat() handed its steps to the library: it called {calls} "
+                        "(super().chat() does)") if "remember_answer" in used else
+                      _("chat() handed its steps to the library: it called {calls}")).format(
+                          calls=calls))
 
 
 def _stores_user_first(cls: type) -> None:
     said = _plain(cls, NAME_ANSWER).say(NAME_INPUT)
-    expect(bool(said.requests), f"chat({NAME_INPUT!r}) made no model call")
+    expect(bool(said.requests), _("chat({text}) made no model call").format(
+        text=repr(NAME_INPUT)))
     memory, sent = said.memory, said.requests[0].messages
     expect(_user(NAME_INPUT) in memory,
-           f"after chat({NAME_INPUT!r}) the memory holds {labels(memory)}: the user's message "
-           "is not in it")
+           _("after chat({text}) the memory holds {memory}: the user's message is not in "
+             "it").format(text=repr(NAME_INPUT), memory=labels(memory)))
     expect(memory.index(_user(NAME_INPUT)) == 1,
-           f"after chat({NAME_INPUT!r}) the memory holds {labels(memory)}: the user's message "
-           "is not the first thing added")
+           _("after chat({text}) the memory holds {memory}: the user's message is not the "
+             "first thing added").format(text=repr(NAME_INPUT), memory=labels(memory)))
     expect(bool(sent) and sent[-1] == _user(NAME_INPUT),
-           f"the request sent {labels(sent)}: it does not end with the user's message")
+           _("the request sent {sent}: it does not end with the user's message").format(
+               sent=labels(sent)))
 
 
 def _sends_whole_memory(cls: type) -> None:
     talk = _plain(cls, NAME_ANSWER, ASK_ANSWER)
     talk.say(NAME_INPUT)
     said = talk.say(ASK_INPUT)
-    expect(bool(said.requests), f"chat({ASK_INPUT!r}) made no model call")
+    expect(bool(said.requests), _("chat({text}) made no model call").format(
+        text=repr(ASK_INPUT)))
     newest = max((i for i, m in enumerate(said.memory) if m == _user(ASK_INPUT)), default=None)
     held = said.memory[:newest + 1] if newest is not None else said.memory
     sent = said.requests[0].messages
-    expect(sent == held, f"the second input's request sent {labels(sent)}; the memory held "
-                         f"{labels(held)}")
+    expect(sent == held, _("the second input's request sent {sent}; the memory held "
+                           "{held}").format(sent=labels(sent), held=labels(held)))
 
 
 def _plain_takes_one_call(cls: type) -> None:
     talk = _plain(cls, NAME_ANSWER)
     said = talk.say(NAME_INPUT)
     n = len(said.requests)
-    expect(n == 1, f"a plain answer took {n} model calls")
+    expect(n == 1, _("a plain answer took {n} model calls").format(n=n))
     offered = said.requests[0].tools
     want = talk.tools.schemas()
-    expect(offered == want, "the request offered "
-           + ("no tools (tools=None): the model could not ask for one" if offered is None
-              else f"tools={tool_names(offered)}, not the agent's {tool_names(want)}"))
+    expect(offered == want,
+           _("the request offered no tools (tools=None): the model could not ask for one")
+           if offered is None else
+           _("the request offered tools={offered}, not the agent's {want}").format(
+               offered=tool_names(offered), want=tool_names(want)))
 
 
 def _returns_text(cls: type) -> None:
     said = _plain(cls, NAME_ANSWER).say(NAME_INPUT)
     got = said.returned
     expect(isinstance(got, str) and got == NAME_ANSWER,
-           f"the model answered {NAME_ANSWER!r}; chat() returned "
-           + (f"a {type(got).__name__} object" if not isinstance(got, (str, type(None)))
-              else repr(got)))
+           _("the model answered {answer}; chat() returned a {kind} object").format(
+               answer=repr(NAME_ANSWER), kind=type(got).__name__)
+           if not isinstance(got, (str, type(None))) else
+           _("the model answered {answer}; chat() returned {got}").format(
+               answer=repr(NAME_ANSWER), got=repr(got)))
 
 
 def _stores_answer(cls: type) -> None:
@@ -451,33 +480,41 @@ def _stores_answer(cls: type) -> None:
     if isinstance(last, dict) and last.get("role") == "assistant":
         last = assistant_to_dict(last)
     objects = [type(m).__name__ for m in memory if not isinstance(m, dict)]
-    expect(not objects, f"after the answer {NAME_ANSWER!r} the memory holds {labels(memory)}: "
-                        f"the answer was stored as a {objects[0] if objects else ''} object, "
-                        "not a dict")
+    expect(not objects, _("after the answer {answer} the memory holds {memory}: the answer "
+                          "was stored as a {kind} object, not a dict").format(
+                              answer=repr(NAME_ANSWER), memory=labels(memory),
+                              kind=objects[0] if objects else ""))
     expect(last == want and len(memory) == 3,
-           f"after the answer {NAME_ANSWER!r} the memory holds {labels(memory)}"
-           + ("" if any(m.get("content") == NAME_ANSWER for m in memory)
-              else ": the answer is not in it"))
+           (_("after the answer {answer} the memory holds {memory}")
+            if any(m.get("content") == NAME_ANSWER for m in memory) else
+            _("after the answer {answer} the memory holds {memory}: the answer is not in "
+              "it")).format(answer=repr(NAME_ANSWER), memory=labels(memory)))
 
 
 def _tool_reply_two_calls(cls: type) -> None:
     said = _with_tools(cls, 1).say(WEATHER_INPUT)
     n = len(said.requests)
-    expect(n == 2, f"the model replied with a tool call; chat() made {n} model call"
-                   f"{'s' if n != 1 else ''} and returned {said.returned!r}")
+    expect(n == 2, ngettext("the model replied with a tool call; chat() made {n} model call "
+                            "and returned {returned}",
+                            "the model replied with a tool call; chat() made {n} model calls "
+                            "and returned {returned}", n).format(
+                                n=n, returned=repr(said.returned)))
 
 
 def _second_without_tools(cls: type) -> None:
     said = _with_tools(cls, 1).say(WEATHER_INPUT)
     second = said.requests[1].tools
-    expect(second is None, f"the second request offered tools={tool_names(second)}"
-           + (" (the API refuses an empty list)" if second == [] else ""))
+    expect(second is None,
+           (_("the second request offered tools={tools} (the API refuses an empty list)")
+            if second == [] else _("the second request offered tools={tools}")).format(
+                tools=tool_names(second)))
 
 
 def _stores_the_call(cls: type) -> None:
     talk = _with_tools(cls, 2)
     said = talk.say(WEATHER_INPUT)
-    expect_call_before_results(said.memory, str(_asked(talk)), "after chat()", "the memory")
+    expect_call_before_results(said.memory, str(_asked(talk)), _("after chat()"),
+                               _("the memory"))
 
 
 def _call_is_a_dict(cls: type) -> None:
@@ -485,14 +522,16 @@ def _call_is_a_dict(cls: type) -> None:
     said = talk.say(WEATHER_INPUT)
     stored = said.memory[call_index(said.memory)]
     expect(isinstance(stored, dict),
-           f"the call was stored as a {type(stored).__name__} object, not a dict")
+           _("the call was stored as a {kind} object, not a dict").format(
+               kind=type(stored).__name__))
     calls = stored["tool_calls"]
     expect(all(isinstance(c, dict) for c in calls),
-           f"the stored call is a dict, but its tool_calls hold "
-           f"{', '.join(sorted({type(c).__name__ for c in calls}))} objects")
+           _("the stored call is a dict, but its tool_calls hold {kinds} objects").format(
+               kinds=", ".join(sorted({type(c).__name__ for c in calls}))))
     want = assistant_to_dict(_asked(talk).message())
     expect(assistant_to_dict(stored) == want,
-           f"the stored call is {stored}; the model sent {want}")
+           _("the stored call is {stored}; the model sent {want}").format(stored=stored,
+                                                                          want=want))
 
 
 def _runs_every_call(cls: type) -> None:
@@ -500,10 +539,13 @@ def _runs_every_call(cls: type) -> None:
     talk.say(WEATHER_INPUT)
     asked = [(c.name, json.loads(c.arguments)) for c in _asked(talk).calls]
     ran = [(name, parsed(args)) for name, args in talk.tools.ran]
+    cities = ", ".join(a["location"] for _name, a in asked)
     expect(sorted(map(repr, ran)) == sorted(map(repr, asked)),
-           f"the model asked for {len(asked)} calls in one reply "
-           f"({', '.join(a['location'] for _, a in asked)}); chat() ran {len(ran)}"
-           + (f": {', '.join(_shown(n, a) for n, a in ran)}" if ran else ""))
+           _("the model asked for {n} calls in one reply ({cities}); chat() ran {ran}: "
+             "{calls}").format(n=len(asked), cities=cities, ran=len(ran),
+                               calls=", ".join(_shown(n, a) for n, a in ran)) if ran else
+           _("the model asked for {n} calls in one reply ({cities}); chat() ran {ran}").format(
+               n=len(asked), cities=cities, ran=len(ran)))
 
 
 def _shown(name: str, arguments: Any) -> str:
@@ -516,7 +558,7 @@ def _shown(name: str, arguments: Any) -> str:
 def _answers_each_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
     said = talk.say(WEATHER_INPUT)
-    expect_each_call_answered(said.memory, _asked(talk), "the memory", _cut)
+    expect_each_call_answered(said.memory, _asked(talk), _("the memory"), _cut)
 
 
 def _written_together(cls: type) -> None:
@@ -527,15 +569,16 @@ def _written_together(cls: type) -> None:
         pass
     memory = talk.memory.to_api_format()
     expect(first_problem(memory) is None,
-           "the check stopped the second of two tool calls halfway (as a Ctrl-C or a crash "
-           f"would); the memory was left as {labels(memory)}, which the API refuses from then "
-           "on: a call without all its results")
+           _("the check stopped the second of two tool calls halfway (as a Ctrl-C or a crash "
+             "would); the memory was left as {memory}, which the API refuses from then on: a "
+             "call without all its results").format(memory=labels(memory)))
     talk = Conversation(cls, _mixed_script())
     for text in (NAME_INPUT, WEATHER_INPUT, ASK_INPUT):
         memory = talk.say(text).memory
         problem = first_problem(memory)
-        expect(problem is None, f"after chat({text!r}) the memory {labels(memory)} is not a "
-               f"list the API accepts: {problem}")
+        expect(problem is None, _("after chat({text}) the memory {memory} is not a list the "
+                                  "API accepts: {problem}").format(
+                                      text=repr(text), memory=labels(memory), problem=problem))
 
 
 def _mixed_script() -> Script:
@@ -566,25 +609,29 @@ def _script_of(turns: list[int]) -> Script:
 
 
 def _kind(calls: int) -> str:
-    return "answer" if calls == 0 else f"{calls} call{'s' if calls > 1 else ''}"
+    return _("answer") if calls == 0 else ngettext("{n} call", "{n} calls", calls).format(
+        n=calls)
 
 
 def _first_change(mine: Said, theirs: Said) -> str | None:
     if len(mine.requests) != len(theirs.requests):
-        return f"it made {len(mine.requests)} model calls, the library's {len(theirs.requests)}"
+        return _("it made {n} model calls, the library's {theirs}").format(
+            n=len(mine.requests), theirs=len(theirs.requests))
     for n, (a, b) in enumerate(zip(mine.requests, theirs.requests, strict=True), 1):
         if [normalized(m) for m in a.messages] != [normalized(m) for m in b.messages]:
-            return (f"request {n} sent {labels(a.messages)}, the library's "
-                    f"{labels(b.messages)}")
+            return _("request {n} sent {mine}, the library's {theirs}").format(
+                n=n, mine=labels(a.messages), theirs=labels(b.messages))
         if a.tools != b.tools:
-            return (f"request {n} offered tools={tool_names(a.tools)}, the library's "
-                    f"tools={tool_names(b.tools)}")
+            return _("request {n} offered tools={mine}, the library's tools={theirs}").format(
+                n=n, mine=tool_names(a.tools), theirs=tool_names(b.tools))
     if [normalized(m) for m in mine.memory] != [normalized(m) for m in theirs.memory]:
-        return f"the memory holds {labels(mine.memory)}, the library's {labels(theirs.memory)}"
+        return _("the memory holds {mine}, the library's {theirs}").format(
+            mine=labels(mine.memory), theirs=labels(theirs.memory))
     if mine.returned != theirs.returned:
-        return f"chat() returned {mine.returned!r}, the library's {theirs.returned!r}"
+        return _("chat() returned {mine}, the library's {theirs}").format(
+            mine=repr(mine.returned), theirs=repr(theirs.returned))
     problem = first_problem(mine.memory)
-    return f"the memory is not valid: {problem}" if problem else None
+    return _("the memory is not valid: {problem}").format(problem=problem) if problem else None
 
 
 def _any_conversation(cls: type, turns: list[int]) -> str | None:
@@ -593,81 +640,81 @@ def _any_conversation(cls: type, turns: list[int]) -> str | None:
         text = f"question {k}"
         what = _first_change(mine.say(text), theirs.say(text))
         if what:
-            return (f"replies [{', '.join(_kind(c) for c in turns)}], at input {k} "
-                    f"({_kind(calls)}): {what}")
+            return _("replies [{replies}], at input {k} ({kind}): {what}").format(
+                replies=", ".join(_kind(c) for c in turns), k=k, kind=_kind(calls), what=what)
     return None
 
 
-R_OWN = "chat() writes the steps itself (not super().chat(), run_tool_round or remember_answer)"
-R_USER = "chat() stores the user's message first, and the request ends with it"
-R_WHOLE = "each request sends the whole memory, not only the newest message"
-R_ONE = "a plain answer takes one model call, with the agent's tools offered"
-R_TEXT = "chat() returns the answer as text (a str)"
-R_STORED = "the answer is stored as {'role': 'assistant', 'content': text}"
-R_TWO = "a reply with tool_calls takes two model calls"
-R_NONE = "the second call goes out with tools=None"
-R_CALL = "the assistant message with the tool_calls is stored, before its results"
-R_DICT = "the stored call is a plain dict (assistant_to_dict(message)), not the SDK's object"
-R_EVERY = "every call of a parallel reply is run (all of message.tool_calls)"
-R_IDS = "each call gets one tool message, with its tool_call_id and the tool's result"
-R_TOGETHER = ("the call and its results are written together: the memory is valid after "
-              "every chat(), even when a tool stops halfway")
+R_OWN = N_("chat() writes the steps itself (not super().chat(), run_tool_round or remember_answer)")
+R_USER = N_("chat() stores the user's message first, and the request ends with it")
+R_WHOLE = N_("each request sends the whole memory, not only the newest message")
+R_ONE = N_("a plain answer takes one model call, with the agent's tools offered")
+R_TEXT = N_("chat() returns the answer as text (a str)")
+R_STORED = N_("the answer is stored as {'role': 'assistant', 'content': text}")
+R_TWO = N_("a reply with tool_calls takes two model calls")
+R_NONE = N_("the second call goes out with tools=None")
+R_CALL = N_("the assistant message with the tool_calls is stored, before its results")
+R_DICT = N_("the stored call is a plain dict (assistant_to_dict(message)), not the SDK's object")
+R_EVERY = N_("every call of a parallel reply is run (all of message.tool_calls)")
+R_IDS = N_("each call gets one tool message, with its tool_call_id and the tool's result")
+R_TOGETHER = (N_("the call and its results are written together: the memory is valid after "
+                 "every chat(), even when a tool stops halfway"))
 
 AGENT_RULES: list[Rule] = [
     Rule(R_USER, _stores_user_first,
-         ("step 0: self.memory.add({'role': 'user', 'content': user_input}), before any model "
-          "call: the model only sees what is in the memory",)),
+         (N_("step 0: self.memory.add({'role': 'user', 'content': user_input}), before any model "
+             "call: the model only sees what is in the memory"),)),
     Rule(R_WHOLE, _sends_whole_memory,
-         ("the model is stateless: every request carries the whole conversation",
-          "send self.memory.to_api_format(), not a list you build from the newest input")),
+         (N_("the model is stateless: every request carries the whole conversation"),
+          N_("send self.memory.to_api_format(), not a list you build from the newest input"))),
     Rule(R_ONE, _plain_takes_one_call,
-         ("the first call offers the tools: chat(self.memory.to_api_format(), "
-          "tools=self.tools, client=self.client)",
-          "a reply without tool_calls is the answer: no second call")),
+         (N_("the first call offers the tools: chat(self.memory.to_api_format(), "
+             "tools=self.tools, client=self.client)"),
+          N_("a reply without tool_calls is the answer: no second call"))),
     Rule(R_TEXT, _returns_text,
-         ("chat() (lesson_lib.llm) returns the assistant message; the user is shown its "
-          "text, message.content",)),
+         (N_("chat() (lesson_lib.llm) returns the assistant message; the user is shown its "
+             "text, message.content"),)),
     Rule(R_STORED, _stores_answer,
-         ("the next input's request must see the answer: add it to the memory before "
-          "returning",
-          "store a plain dict, {'role': 'assistant', 'content': message.content}, not the "
-          "SDK's message object")),
+         (N_("the next input's request must see the answer: add it to the memory before "
+             "returning"),
+          N_("store a plain dict, {'role': 'assistant', 'content': message.content}, not the "
+             "SDK's message object"))),
     Rule(R_TWO, _tool_reply_two_calls,
-         ("a reply with tool_calls asks for tools; it is not the answer",
-          "if message.tool_calls: run them, write them, then call the model again for the "
-          "answer")),
+         (N_("a reply with tool_calls asks for tools; it is not the answer"),
+          N_("if message.tool_calls: run them, write them, then call the model again for the "
+             "answer"))),
     Rule(R_NONE, _second_without_tools,
-         ("at most one tool round per input: the second call must be answered in words",
-          "pass tools=None to the second call"), needs=(R_TWO,)),
+         (N_("at most one tool round per input: the second call must be answered in words"),
+          N_("pass tools=None to the second call")), needs=(R_TWO,)),
     Rule(R_CALL, _stores_the_call,
-         ("a tool message answers a call: the assistant message that made the call must be in "
-          "the memory, before the results",
-          "write [assistant_to_dict(message), *results] in that order")),
+         (N_("a tool message answers a call: the assistant message that made the call must be in "
+             "the memory, before the results"),
+          N_("write [assistant_to_dict(message), *results] in that order"))),
     Rule(R_DICT, _call_is_a_dict,
-         ("the memory holds plain dicts, the API's JSON; the SDK's message object is not one "
-          "(ShortTermMemory refuses it)",
-          "assistant_to_dict(message) turns the reply into the dict to store"),
+         (N_("the memory holds plain dicts, the API's JSON; the SDK's message object is not one "
+             "(ShortTermMemory refuses it)"),
+          N_("assistant_to_dict(message) turns the reply into the dict to store")),
          needs=(R_CALL,)),
     Rule(R_EVERY, _runs_every_call,
-         ("one reply can ask for several calls at once (parallel calls, notebook 03)",
-          "loop over message.tool_calls and run each with self.registry.execute(call.function"
-          ".name, call.function.arguments)")),
+         (N_("one reply can ask for several calls at once (parallel calls, notebook 03)"),
+          N_("loop over message.tool_calls and run each with self.registry.execute(call.function"
+             ".name, call.function.arguments)"))),
     Rule(R_IDS, _answers_each_call,
-         ("every call needs its own tool message, or the API refuses the next request",
-          "{'role': 'tool', 'tool_call_id': call.id, 'content': the string execute() "
-          "returned}, one per call, right after the call"), needs=(R_CALL,)),
+         (N_("every call needs its own tool message, or the API refuses the next request"),
+          N_("{'role': 'tool', 'tool_call_id': call.id, 'content': the string execute() "
+             "returned}, one per call, right after the call")), needs=(R_CALL,)),
     Rule(R_TOGETHER, _written_together,
-         ("between writing the call and writing its results, the tools run: the slow part, "
-          "where a Ctrl-C or a crash can stop everything",
-          "run every call first, then write the call and all its results with one "
-          "self.memory.add_many([...])")),
+         (N_("between writing the call and writing its results, the tools run: the slow part, "
+             "where a Ctrl-C or a crash can stop everything"),
+          N_("run every call first, then write the call and all its results with one "
+             "self.memory.add_many([...])"))),
     property_rule(
-        "for any conversation: the same requests, memory and answers as the library's Agent",
+        N_("for any conversation: the same requests, memory and answers as the library's Agent"),
         _turns(), _any_conversation,
-        ("the replies above are the smallest conversation where yours and the library's "
-         "part: follow it input by input",
-         "each input starts the same way: the user's message, then a call that offers the "
-         "tools (whatever the input before did)"),
+        (N_("the replies above are the smallest conversation where yours and the library's "
+            "part: follow it input by input"),
+         N_("each input starts the same way: the user's message, then a call that offers the "
+            "tools (whatever the input before did)")),
         examples=40,
         needs=(R_USER, R_WHOLE, R_ONE, R_TEXT, R_STORED, R_TWO, R_NONE, R_CALL, R_DICT,
                R_EVERY, R_IDS, R_TOGETHER)),
@@ -678,10 +725,10 @@ AGENT_RULES: list[Rule] = [
 # library's Agent is made of those steps (run_tool_round, remember_answer), so this rule is
 # the exercise's, not one of the AGENT_RULES that guard the library.
 OWN_STEPS = Rule(R_OWN, _own_steps,
-                 ("the exercise is to write what Agent.chat does: add, call, run the tools, "
-                  "write, call again, store and return; the library's run_tool_round and "
-                  "remember_answer are shown after yours passes",
-                  "you may write helper methods of your own; just don't call the library's"))
+                 (N_("the exercise is to write what Agent.chat does: add, call, run the tools, "
+                     "write, call again, store and return; the library's run_tool_round and "
+                     "remember_answer are shown after yours passes"),
+                  N_("you may write helper methods of your own; just don't call the library's")))
 EXERCISE_RULES: list[Rule] = [OWN_STEPS, *AGENT_RULES]
 
 
@@ -689,7 +736,8 @@ def check_my_agent_chat(MyAgent: Any) -> bool:  # noqa: N803  your class, not an
     """The core exercise: judge the learner's agent class (its chat) by AGENT_RULES, and
     that its chat writes the steps itself (OWN_STEPS)."""
     if not isinstance(MyAgent, type):
-        return not_done(AGENT_TITLE, "pass the class itself: check_my_agent_chat(MyAgent)")
-    return check_rules(AGENT_TITLE, MyAgent, EXERCISE_RULES,
-                       start="write the body of chat() in the skeleton, then run this check "
-                             "again")
+        return not_done(_(AGENT_TITLE),
+                        _("pass the class itself: check_my_agent_chat(MyAgent)"))
+    return check_rules(_(AGENT_TITLE), MyAgent, EXERCISE_RULES,
+                       start=_("write the body of chat() in the skeleton, then run this check "
+                               "again"))

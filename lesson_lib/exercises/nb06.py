@@ -51,8 +51,8 @@ from lesson_lib.exercises.scripted import (
     weather_calls,
     weather_tools,
 )
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import assistant_to_dict
-from lesson_lib.text import plural
 
 DISH_QUESTION = "Which is colder, Beijing or Shanghai, and what local dish should I try there?"
 SEED_TOOLS = ("get_current_weather", "get_current_time")
@@ -66,14 +66,14 @@ PREDICTION_QUESTIONS: dict[str, tuple[str, int]] = {
     "e": ("Keep checking the weather in Chengdu until it is sunny.", 4),
 }
 PREDICTION_HINTS = {
-    "a": "a greeting needs no tool: the first reply is already the answer",
-    "b": "parallel calls share one assistant message: one round of tools, then the answer",
-    "c": "the time zone depends on which city is colder: weather first, then the time, "
-         "then the answer (a chain, like Beijing or Shanghai above)",
-    "d": "'until it is sunny' ends as soon as a result says sunny: what is Shanghai's "
-         "weather in the simulated data?",
-    "e": "Chengdu stays cloudy, so the model never stops by itself: count what max_turns "
-         "allows",
+    "a": N_("a greeting needs no tool: the first reply is already the answer"),
+    "b": N_("parallel calls share one assistant message: one round of tools, then the answer"),
+    "c": N_("the time zone depends on which city is colder: weather first, then the time, "
+            "then the answer (a chain, like Beijing or Shanghai above)"),
+    "d": N_("'until it is sunny' ends as soon as a result says sunny: what is Shanghai's "
+            "weather in the simulated data?"),
+    "e": N_("Chengdu stays cloudy, so the model never stops by itself: count what max_turns "
+            "allows"),
 }
 
 
@@ -92,8 +92,8 @@ class CountingClient:
     def _create(self, **kwargs: Any) -> Any:
         self.calls += 1
         if self.calls > self.limit:
-            raise RuntimeError(f"model call {self.calls} refused by the check: your loop did "
-                               f"not stop after {self.limit} calls")
+            raise RuntimeError(_("model call {n} refused by the check: your loop did not stop "
+                                 "after {limit} calls").format(n=self.calls, limit=self.limit))
         return self.inner.chat.completions.create(**kwargs)
 
 
@@ -120,7 +120,7 @@ def _short(text: Any, limit: int = 70) -> str:
 # a scripted model. The library's loop is LoopAgent.run; `library_loop` runs it with
 # my_loop's signature, and tests/test_core_track_nb06.py holds it to the same rules.
 
-LOOP_TITLE = "Build it · your agent loop"
+LOOP_TITLE = N_("Build it · your agent loop")
 QUESTION, ANSWER = "What's the weather in Chengdu?", "It is cloudy in Chengdu, 16°C."
 
 
@@ -173,11 +173,11 @@ def _looped(my_loop: Callable, script: Script, max_turns: int = 5, *,
         try:
             returned = my_loop(messages, tools, max_turns)
         except TooManyCalls:
-            runaway = (f"the model asked for a tool on every call; my_loop made {LIMIT} "
-                       "model calls and the check stopped it: no cap")
+            runaway = _("the model asked for a tool on every call; my_loop made {n} model "
+                        "calls and the check stopped it: no cap").format(n=LIMIT)
         except ScriptEnded:
-            runaway = ("after a reply without tool_calls, my_loop called the model again "
-                       f"(call {len(client.requests)})")
+            runaway = _("after a reply without tool_calls, my_loop called the model again "
+                        "(call {n})").format(n=len(client.requests))
     return Looped(returned, messages, client.requests, client.script, tools, runaway)
 
 
@@ -207,78 +207,94 @@ def _returns_pair(my_loop: Callable) -> None:
         return
     got = ran.returned
     expect(isinstance(got, tuple) and len(got) == 2,
-           f"my_loop returned {_short(repr(got))}, not a pair (reply, turns)")
+           _("my_loop returned {got}, not a pair (reply, turns)").format(got=_short(repr(got))))
 
 
 def _plain_answer(my_loop: Callable) -> None:
     ran = _answered(my_loop)
     reply, turns = ran.pair
     n = len(ran.requests)
-    expect(n == 1, f"the model answered at once; my_loop made {n} model calls")
-    expect(reply == ANSWER, f"the model answered {ANSWER!r}; my_loop returned the reply "
-           + (f"as a {type(reply).__name__} object" if not isinstance(reply, (str, type(None)))
-              else repr(reply)))
-    expect(turns == 1, f"one model call, but turns={turns!r}")
+    expect(n == 1, _("the model answered at once; my_loop made {n} model calls").format(n=n))
+    expect(reply == ANSWER,
+           _("the model answered {answer}; my_loop returned the reply as a {kind} "
+             "object").format(answer=repr(ANSWER), kind=type(reply).__name__)
+           if not isinstance(reply, (str, type(None))) else
+           _("the model answered {answer}; my_loop returned the reply {reply}").format(
+               answer=repr(ANSWER), reply=repr(reply)))
+    expect(turns == 1, _("one model call, but turns={turns}").format(turns=repr(turns)))
 
 
 def _appends_answer(my_loop: Callable) -> None:
     ran = _answered(my_loop)
     messages, want = ran.messages, {"role": "assistant", "content": ANSWER}
-    expect(len(messages) > 2, "messages still holds [system, user] after my_loop: nothing "
-                              "was appended to the list it was given")
+    expect(len(messages) > 2, _("messages still holds [system, user] after my_loop: nothing "
+                                "was appended to the list it was given"))
     objects = [type(m).__name__ for m in messages if not isinstance(m, dict)]
-    expect(not objects, f"messages holds {labels(messages)}: the answer was appended as a "
-                        f"{objects[0] if objects else ''} object, not a dict")
+    expect(not objects, _("messages holds {messages}: the answer was appended as a {kind} "
+                          "object, not a dict").format(messages=labels(messages),
+                                                       kind=objects[0] if objects else ""))
     expect(normalized(messages[-1]) == want and len(messages) == 3,
-           f"after the answer, messages holds {labels(messages)}"
-           + ("" if any(m.get("content") == ANSWER for m in messages)
-              else ": the answer is not in it"))
+           (_("after the answer, messages holds {messages}")
+            if any(m.get("content") == ANSWER for m in messages) else
+            _("after the answer, messages holds {messages}: the answer is not in it")).format(
+                messages=labels(messages)))
 
 
 def _offers_tools(my_loop: Callable) -> None:
     ran = _answered(my_loop, 1, 1)
     want = ran.tools.schemas()
     for n, request in enumerate(ran.requests, 1):
-        expect(request.tools == want, f"model call {n} offered tools={tool_names(request.tools)}, "
-                                      f"not {tool_names(want)}")
+        expect(request.tools == want, _("model call {n} offered tools={tools}, not "
+                                        "{want}").format(n=n, tools=tool_names(request.tools),
+                                                         want=tool_names(want)))
 
 
 def _keeps_going(my_loop: Callable) -> None:
     ran = _answered(my_loop, 1, 1)
     reply, turns = ran.pair
     n = len(ran.requests)
-    expect(n == 3, f"the model asked for tools twice, then answered; my_loop made {n} model "
-                   f"call{'s' if n != 1 else ''} and returned {_short(repr(reply))}")
-    expect(reply == ANSWER, f"my_loop made the 3 calls but returned {_short(repr(reply))}, "
-                            f"not the answer {ANSWER!r}")
-    expect(turns == 3, f"3 model calls, but turns={turns!r}")
+    expect(n == 3, ngettext("the model asked for tools twice, then answered; my_loop made {n} "
+                            "model call and returned {reply}",
+                            "the model asked for tools twice, then answered; my_loop made {n} "
+                            "model calls and returned {reply}", n).format(
+                                n=n, reply=_short(repr(reply))))
+    expect(reply == ANSWER, _("my_loop made the 3 calls but returned {reply}, not the answer "
+                              "{answer}").format(reply=_short(repr(reply)), answer=repr(ANSWER)))
+    expect(turns == 3, _("3 model calls, but turns={turns}").format(turns=repr(turns)))
 
 
 def _appends_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 2)
-    expect_call_before_results(ran.messages, "2 tool calls", "afterwards", "messages")
+    expect_call_before_results(ran.messages,
+                               ngettext("{n} tool call", "{n} tool calls", 2).format(n=2),
+                               _("afterwards"), "messages")
 
 
 def _call_is_a_dict(my_loop: Callable) -> None:
     ran = _answered(my_loop, 2)
     stored = ran.messages[call_index(ran.messages)]
     expect(isinstance(stored, dict),
-           f"the call was appended as a {type(stored).__name__} object, not a dict")
+           _("the call was appended as a {kind} object, not a dict").format(
+               kind=type(stored).__name__))
     expect(all(isinstance(c, dict) for c in stored["tool_calls"]),
-           "the call is a dict, but its tool_calls hold the SDK's objects")
+           _("the call is a dict, but its tool_calls hold the SDK's objects"))
     want = assistant_to_dict(ran.asked().message())
     expect(assistant_to_dict(stored) == want,
-           f"the call appended is {stored}; the model sent {want}")
+           _("the call appended is {stored}; the model sent {want}").format(stored=stored,
+                                                                            want=want))
 
 
 def _runs_every_call(my_loop: Callable) -> None:
     ran = _answered(my_loop, 3)
-    asked = [args for _, args in weather_calls(3)]
-    done = [parsed(args) for _, args in ran.tools.ran]
+    asked = [args for _name, args in weather_calls(3)]
+    done = [parsed(args) for _name, args in ran.tools.ran]
+    cities = ", ".join(a["location"] for a in asked)
     expect(sorted(map(repr, done)) == sorted(map(repr, asked)),
-           "the model asked for 3 calls in one reply "
-           f"({', '.join(a['location'] for a in asked)}); my_loop ran {len(done)}"
-           + (f": {', '.join(json.dumps(d, ensure_ascii=False) for d in done)}" if done else ""))
+           _("the model asked for 3 calls in one reply ({cities}); my_loop ran {n}: "
+             "{calls}").format(cities=cities, n=len(done), calls=", ".join(
+                 json.dumps(d, ensure_ascii=False) for d in done)) if done else
+           _("the model asked for 3 calls in one reply ({cities}); my_loop ran {n}").format(
+               cities=cities, n=len(done)))
 
 
 def _answers_each_call(my_loop: Callable) -> None:
@@ -294,23 +310,25 @@ def _stops(my_loop: Callable) -> None:
 def _cap_is_max_turns(my_loop: Callable) -> None:
     for max_turns in (3, 1):
         ran = _never_ending(my_loop, max_turns)
-        _, turns = ran.pair
+        _reply, turns = ran.pair
         n = len(ran.requests)
-        expect(n == max_turns, f"max_turns={max_turns} and a model that never stops: my_loop "
-                               f"made {n} model calls")
-        expect(turns == max_turns, f"max_turns={max_turns}: {max_turns} model calls, but "
-                                   f"turns={turns!r}")
+        expect(n == max_turns, _("max_turns={max_turns} and a model that never stops: my_loop "
+                                 "made {n} model calls").format(max_turns=max_turns, n=n))
+        expect(turns == max_turns, _("max_turns={max_turns}: {max_turns} model calls, but "
+                                     "turns={turns}").format(max_turns=max_turns,
+                                                             turns=repr(turns)))
 
 
 def _valid_after_cap(my_loop: Callable) -> None:
     ran = _never_ending(my_loop, 3)
-    reply, _ = ran.pair
+    reply, _turns = ran.pair
     problem = first_problem(ran.messages)
-    expect(problem is None, f"after the cap, messages holds {labels(ran.messages)}, which the "
-                            f"API refuses: {problem}")
+    expect(problem is None, _("after the cap, messages holds {messages}, which the API "
+                              "refuses: {problem}").format(messages=labels(ran.messages),
+                                                           problem=problem))
     expect(isinstance(reply, str) and reply.strip() != "",
-           f"at the cap my_loop returned the reply {_short(repr(reply))}: the user is told "
-           "nothing")
+           _("at the cap my_loop returned the reply {reply}: the user is told nothing").format(
+               reply=_short(repr(reply))))
 
 
 # ----------------------------------------------------------------- the property
@@ -343,25 +361,30 @@ def _first_change(mine: Looped, theirs: Looped, capped: bool) -> str | None:
     if mine.runaway:
         return mine.runaway
     if len(mine.requests) != len(theirs.requests):
-        return f"it made {len(mine.requests)} model calls, LoopAgent {len(theirs.requests)}"
+        return _("it made {n} model calls, LoopAgent {theirs}").format(
+            n=len(mine.requests), theirs=len(theirs.requests))
     for n, (a, b) in enumerate(zip(mine.requests, theirs.requests, strict=True), 1):
         if [normalized(m) for m in a.messages] != [normalized(m) for m in b.messages]:
-            return f"model call {n} sent {labels(a.messages)}, LoopAgent's {labels(b.messages)}"
+            return _("model call {n} sent {mine}, LoopAgent's {theirs}").format(
+                n=n, mine=labels(a.messages), theirs=labels(b.messages))
         if a.tools != b.tools:
-            return f"model call {n} offered tools={tool_names(a.tools)}, LoopAgent's " \
-                   f"{tool_names(b.tools)}"
-    (reply, turns), (_, their_turns) = mine.pair, theirs.pair
+            return _("model call {n} offered tools={mine}, LoopAgent's {theirs}").format(
+                n=n, mine=tool_names(a.tools), theirs=tool_names(b.tools))
+    (reply, turns), (_their_reply, their_turns) = mine.pair, theirs.pair
     if turns != their_turns:
-        return f"it returned turns={turns!r}, LoopAgent {their_turns}"
+        return _("it returned turns={turns}, LoopAgent {theirs}").format(turns=repr(turns),
+                                                                         theirs=their_turns)
     ours, lib = [normalized(m) for m in mine.messages], [normalized(m) for m in theirs.messages]
     if capped:  # the notice at the cap is free text, and keeping it is LoopAgent's choice
         ours, lib = _without_notice(ours), _without_notice(lib)
     if ours != lib:
-        return f"messages ends as {labels(ours)}, LoopAgent's {labels(lib)}"
+        return _("messages ends as {mine}, LoopAgent's {theirs}").format(mine=labels(ours),
+                                                                         theirs=labels(lib))
     if not capped and reply != ANSWER:
-        return f"it returned the reply {_short(repr(reply))}, not the answer {ANSWER!r}"
+        return _("it returned the reply {reply}, not the answer {answer}").format(
+            reply=_short(repr(reply)), answer=repr(ANSWER))
     problem = first_problem(mine.messages)
-    return f"messages is not valid: {problem}" if problem else None
+    return _("messages is not valid: {problem}").format(problem=problem) if problem else None
 
 
 def _any_run(my_loop: Callable, example: tuple[list[int], int]) -> str | None:
@@ -370,79 +393,80 @@ def _any_run(my_loop: Callable, example: tuple[list[int], int]) -> str | None:
     theirs = _looped(library_loop, _script_for(rounds), max_turns)
     capped = len(rounds) >= max_turns
     what = _first_change(mine, theirs, capped)
-    shown = ", ".join(plural(n, "call") for n in rounds) or "no tools"
-    return (f"rounds [{shown}] then an answer, max_turns={max_turns}: {what}"
-            if what else None)
+    shown = ", ".join(ngettext("{n} call", "{n} calls", n).format(n=n) for n in rounds) \
+        or _("no tools")
+    return _("rounds [{rounds}] then an answer, max_turns={max_turns}: {what}").format(
+        rounds=shown, max_turns=max_turns, what=what) if what else None
 
 
-L_PAIR = "my_loop returns a pair (reply, turns)"
-L_PLAIN = "a reply without tool_calls ends the loop: one model call, its text, turns=1"
-L_APPEND = "the answer is appended to messages, the list my_loop was given"
-L_TOOLS = "every model call offers the tools, inside the loop too"
-L_CHAIN = "while the reply has tool_calls, it calls again: two rounds, then the answer, " \
-          "take 3 calls"
-L_CALL = "the assistant message with the tool_calls is appended, before its results"
-L_DICT = "the call is appended as a plain dict (assistant_to_dict(message))"
-L_EVERY = "every call of a parallel reply is run (all of message.tool_calls)"
-L_IDS = "each call gets one tool message, with its tool_call_id and the tool's result"
-L_STOPS = "it stops even when the model never does"
-L_CAP = "the cap is max_turns model calls, and turns says so"
-L_AFTER = "at the cap the history is still valid, and the user gets a notice"
+L_PAIR = N_("my_loop returns a pair (reply, turns)")
+L_PLAIN = N_("a reply without tool_calls ends the loop: one model call, its text, turns=1")
+L_APPEND = N_("the answer is appended to messages, the list my_loop was given")
+L_TOOLS = N_("every model call offers the tools, inside the loop too")
+L_CHAIN = N_("while the reply has tool_calls, it calls again: two rounds, then the answer, "
+             "take 3 calls")
+L_CALL = N_("the assistant message with the tool_calls is appended, before its results")
+L_DICT = N_("the call is appended as a plain dict (assistant_to_dict(message))")
+L_EVERY = N_("every call of a parallel reply is run (all of message.tool_calls)")
+L_IDS = N_("each call gets one tool message, with its tool_call_id and the tool's result")
+L_STOPS = N_("it stops even when the model never does")
+L_CAP = N_("the cap is max_turns model calls, and turns says so")
+L_AFTER = N_("at the cap the history is still valid, and the user gets a notice")
 
 LOOP_RULES: list[Rule] = [
-    Rule(L_PAIR, _returns_pair, ("end with return reply, turns",)),
+    Rule(L_PAIR, _returns_pair, (N_("end with return reply, turns"),)),
     Rule(L_PLAIN, _plain_answer,
-         ("a reply without tool_calls is the answer: return its text, message.content",
-          "count each chat() call in turns, and stop (return) as soon as a reply has no "
-          "tool_calls")),
+         (N_("a reply without tool_calls is the answer: return its text, message.content"),
+          N_("count each chat() call in turns, and stop (return) as soon as a reply has no "
+             "tool_calls"))),
     Rule(L_APPEND, _appends_answer,
-         ("the next question's call must see the answer: append it before returning",
-          "messages is the memory you were given: append to it (messages.append(...)), not "
-          "to a copy; append a plain dict, {'role': 'assistant', 'content': text}")),
+         (N_("the next question's call must see the answer: append it before returning"),
+          N_("messages is the memory you were given: append to it (messages.append(...)), not "
+             "to a copy; append a plain dict, {'role': 'assistant', 'content': text}"))),
     Rule(L_TOOLS, _offers_tools,
-         ("notebook 05's second call had tools=None; in a loop every call must be able to "
-          "ask for the next tool",
-          "pass tools=registry.schemas() to every chat() call")),
+         (N_("notebook 05's second call had tools=None; in a loop every call must be able to "
+             "ask for the next tool"),
+          N_("pass tools=registry.schemas() to every chat() call"))),
     Rule(L_CHAIN, _keeps_going,
-         ("one round only? that is notebook 05's `if`",
-          "loop: call, and while the reply has tool_calls, run them, append them and call "
-          "again; return only the reply without tool_calls")),
+         (N_("one round only? that is notebook 05's `if`"),
+          N_("loop: call, and while the reply has tool_calls, run them, append them and call "
+             "again; return only the reply without tool_calls"))),
     Rule(L_CALL, _appends_call,
-         ("a tool message answers a call: the assistant message that made the call comes "
-          "first",
-          "messages.append(assistant_to_dict(message)), then the tool messages")),
+         (N_("a tool message answers a call: the assistant message that made the call comes "
+             "first"),
+          N_("messages.append(assistant_to_dict(message)), then the tool messages"))),
     Rule(L_DICT, _call_is_a_dict,
-         ("messages holds plain dicts, the API's JSON; the SDK's message object is not one",
-          "assistant_to_dict(message) turns the reply into the dict to append"),
+         (N_("messages holds plain dicts, the API's JSON; the SDK's message object is not one"),
+          N_("assistant_to_dict(message) turns the reply into the dict to append")),
          needs=(L_CALL,)),
     Rule(L_EVERY, _runs_every_call,
-         ("one reply can ask for several calls at once",
-          "loop over message.tool_calls and run each with registry.execute(call.function"
-          ".name, call.function.arguments)")),
+         (N_("one reply can ask for several calls at once"),
+          N_("loop over message.tool_calls and run each with registry.execute(call.function"
+             ".name, call.function.arguments)"))),
     Rule(L_IDS, _answers_each_call,
-         ("every call needs its own tool message, or the API refuses the next request",
-          "{'role': 'tool', 'tool_call_id': call.id, 'content': the string execute() "
-          "returned}, one per call"), needs=(L_CALL,)),
+         (N_("every call needs its own tool message, or the API refuses the next request"),
+          N_("{'role': 'tool', 'tool_call_id': call.id, 'content': the string execute() "
+             "returned}, one per call")), needs=(L_CALL,)),
     Rule(L_STOPS, _stops,
-         ("a model can ask for tools for ever ('keep checking until it is sunny'): a loop "
-          "needs a cap",
-          "count the model calls and stop after max_turns of them")),
+         (N_("a model can ask for tools for ever ('keep checking until it is sunny'): a loop "
+             "needs a cap"),
+          N_("count the model calls and stop after max_turns of them"))),
     Rule(L_CAP, _cap_is_max_turns,
-         ("max_turns is how many model calls one input may take: exactly that many, when "
-          "the model never stops",
-          "for turn in range(1, max_turns + 1) makes max_turns calls; check where your "
-          "count starts and whether it compares with < or <="), needs=(L_STOPS,)),
+         (N_("max_turns is how many model calls one input may take: exactly that many, when "
+             "the model never stops"),
+          N_("for turn in range(1, max_turns + 1) makes max_turns calls; check where your "
+             "count starts and whether it compares with < or <=")), needs=(L_STOPS,)),
     Rule(L_AFTER, _valid_after_cap,
-         ("the last round's call and its results are appended together, even at the cap",
-          "after the loop, return a short notice such as 'I stopped after 3 rounds of tool "
-          "calls' (and the turns)"), needs=(L_STOPS,)),
+         (N_("the last round's call and its results are appended together, even at the cap"),
+          N_("after the loop, return a short notice such as 'I stopped after 3 rounds of tool "
+             "calls' (and the turns)")), needs=(L_STOPS,)),
     property_rule(
-        "for any run: the same requests, turns and messages as LoopAgent",
+        N_("for any run: the same requests, turns and messages as LoopAgent"),
         _runs(), _any_run,
-        ("the run above is the smallest where yours and LoopAgent part: follow it call by "
-         "call",
-         "each reply with tool_calls: append it and its results; the reply without: append "
-         "it and return; max_turns calls at most"),
+        (N_("the run above is the smallest where yours and LoopAgent part: follow it call by "
+            "call"),
+         N_("each reply with tool_calls: append it and its results; the reply without: append "
+            "it and return; max_turns calls at most")),
         examples=40,
         needs=(L_PAIR, L_PLAIN, L_APPEND, L_TOOLS, L_CHAIN, L_CALL, L_DICT, L_EVERY, L_IDS,
                L_STOPS, L_CAP, L_AFTER)),
@@ -452,11 +476,11 @@ LOOP_RULES: list[Rule] = [
 def check_my_loop(my_loop: Any) -> bool:  # my_loop(messages, registry, max_turns)
     """The core exercise: judge the learner's loop by LOOP_RULES, on a scripted model."""
     if not callable(my_loop):
-        return not_done(LOOP_TITLE, "define my_loop(messages, registry, max_turns=5) in the "
-                                    "cell above, then run this check")
-    return check_rules(LOOP_TITLE, my_loop, LOOP_RULES,
-                       start="write the body of my_loop in the skeleton, then run this "
-                             "check again")
+        return not_done(_(LOOP_TITLE), _("define my_loop(messages, registry, max_turns=5) in "
+                                         "the cell above, then run this check"))
+    return check_rules(_(LOOP_TITLE), my_loop, LOOP_RULES,
+                       start=_("write the body of my_loop in the skeleton, then run this "
+                               "check again"))
 
 
 # ----------------------------------------------------------------- exercise 1: predictions
@@ -475,25 +499,30 @@ def check_predictions(my_predictions: Any) -> bool:  # {"a": 1, "b": ..., ...}
     """Compare the learner's predicted model calls with what the loop really makes."""
     def body(report: Report) -> None:
         if not isinstance(my_predictions, dict):
-            report.expect(False, "my_predictions is a dict like {'a': 1, 'b': 2, ...}",
-                          f"got {type(my_predictions).__name__}")
+            report.expect(False, _("my_predictions is a dict like {'a': 1, 'b': 2, ...}"),
+                          _("got {kind}").format(kind=type(my_predictions).__name__))
             return
         for key, (question, max_turns) in PREDICTION_QUESTIONS.items():
             guess = my_predictions.get(key, ...)
             where = f"({key}) {question}"
             if guess is ... or guess is None:
-                report.expect(False, f"{where}: not answered yet",
-                              f"replace ... with a whole number (max_turns={max_turns})")
+                report.expect(False, _("{where}: not answered yet").format(where=where),
+                              _("replace ... with a whole number (max_turns={max_turns})").format(
+                                  max_turns=max_turns))
                 continue
             if isinstance(guess, bool) or not isinstance(guess, int):
-                report.expect(False, f"{where}: {guess!r} is not a whole number",
-                              "write how many times the model is called, e.g. 2")
+                report.expect(False, _("{where}: {guess} is not a whole number").format(
+                                  where=where, guess=repr(guess)),
+                              _("write how many times the model is called, e.g. 2"))
                 continue
             real = model_calls(question, max_turns)
-            report.expect(guess == real, f"{where}: {plural(guess, 'model call')}" + (
-                "" if guess == real else f"? It takes {'more' if real > guess else 'fewer'}"),
-                PREDICTION_HINTS[key])
-    return run_check("predictions", body)
+            calls = ngettext("{n} model call", "{n} model calls", guess).format(n=guess)
+            said = (_("{where}: {calls}") if guess == real else
+                    _("{where}: {calls}? It takes more") if real > guess else
+                    _("{where}: {calls}? It takes fewer"))
+            report.expect(guess == real, said.format(where=where, calls=calls),
+                          _(PREDICTION_HINTS[key]))
+    return run_check(_("predictions"), body)
 
 
 # ----------------------------------------------------------------- exercise 2: a two-step chain
@@ -503,7 +532,7 @@ def check_predictions(my_predictions: Any) -> bool:  # {"a": 1, "b": ..., ...}
 # the registry, the tool's schema (it says when to use it; it takes the city), and that
 # LoopAgent, driven by a scripted model through the chain, runs the tool for Beijing.
 
-CHAIN_TITLE = "two-step chain"
+CHAIN_TITLE = N_("two-step chain")
 COLDER = "Beijing"  # the simulated weather: 18 °C in Beijing, 22 °C in Shanghai
 
 
@@ -512,18 +541,21 @@ def _registry_ok(report: Report, my_registry: Any) -> list[str]:
     from lesson_lib.tools import WEATHER_TOOL, ToolRegistry  # noqa: PLC0415
 
     if not isinstance(my_registry, ToolRegistry):
-        report.expect(False, "my_registry is a ToolRegistry",
-                      f"got {type(my_registry).__name__}: start with my_registry = ToolRegistry()")
+        report.expect(False, _("my_registry is a ToolRegistry"),
+                      _("got {kind}: start with my_registry = ToolRegistry()").format(
+                          kind=type(my_registry).__name__))
         return []
     weather = my_registry.get("get_current_weather")
     if not report.expect(weather is not None and weather.schema == WEATHER_TOOL,
-                         f"my_registry has get_current_weather ({my_registry.names()})",
-                         "step 1 compares temperatures: my_registry.register("
-                         "get_current_weather, WEATHER_TOOL)"):
+                         _("my_registry has get_current_weather ({names})").format(
+                             names=my_registry.names()),
+                         _("step 1 compares temperatures: my_registry.register("
+                           "get_current_weather, WEATHER_TOOL)")):
         return []
     own = [n for n in my_registry.names() if n not in SEED_TOOLS]
-    report.expect(bool(own), f"my_registry has a tool of your own ({', '.join(own) or 'none'})",
-                  "write a function that returns a city's famous dish and register it")
+    report.expect(bool(own), _("my_registry has a tool of your own ({names})").format(
+                      names=", ".join(own) or _("none")),
+                  _("write a function that returns a city's famous dish and register it"))
     return own
 
 
@@ -533,8 +565,9 @@ def _city_parameter(report: Report, schema: dict) -> str | None:
     parameters = schema["function"]["parameters"]
     required = parameters.get("required", [])
     ok = len(required) == 1 and parameters["properties"][required[0]].get("type") == "string"
-    report.expect(ok, f"{name} takes the city as its one required parameter",
-                  f"it requires {required or 'nothing'}: def {name}(city: str)")
+    report.expect(ok, _("{name} takes the city as its one required parameter").format(name=name),
+                  _("it requires {required}: def {name}(city: str)").format(
+                      required=required or _("nothing"), name=name))
     return required[0] if ok else None
 
 
@@ -557,29 +590,34 @@ def _chain(my_registry: Any, name: str, city: str) -> Any:
 def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
     schema = my_registry.get(own[0]).schema
     description = schema["function"]["description"]
-    report.expect(says_when(description), f"{own[0]}'s description says when to use it",
-                  (f"it says {description!r}: the model picks a tool by its name and "
-                   "description only (notebook 03), so say when to use it, in the words a "
-                   "user would use (a local dish, food to try)",
-                   'begin the docstring with "Use this when the user asks …", and describe '
-                   "the city under 'Args:'"))
+    report.expect(says_when(description),
+                  _("{tool}'s description says when to use it").format(tool=own[0]),
+                  (_("it says {description}: the model picks a tool by its name and "
+                     "description only (notebook 03), so say when to use it, in the words a "
+                     "user would use (a local dish, food to try)").format(
+                         description=repr(description)),
+                   N_('begin the docstring with "Use this when the user asks …", and describe '
+                      "the city under 'Args:'")))
     bare = undescribed(schema)
-    report.expect(not bare, "each parameter has a description",
-                  f"{', '.join(bare)}: describe it under 'Args:' in the docstring, with an "
-                  "example value (e.g. Beijing)")
+    report.expect(not bare, _("each parameter has a description"),
+                  _("{names}: describe it under 'Args:' in the docstring, with an example "
+                    "value (e.g. Beijing)").format(names=", ".join(bare)))
     city = _city_parameter(report, schema)
     if city is None:
         return
     result = _chain(my_registry, own[0], city)
     mine = [e for e in result.events if e.name == own[0]]
-    error = _error_in(mine[0].result) if mine else "it did not run"
-    if not report.expect(error is None, f"turn 2: {own[0]} ran for {COLDER} without an "
-                         f"error ({_short(mine[0].result if mine else '')})",
-                         f"it returned an error: {error}"):
+    error = _error_in(mine[0].result) if mine else _("it did not run")
+    if not report.expect(error is None, _("turn 2: {tool} ran for {city} without an error "
+                                          "({result})").format(
+                             tool=own[0], city=COLDER,
+                             result=_short(mine[0].result if mine else "")),
+                         _("it returned an error: {error}").format(error=error)):
         return
     report.expect(DISHES_NAMED in mine[0].result,
-                  f"its result names {COLDER}'s dish, {DISHES_NAMED}",
-                  "look the dish up in DISHES, by the city it is given")
+                  _("its result names {city}'s dish, {dish}").format(city=COLDER,
+                                                                      dish=DISHES_NAMED),
+                  _("look the dish up in DISHES, by the city it is given"))
 
 
 DISHES_NAMED = "Peking duck"  # what DISHES says of Beijing, in the notebook
@@ -599,4 +637,4 @@ def check_two_step_chain(my_registry: Any) -> bool:  # a ToolRegistry with your 
         own = _registry_ok(report, my_registry)
         if own:
             _chain_steps(report, my_registry, own)
-    return run_check(CHAIN_TITLE, body)
+    return run_check(_(CHAIN_TITLE), body)

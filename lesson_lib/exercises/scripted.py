@@ -32,6 +32,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from lesson_lib.exercises.contract import expect
+from lesson_lib.i18n import _, ngettext
 from lesson_lib.tools import WEATHER_TOOL, ToolRegistry, get_current_weather
 
 MODEL = "scripted-model"  # the model name the checks' requests carry
@@ -79,7 +80,8 @@ class Reply:
 
     def __str__(self) -> str:
         if self.calls:
-            return f"{len(self.calls)} tool call{'s' if len(self.calls) > 1 else ''}"
+            return ngettext("{n} tool call", "{n} tool calls", len(self.calls)).format(
+                n=len(self.calls))
         return repr(self.content)
 
 
@@ -157,14 +159,17 @@ class ScriptedClient:
                                      dict(body)))
         n = len(self.requests)
         if n > self.limit:
-            raise TooManyCalls(f"model call {n} refused by the check: {self.limit} model "
-                               "calls were made and the code did not stop")
+            raise TooManyCalls(_("model call {n} refused by the check: {limit} model calls "
+                                 "were made and the code did not stop").format(
+                                     n=n, limit=self.limit))
         if n <= len(self.script.replies):
             return _completion(self.script.replies[n - 1], n)
         if self.forever is None:
-            raise ScriptEnded(f"model call {n}: the check's model had only "
-                              f"{len(self.script.replies)} repl"
-                              f"{'y' if len(self.script.replies) == 1 else 'ies'} to give")
+            had = len(self.script.replies)
+            raise ScriptEnded(ngettext("model call {n}: the check's model had only {had} reply "
+                                       "to give",
+                                       "model call {n}: the check's model had only {had} "
+                                       "replies to give", had).format(n=n, had=had))
         self.script.replies.append(self.forever(self.script))
         return _completion(self.script.replies[-1], n)
 
@@ -192,8 +197,8 @@ class WatchedTools(ToolRegistry):
     def execute(self, name: str, arguments_json: str) -> str:
         self.ran.append((name, arguments_json))
         if self.crash_at == len(self.ran):
-            raise ToolCrashed(f"the check stopped tool call {self.crash_at} halfway "
-                              "(as a Ctrl-C or a crash would)")
+            raise ToolCrashed(_("the check stopped tool call {n} halfway (as a Ctrl-C or a "
+                                "crash would)").format(n=self.crash_at))
         return super().execute(name, arguments_json)
 
 
@@ -242,7 +247,7 @@ def label(message: Any) -> str:
     """One message in a few words: user 'hi', assistant→2 calls, tool→call_1a2b…, or the
     name of an object that is not a dict."""
     if not isinstance(message, dict):
-        return f"{type(message).__name__} object"
+        return _("{kind} object").format(kind=type(message).__name__)
     role = message.get("role")
     if role == "assistant" and message.get("tool_calls"):
         ids = ", ".join(_short(field_of(c, "id"), 12) for c in message["tool_calls"])
@@ -308,11 +313,16 @@ def expect_call_before_results(messages: list, asked: str, after: str, holder: s
     at = call_index(messages)
     results = [i for i, m in enumerate(messages)
                if isinstance(m, dict) and m.get("role") == "tool"]
-    expect(at is not None, f"the model asked for {asked}; {after} {holder} holds "
-           f"{labels(messages)}: the assistant message with the tool_calls is not in it"
-           + (" (its results are there alone)" if results else ""))
+    expect(at is not None,
+           (_("the model asked for {asked}; {after} {holder} holds {messages}: the assistant "
+              "message with the tool_calls is not in it (its results are there alone)")
+            if results else
+            _("the model asked for {asked}; {after} {holder} holds {messages}: the assistant "
+              "message with the tool_calls is not in it")).format(
+                  asked=asked, after=after, holder=holder, messages=labels(messages)))
     expect(not results or at < results[0],
-           f"{holder} holds {labels(messages)}: the results come before the call they answer")
+           _("{holder} holds {messages}: the results come before the call they answer").format(
+               holder=holder, messages=labels(messages)))
 
 
 def expect_each_call_answered(messages: list, asked: Reply, holder: str,
@@ -328,9 +338,14 @@ def expect_each_call_answered(messages: list, asked: Reply, holder: str,
     want = {c.id: weather_tools().execute(c.name, c.arguments) for c in asked.calls}
     got = [m.get("tool_call_id") for m in after]
     expect(sorted(map(str, got)) == sorted(want),
-           f"the assistant message asks for {len(want)} calls ({', '.join(want)}); right "
-           f"after it {holder} holds "
-           + (f"{labels(after)} with tool_call_id {got}" if after else "no tool message"))
+           _("the assistant message asks for {n} calls ({ids}); right after it {holder} holds "
+             "{messages} with tool_call_id {got}").format(
+                 n=len(want), ids=", ".join(want), holder=holder, messages=labels(after),
+                 got=got) if after else
+           _("the assistant message asks for {n} calls ({ids}); right after it {holder} holds "
+             "no tool message").format(n=len(want), ids=", ".join(want), holder=holder))
     wrong = [m for m in after if m.get("content") != want[m["tool_call_id"]]]
-    expect(not wrong, f"the tool message for {wrong[0]['tool_call_id'] if wrong else ''} holds "
-           f"{shorten(wrong[0].get('content')) if wrong else ''!r}, not what the tool returned")
+    expect(not wrong, _("the tool message for {id} holds {content}, not what the tool "
+                        "returned").format(
+                            id=wrong[0]["tool_call_id"] if wrong else "",
+                            content=repr(shorten(wrong[0].get("content")) if wrong else "")))
