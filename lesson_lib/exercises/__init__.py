@@ -64,12 +64,12 @@ class Report:
 
     def __str__(self) -> str:
         end = "  " + (_("All checks passed.") if self.passed else _("Not yet: see the ❌ lines."))
-        lines = [f"{self.title}:", *self._lines(self.findings), end]
+        lines = [_("{title}:").format(title=_(self.title)), *self._lines(self.findings), end]
         if self.detail or _DETAIL or len(lines) <= LINES:
             return "\n".join(lines)
         passes = [f for f in self.findings if f[0]]
         failures = [f for f in self.findings if not f[0]]
-        short = [f"{self.title}:"]
+        short = [_("{title}:").format(title=_(self.title))]
         if passes:
             short.append("  ✅ " + ngettext("{n} check passes", "{n} checks pass",
                                            len(passes)).format(n=len(passes)))
