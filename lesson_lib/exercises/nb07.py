@@ -45,9 +45,9 @@ from lesson_lib.costs import (
 )
 from lesson_lib.exercises import Report, _learner_frame, not_done, run_check
 from lesson_lib.exercises.contract import Broken, Rule, check_rules, property_rule
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import _role_label
 from lesson_lib.protocol import find_problems
-from lesson_lib.text import plural
 from lesson_lib.tokens import count_message, count_messages, count_text, encoding_name_for
 from lesson_lib.trimcheck import (
     TRIM_CASES,
@@ -87,7 +87,7 @@ def _short(text: str, limit: int = 60) -> str:
 # ----------------------------------------------------------------- Build it: the trim's rules
 # TRIM_RULES judge it; tests/test_core_track_nb07.py runs the same rules on budget_trim.
 
-TRIM_TITLE = "Build it · your token-budget trim"
+TRIM_TITLE = N_("Build it · your token-budget trim")
 UNIT = "tokens"
 VALID = [c for c in TRIM_CASES if not c.broken]
 BROKEN = [c for c in TRIM_CASES if c.broken]
@@ -131,8 +131,9 @@ def _is_list(outcome: _Outcome) -> bool:
 
 def _crash(error: Exception) -> str:
     where = _learner_frame(error)
-    return (f"it raised {type(error).__name__}: {_short(str(error), 120)} "
-            f"(line {where.lineno} of {where.name}())")
+    return _("it raised {error}: {message} (line {line} of {function}())").format(
+        error=type(error).__name__, message=_short(str(error), 120), line=where.lineno,
+        function=where.name)
 
 
 _COUNTED: dict[str, int] = {}  # message (as JSON) -> tokens: the checks count the same ones often
@@ -153,7 +154,8 @@ def _cost(messages: list) -> int:
 
 
 def _size(case: TrimCase) -> str:
-    return f"{_cost(case.messages):,} tokens, budget {case.max_tokens:,}"
+    return _("{tokens} tokens, budget {budget}").format(tokens=f"{_cost(case.messages):,}",
+                                                        budget=f"{case.max_tokens:,}")
 
 
 def _floor_cost(case: TrimCase) -> int:
@@ -191,10 +193,11 @@ def _unchanged(case: TrimCase, o: _Outcome) -> str | None:
     if o.given == case.messages:
         return None
     if len(o.given) != len(case.messages):
-        return (f"the list it was given had {len(case.messages)} messages before the call "
-                f"and {len(o.given)} after")
+        return _("the list it was given had {before} messages before the call and {after} "
+                 "after").format(before=len(case.messages), after=len(o.given))
     k = next(k for k, (a, b) in enumerate(zip(o.given, case.messages, strict=True)) if a != b)
-    return f"message {k} ({_role_label(case.messages[k])}) of the list it was given was changed"
+    return _("message {k} ({role}) of the list it was given was changed").format(
+        k=k, role=_role_label(case.messages[k]))
 
 
 def _accepted(case: TrimCase, o: _Outcome) -> str | None:
@@ -209,15 +212,19 @@ def _systems_kept(case: TrimCase, o: _Outcome) -> str | None:
     missing = [m for m in systems if m not in o.result]
     if not missing:
         return None
-    return (f"it dropped {len(missing)} of the {plural(len(systems), 'system message')}: "
-            f"{_short(missing[0]['content'], 50)!r}")
+    return ngettext("it dropped {missing} of the {n} system message: {content}",
+                    "it dropped {missing} of the {n} system messages: {content}",
+                    len(systems)).format(missing=len(missing), n=len(systems),
+                                         content=repr(_short(missing[0]['content'], 50)))
 
 
 def _turn_kept(case: TrimCase, o: _Outcome) -> str | None:
     if not _is_list(o):
         return None
-    found = [what for what, _ in _lost(case, o.result) if "system message" not in what]
-    return found[0] if found else None
+    lost = _lost(case, o.result)  # a lost system message comes first: another rule's
+    if any(m not in o.result for m in case.messages if m["role"] == "system"):
+        lost = lost[1:]
+    return lost[0][0] if lost else None
 
 
 def _fits(case: TrimCase, o: _Outcome) -> str | None:
@@ -236,29 +243,31 @@ def _cut(case: TrimCase, o: _Outcome) -> str | None:
     if floor <= case.max_tokens or too_big(case, UNIT):
         return None
     if isinstance(o.error, ValueError):
-        return (f"it raised ValueError: {_short(str(o.error), 80)}, but the current turn "
-                "fits once its tool result is cut")
+        return _("it raised ValueError: {message}, but the current turn fits once its tool "
+                 "result is cut").format(message=_short(str(o.error), 80))
     if not _is_list(o) or _cost(o.result) <= case.max_tokens:
         return None
-    return (f"it is {_cost(o.result):,} tokens, over the budget of {case.max_tokens:,}: "
-            f"the system messages and the current turn alone are {floor:,}")
+    return _("it is {tokens} tokens, over the budget of {budget}: the system messages and "
+             "the current turn alone are {floor}").format(
+        tokens=f"{_cost(o.result):,}", budget=f"{case.max_tokens:,}", floor=f"{floor:,}")
 
 
 def _raises(case: TrimCase, o: _Outcome) -> str | None:
     """ValueError, saying by how much, exactly where nothing can fit."""
     if not too_big(case, UNIT):
         if isinstance(o.error, ValueError) and _floor_cost(case) <= case.max_tokens:
-            return (f"it raised ValueError: {_short(str(o.error), 80)}, but dropping older "
-                    "messages fits the budget")
+            return _("it raised ValueError: {message}, but dropping older messages fits "
+                     "the budget").format(message=_short(str(o.error), 80))
         return None
     if isinstance(o.error, ValueError):
         return None if _says_how_much(o.error) else (
-            f"it raised ValueError({_short(str(o.error), 60)!r}), which does not say by how "
-            "many tokens")
+            _("it raised ValueError({message}), which does not say by how many "
+              "tokens").format(message=repr(_short(str(o.error), 60))))
     if not _is_list(o):
         return None
-    return (f"it returned {_cost(o.result):,} tokens for a budget of {case.max_tokens:,}: the "
-            "API would refuse it (context_length_exceeded)")
+    return _("it returned {tokens} tokens for a budget of {budget}: the API would refuse it "
+             "(context_length_exceeded)").format(tokens=f"{_cost(o.result):,}",
+                                                 budget=f"{case.max_tokens:,}")
 
 
 def _says_how_much(error: Exception) -> bool:
@@ -323,7 +332,7 @@ def _histories() -> Any:
         turns = draw(st.integers(1, 3))
         for t in range(1, turns + 1):
             messages.append({"role": "user", "content": f"Question {t}?"})
-            for _ in range(draw(st.integers(0, 2))):
+            for _round in range(draw(st.integers(0, 2))):
                 calls = [f"call_{next(ids)}" for _ in range(draw(st.integers(1, 3)))]
                 messages.append({"role": "assistant", "content": None, "tool_calls": [
                     {"id": c, "type": "function", "function": {
@@ -369,7 +378,8 @@ def _any_history(fn: Callable, example: tuple[list[dict], int]) -> str | None:
     """What breaks (None: nothing) when `fn` trims this random history to this budget."""
     messages, budget = example
     given = copy.deepcopy(messages)
-    seen = f"budget {budget}, history {_labels(messages)} ({_cost(messages)} tokens)"
+    seen = _("budget {budget}, history {history} ({tokens} tokens)").format(
+        budget=budget, history=_labels(messages), tokens=_cost(messages))
     impossible, beyond_the_library = (least > budget for least in _least(messages)[:2])
     try:
         result = fn(given, budget)
@@ -377,16 +387,19 @@ def _any_history(fn: Callable, example: tuple[list[dict], int]) -> str | None:
         raise
     except ValueError as error:
         if not beyond_the_library:
-            return f"{seen}: it raised ValueError: {_short(str(error), 80)}, but a trim fits"
+            return _("{seen}: it raised ValueError: {message}, but a trim fits").format(
+                seen=seen, message=_short(str(error), 80))
         if not _says_how_much(error):
-            return f"{seen}: it raised ValueError({str(error)!r}), not saying by how much"
+            return _("{seen}: it raised ValueError({message}), not saying by how "
+                     "much").format(seen=seen, message=repr(str(error)))
         return None
     except Exception as error:
         return f"{seen}: {_crash(error)}"
     what = _property_problem(messages, budget, result, impossible)
     if what is None and given != messages:
-        what = "it changed the list it was given"
-    return None if what is None else f"{seen}: it returned {_labels(result)}: {what}"
+        what = _("it changed the list it was given")
+    return None if what is None else _("{seen}: it returned {history}: {what}").format(
+        seen=seen, history=_labels(result), what=what)
 
 
 def _property_problem(messages: list[dict], budget: int, result: Any,
@@ -395,110 +408,113 @@ def _property_problem(messages: list[dict], budget: int, result: Any,
         return _shape(result)[0][0]
     problems = find_problems(result)
     if problems:
-        return f"the API would refuse it: {problems[0].message}"
+        return _("the API would refuse it: {problem}").format(problem=problems[0].message)
     if any(m not in result for m in messages if m["role"] == "system"):
-        return "a system message is missing"
+        return _("a system message is missing")
     if not _is_subsequence(_current_turn(messages), result, lambda t, r: _same(r, t)):
-        return "part of the current turn is missing"
+        return _("part of the current turn is missing")
     if _cost(result) > budget:
         if impossible:
-            return (f"{_cost(result)} tokens: nothing can fit this budget, so raise "
-                    "ValueError saying by how much")
-        return f"{_cost(result)} tokens, {_cost(result) - budget} over the budget"
+            return _("{tokens} tokens: nothing can fit this budget, so raise ValueError "
+                     "saying by how much").format(tokens=_cost(result))
+        return _("{tokens} tokens, {over} over the budget").format(tokens=_cost(result),
+                                                                   over=_cost(result) - budget)
     if not _is_subsequence(result, messages):
-        return "it is not the input with messages removed (one was added, changed or moved)"
+        return _("it is not the input with messages removed (one was added, changed or "
+                 "moved)")
     said = [m for m in messages if m["role"] != "system"]
     kept = [m for m in result if m["role"] != "system"]
     if kept and not all(_same(k, t) for k, t in zip(kept, said[len(said) - len(kept):],
                                                     strict=True)):
-        return "it dropped messages newer than some it kept"
+        return _("it dropped messages newer than some it kept")
     return None
 
 
 # ---- the rules, in the order a learner meets them
 
-_LIST = "it returns the trimmed list (a list of message dicts)"
-_ACCEPTED = "the API accepts what it returns: a tool call and its results stay or go together"
-_SYSTEMS = "it keeps every system message, wherever it stands"
-_TURN = "it keeps the current turn: the latest question and everything after it"
-_FITS = "it fits the budget, counted with count_messages()"
-_OLDEST = "it only removes messages, oldest first: nothing added, changed or moved"
+_LIST = N_("it returns the trimmed list (a list of message dicts)")
+_ACCEPTED = N_("the API accepts what it returns: a tool call and its results stay or go together")
+_SYSTEMS = N_("it keeps every system message, wherever it stands")
+_TURN = N_("it keeps the current turn: the latest question and everything after it")
+_FITS = N_("it fits the budget, counted with count_messages()")
+_OLDEST = N_("it only removes messages, oldest first: nothing added, changed or moved")
 
 TRIM_RULES: list[Rule] = [
     _bank_rule(_LIST, VALID, _returns_a_list,
-               ("end with `return` and the list of the message dicts you keep",
-                "an exception shows its line: run your function on that case by hand, "
-                "trim_case(name).messages (from lesson_lib.trimcheck)")),
-    _bank_rule("it leaves the list it was given unchanged", TRIM_CASES, _unchanged,
-               ("the caller still needs its history: never del, pop or remove on the list "
-                "you were given, nor edit its messages",
-                "work on a copy: kept = list(messages), then remove from kept"),
+               (N_("end with `return` and the list of the message dicts you keep"),
+                N_("an exception shows its line: run your function on that case by hand, "
+                   "trim_case(name).messages (from lesson_lib.trimcheck)"))),
+    _bank_rule(N_("it leaves the list it was given unchanged"), TRIM_CASES, _unchanged,
+               (N_("the caller still needs its history: never del, pop or remove on the list "
+                   "you were given, nor edit its messages"),
+                N_("work on a copy: kept = list(messages), then remove from kept")),
                needs=(_LIST,)),
     _bank_rule(_ACCEPTED, VALID, _accepted,
-               ("a unit is one message, or an assistant message with tool_calls together "
-                "with ALL the tool messages right after it: drop whole units, never part of one",
-                "walk the list once and group it: the tool messages that follow an "
-                "assistant(tool_calls) belong to its unit"),
+               (N_("a unit is one message, or an assistant message with tool_calls together "
+                   "with ALL the tool messages right after it: drop whole units, never part "
+                   "of one"),
+                N_("walk the list once and group it: the tool messages that follow an "
+                   "assistant(tool_calls) belong to its unit")),
                needs=(_LIST,)),
     _bank_rule(_SYSTEMS, VALID, _systems_kept,
-               ("a system message can stand anywhere (an instruction added mid-conversation), "
-                "not only at index 0: never choose one to drop",),
+               (N_("a system message can stand anywhere (an instruction added mid-conversation), "
+                   "not only at index 0: never choose one to drop"),),
                needs=(_LIST,)),
     _bank_rule(_TURN, VALID, _turn_kept,
-               ("find the latest user message first: it and everything after it (the tool "
-                "rounds it caused) is the current turn, and the model needs all of it",
-                "only units before the current turn may be dropped; when that is not enough, "
-                "the next rules say what to do"),
+               (N_("find the latest user message first: it and everything after it (the tool "
+                   "rounds it caused) is the current turn, and the model needs all of it"),
+                N_("only units before the current turn may be dropped; when that is not enough, "
+                   "the next rules say what to do")),
                needs=(_LIST,)),
     _bank_rule(_FITS, VALID, _fits,
-               ("count the whole list with count_messages(): each message's overhead and the "
-                "tool calls' arguments are tokens too, and characters are not tokens",
-                "drop the oldest unit, count again, and go on while the list is over the "
-                "budget (an off-by-one here keeps one unit too many)"),
+               (N_("count the whole list with count_messages(): each message's overhead and the "
+                   "tool calls' arguments are tokens too, and characters are not tokens"),
+                N_("drop the oldest unit, count again, and go on while the list is over the "
+                   "budget (an off-by-one here keeps one unit too many)")),
                needs=(_LIST,)),
-    _bank_rule("when the current turn alone is over the budget, its largest tool result is "
-               "cut (marked 'truncated') to fit", VALID, _cut,
-               ("dropping older units cannot help when the current turn itself is too big, "
-                "and dropping the tool result loses the answer: shorten it instead",
-                "truncate_text(text, max_tokens) keeps the longest start of a text that fits "
-                "and adds '[truncated … characters]': give it what the result may still cost, "
-                "its tokens minus how far over you are"),
+    _bank_rule(N_("when the current turn alone is over the budget, its largest tool result is "
+                  "cut (marked 'truncated') to fit"), VALID, _cut,
+               (N_("dropping older units cannot help when the current turn itself is too big, "
+                   "and dropping the tool result loses the answer: shorten it instead"),
+                N_("truncate_text(text, max_tokens) keeps the longest start of a text that fits "
+                   "and adds '[truncated … characters]': give it what the result may still cost, "
+                   "its tokens minus how far over you are")),
                needs=(_LIST,)),
-    _bank_rule("when nothing can fit, it raises ValueError saying by how many tokens (and "
-               "only then)", VALID, _raises,
-               ("when the system messages and the current turn do not fit even with its tool "
-                "results cut, every list you could return is refused by the API: raise instead",
-                "say by how much, e.g. ValueError(f\"over budget by {over} tokens\"), so the "
-                "caller can tell the user; as long as a trimmed list fits, return it"),
+    _bank_rule(N_("when nothing can fit, it raises ValueError saying by how many tokens (and "
+                  "only then)"), VALID, _raises,
+               (N_("when the system messages and the current turn do not fit even with its tool "
+                   "results cut, every list you could return is refused by the API: raise instead"),
+                N_("say by how much, e.g. ValueError(f\"over budget by {over} tokens\"), so the "
+                   "caller can tell the user; as long as a trimmed list fits, return it")),
                needs=(_LIST,)),
     _bank_rule(_OLDEST, VALID, _oldest_first,
-               ("only remove messages: keep the others as they are, in their order (a tool "
-                "result cut with a 'truncated' marker is the one change allowed)",
-                "drop from the oldest end: what stays (system messages aside) is the newest "
-                "part of the conversation"),
+               (N_("only remove messages: keep the others as they are, in their order (a tool "
+                   "result cut with a 'truncated' marker is the one change allowed)"),
+                N_("drop from the oldest end: what stays (system messages aside) is the newest "
+                   "part of the conversation")),
                needs=(_LIST,)),
-    _bank_rule("it forgets no more than it must: it stops as soon as the list fits", VALID,
+    _bank_rule(N_("it forgets no more than it must: it stops as soon as the list fits"), VALID,
                _no_more_than_needed,
-               ("check the budget after every unit you drop, and stop when the list fits: "
-                "a list exactly at the budget fits",
-                "never drop everything at once: each unit dropped is something the model "
-                "forgets"),
+               (N_("check the budget after every unit you drop, and stop when the list fits: "
+                   "a list exactly at the budget fits"),
+                N_("never drop everything at once: each unit dropped is something the model "
+                   "forgets")),
                needs=(_LIST,)),
-    _bank_rule("a broken history comes back valid, by the same rules (repair it first)",
+    _bank_rule(N_("a broken history comes back valid, by the same rules (repair it first)"),
                BROKEN, _repaired,
-               ("histories break outside the trim: a run interrupted mid-round, a result "
-                "stored twice or before its call. The API refuses them whatever you drop",
-                "run repair_messages(messages).messages first (it returns a valid copy), "
-                "then trim what it gives back"),
+               (N_("histories break outside the trim: a run interrupted mid-round, a result "
+                   "stored twice or before its call. The API refuses them whatever you drop"),
+                N_("run repair_messages(messages).messages first (it returns a valid copy), "
+                   "then trim what it gives back")),
                needs=(_LIST,)),
     property_rule(
-        "for any history and budget: valid, system messages and current turn kept, within "
-        "the budget (or ValueError), oldest dropped first",
+        N_("for any history and budget: valid, system messages and current turn kept, within "
+           "the budget (or ValueError), oldest dropped first"),
         _histories(), _any_history,
-        ("the history above is the smallest one your trim gets wrong (each message with its "
-         "tokens): build it by hand and run your function on it",
-         "a current turn can hold several tool rounds and several results: when one cut is "
-         "not enough, the next largest result may need cutting too"),
+        (N_("the history above is the smallest one your trim gets wrong (each message with its "
+            "tokens): build it by hand and run your function on it"),
+         N_("a current turn can hold several tool rounds and several results: when one cut is "
+            "not enough, the next largest result may need cutting too")),
         examples=100,
         needs=(_ACCEPTED, _SYSTEMS, _TURN, _FITS, _OLDEST)),
 ]
@@ -508,19 +524,20 @@ def check_my_budget_trim(my_budget_trim: Any) -> bool:  # my_budget_trim(message
     """Build it: judge the learner's trim by TRIM_RULES (the trim checker's bank, rule by
     rule, then random histories); print the report, return True when every rule holds."""
     if not callable(my_budget_trim):
-        return not_done(TRIM_TITLE, "define my_budget_trim(messages, budget) above and pass "
-                                    "the function itself (no parentheses)")
+        return not_done(_(TRIM_TITLE), _("define my_budget_trim(messages, budget) above and "
+                                         "pass the function itself (no parentheses)"))
     _OUTCOMES.clear()  # each check runs the trim afresh (it may have been edited)
     try:
-        return check_rules(TRIM_TITLE, my_budget_trim, TRIM_RULES,
-                           start="write the body of my_budget_trim, then run this check again")
+        return check_rules(_(TRIM_TITLE), my_budget_trim, TRIM_RULES,
+                           start=_("write the body of my_budget_trim, then run this check "
+                                   "again"))
     finally:
         _OUTCOMES.clear()
 
 
 def _name(fn: Any) -> str:
     return getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__",
-                                                    "your trim")
+                                                    _("your trim"))
 
 
 def _unwritten(fn: Callable) -> bool:
@@ -543,32 +560,35 @@ def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, b
     (FunctionTrimMemory), print whether it got through within the budget, and return the
     cost plot of your run next to `runs`."""
     name = _name(my_budget_trim)
-    title = f"{name} in the {len(script)}-turn conversation"
+    title = _("{name} in the {turns}-turn conversation").format(name=name, turns=len(script))
     if not callable(my_budget_trim) or _unwritten(my_budget_trim):
-        not_done(title, "write my_budget_trim(messages, budget) above (check_my_budget_trim "
-                        "judges it), then run this cell again")
+        not_done(title, _("write my_budget_trim(messages, budget) above (check_my_budget_trim "
+                          "judges it), then run this cell again"))
         return None
     tools = lesson_tools().schemas()
     mine = run_conversation(FunctionTrimMemory(my_budget_trim, token_budget, tools=tools),
                             script, name=name, meter=_offline_meter())
     report = Report(title)
-    report.expect(mine.error is None, f"it ran {len(mine.turns)} of {len(script)} turns"
-                  + (f"; stopped at {mine.error}" if mine.error else ""),
-                  "a request the API refuses, or an exception in your trim, stops the "
-                  "conversation: check_my_budget_trim shows which history breaks it")
+    report.expect(mine.error is None, _("it ran {done} of {turns} turns").format(
+                      done=len(mine.turns), turns=len(script))
+                  + (_("; stopped at {error}").format(error=mine.error) if mine.error else ""),
+                  _("a request the API refuses, or an exception in your trim, stops the "
+                    "conversation: check_my_budget_trim shows which history breaks it"))
     largest = max((t.largest.tokens for t in mine.turns), default=0)
     report.expect(largest <= token_budget,
-                  f"its largest request was {largest:,} tokens (budget {token_budget:,})",
-                  "count with count_messages() and keep dropping whole units until it fits")
+                  _("its largest request was {tokens} tokens (budget {budget})").format(
+                      tokens=f"{largest:,}", budget=f"{token_budget:,}"),
+                  _("count with count_messages() and keep dropping whole units until it fits"))
     print(report)
     if mine.error is None:
-        print(f"Its answer to {mine.turns[-1].question!r}: {mine.turns[-1].reply}")
+        print(_("Its answer to {question}: {reply}").format(
+            question=repr(mine.turns[-1].question), reply=mine.turns[-1].reply))
     return plot_costs([*runs, mine], window, token_budget)
 
 
 # ----------------------------------------------------------------- exercise 1: a summarizer
 
-SUMMARIZER_TITLE = "Exercise 1 · my_summarizer"
+SUMMARIZER_TITLE = N_("Exercise 1 · my_summarizer")
 OTHER_NAME = "Meimei"  # the direct calls use another name: a summary must take it from the messages
 
 
@@ -608,23 +628,23 @@ def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages)
     directly and then in TokenBudgetMemory(TOKEN_BUDGET, drop="turn") through the
     50-turn conversation, answered by the offline model."""
     if not callable(my_summarizer):
-        return not_done(SUMMARIZER_TITLE, "define my_summarizer(messages) above and pass the "
-                                          "function itself (no parentheses)")
+        return not_done(_(SUMMARIZER_TITLE), _("define my_summarizer(messages) above and pass "
+                                               "the function itself (no parentheses)"))
     try:
         first = my_summarizer(copy.deepcopy(first_dropped()))
     except NotImplementedError:
-        return not_done(SUMMARIZER_TITLE, "write the body of my_summarizer, then run this "
-                                          "check again")
+        return not_done(_(SUMMARIZER_TITLE), _("write the body of my_summarizer, then run "
+                                               "this check again"))
     except Exception:  # noqa: BLE001  reported with its line by run_check below
         first = None
 
     def body(report: Report) -> None:
         summary = my_summarizer(copy.deepcopy(first_dropped())) if first is None else first
         if not report.expect(isinstance(summary, str) and summary.strip() != "",
-                             f"it returns text (given the first turns, it returned "
-                             f"{_short(repr(summary))})",
-                             "return the summary as one string: it becomes the content of "
-                             "one system message"):
+                             _("it returns text (given the first turns, it returned "
+                               "{summary})").format(summary=_short(repr(summary))),
+                             _("return the summary as one string: it becomes the content of "
+                               "one system message")):
             return
         _judge_direct(report, my_summarizer, summary)
         written: list[str] = []
@@ -639,46 +659,54 @@ def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages)
                                script, name="my_summarizer", meter=_offline_meter())
         _judge_run(report, run, written, len(script))
 
-    return run_check(SUMMARIZER_TITLE, body)
+    return run_check(_(SUMMARIZER_TITLE), body)
 
 
 def _judge_direct(report: Report, my_summarizer: Callable, summary: str) -> None:
     """The summary of turns that say a name keeps it; the next summary, written from that
     one and a later turn, still does."""
     if not report.expect(_mentions(summary, OTHER_NAME),
-                         f"given turns where the user says 'Hi! My name is {OTHER_NAME}.', "
-                         f"its summary keeps the name: {_short(summary)!r}",
-                         "a summary stands for the messages it replaces: keep the facts the "
-                         "user gave (here the name, said in the first message), in any words"):
+                         _("given turns where the user says 'Hi! My name is {name}.', its "
+                           "summary keeps the name: {summary}").format(
+                             name=OTHER_NAME, summary=repr(_short(summary))),
+                         _("a summary stands for the messages it replaces: keep the facts the "
+                           "user gave (here the name, said in the first message), in any "
+                           "words")):
         return
     again = my_summarizer([{"role": "system", "content": summary}, *later_dropped()])
     report.expect(_mentions(again, OTHER_NAME),
-                  "given that summary (first, role system) and a later turn, its next summary "
-                  f"still has the name: {_short(repr(again))}",
-                  "the previous summary comes first, as a system message, and it is dropped "
-                  "with the rest: whatever it says is lost unless your new summary says it "
-                  "again. Carry its facts forward")
+                  _("given that summary (first, role system) and a later turn, its next "
+                    "summary still has the name: {summary}").format(summary=_short(repr(again))),
+                  _("the previous summary comes first, as a system message, and it is dropped "
+                    "with the rest: whatever it says is lost unless your new summary says it "
+                    "again. Carry its facts forward"))
 
 
 def _judge_run(report: Report, run: ConversationRun, written: list[str], turns: int) -> None:
     """What exercise 1 asks of the conversation run with the learner's summarizer."""
-    if not report.expect(run.error is None, f"the conversation ran {len(run.turns)} of {turns} "
-                         f"turns" + (f"; stopped at {run.error}" if run.error else ""),
-                         "your summarizer raised, or returned something that is not text"):
+    if not report.expect(run.error is None, _("the conversation ran {done} of {turns} "
+                                              "turns").format(done=len(run.turns), turns=turns)
+                         + (_("; stopped at {error}").format(error=run.error) if run.error
+                            else ""),
+                         _("your summarizer raised, or returned something that is not text")):
         return
-    if not report.expect(len(written) >= 2, f"it was called {len(written)} times (once per "
-                         "trim that dropped turns)", "it is called only when turns are dropped"):
+    if not report.expect(len(written) >= 2, _("it was called {n} times (once per trim that "
+                                              "dropped turns)").format(n=len(written)),
+                         _("it is called only when turns are dropped")):
         return
     lost = [k for k, text in enumerate(written, 1) if not _mentions(text, NAME)]
     report.expect(not lost,
-                  f"all {len(written)} summaries keep the name {NAME}" if not lost else
-                  f"summary {lost[0]} of {len(written)} no longer has the name {NAME}: "
-                  f"{_short(repr(written[lost[0] - 1]))}",
-                  "the name was said in turn 1, so only the first summary sees it in the "
-                  "messages; after that only your previous summary (the first message you "
-                  "are given, role system) still has it")
+                  _("all {n} summaries keep the name {name}").format(n=len(written), name=NAME)
+                  if not lost else
+                  _("summary {k} of {n} no longer has the name {name}: {summary}").format(
+                      k=lost[0], n=len(written), name=NAME,
+                      summary=_short(repr(written[lost[0] - 1]))),
+                  _("the name was said in turn 1, so only the first summary sees it in the "
+                    "messages; after that only your previous summary (the first message you "
+                    "are given, role system) still has it"))
     longest = max((count_text(t) for t in written), default=0)
-    report.expect(longest <= SUMMARY_LIMIT, f"its longest summary was {longest:,} tokens "
-                  f"(at most {SUMMARY_LIMIT:,})",
-                  "keep what matters (the name, open questions), not a transcript: a summary "
-                  "that grows crowds the conversation out of the budget")
+    report.expect(longest <= SUMMARY_LIMIT, _("its longest summary was {tokens} tokens (at "
+                                              "most {limit})").format(
+                      tokens=f"{longest:,}", limit=f"{SUMMARY_LIMIT:,}"),
+                  _("keep what matters (the name, open questions), not a transcript: a summary "
+                    "that grows crowds the conversation out of the budget"))

@@ -16,7 +16,7 @@ from typing import Any
 
 from lesson_lib import clock
 from lesson_lib.exercises import Report, run_check
-from lesson_lib.text import plural
+from lesson_lib.i18n import N_, _, ngettext
 
 NAME = "Xiaoming"
 NAME_MESSAGE = "My name is Xiaoming."
@@ -24,12 +24,13 @@ NAME_QUESTION = "What is my name?"
 FORGET_BUDGETS = {"ShortTermMemory": 10, "TokenBudgetMemory": 600}  # strategy → its budget
 FEWEST = 1  # one message is enough under both: see the hints
 FORGET_HINTS = {
-    "ShortTermMemory": "max_messages counts messages, however short they are: ask ONE question "
-                       "that makes the model call several tools at once (each call adds a tool "
-                       "message). Watch the Messages gauge in the app",
-    "TokenBudgetMemory": "token_budget counts tokens, and tool results are tokens too (so are "
-                         "the tool definitions): one question whose answer needs several tool "
-                         "results fills it fast. Watch the Tokens gauge in the app",
+    "ShortTermMemory": N_("max_messages counts messages, however short they are: ask ONE "
+                          "question that makes the model call several tools at once (each "
+                          "call adds a tool message). Watch the Messages gauge in the app"),
+    "TokenBudgetMemory": N_("token_budget counts tokens, and tool results are tokens too (so "
+                            "are the tool definitions): one question whose answer needs "
+                            "several tool results fills it fast. Watch the Tokens gauge in the "
+                            "app"),
 }
 BREAK_STRATEGY, BREAK_BUDGET = "NaiveMemory", 6
 
@@ -46,16 +47,18 @@ def _as_messages(report: Report, strategy: str, answer: Any) -> list[str] | None
     if isinstance(answer, str):
         answer = [answer]
     if answer is ... or answer is None or answer == []:
-        report.expect(False, f"{strategy}: not answered yet",
-                      f"write a list of messages, e.g. {strategy!r}: [\"...\"]")
+        report.expect(False, _("{strategy}: not answered yet").format(strategy=strategy),
+                      _("write a list of messages, e.g. {strategy}: [\"...\"]").format(
+                          strategy=repr(strategy)))
         return None
     if not isinstance(answer, (list, tuple)) or not all(isinstance(m, str) for m in answer):
-        report.expect(False, f"{strategy}: a list of messages (strings)",
-                      f"got {_short(repr(answer))}")
+        report.expect(False, _("{strategy}: a list of messages (strings)").format(
+                          strategy=strategy),
+                      _("got {value}").format(value=_short(repr(answer))))
         return None
     if any(m.strip().startswith("/") for m in answer):
-        report.expect(False, f"{strategy}: no commands",
-                      "/clear forgets everything at once: make the memory's trim do it")
+        report.expect(False, _("{strategy}: no commands").format(strategy=strategy),
+                      _("/clear forgets everything at once: make the memory's trim do it"))
         return None
     return list(answer)
 
@@ -81,22 +84,32 @@ def _forget_one(report: Report, strategy: str, messages: list[str]) -> None:
         state.send(text)
         notices = [e for e in state.entries[before:] if e.kind in ("notice", "warning")]
         if notices:
-            report.expect(False, f"{label}: the app answered {_short(repr(text), 50)}",
-                          f"it showed a notice instead: {_short(notices[0].text, 90)}: "
-                          f"{_short(notices[0].detail, 160)}")
+            report.expect(False, _("{label}: the app answered {message}").format(
+                              label=label, message=_short(repr(text), 50)),
+                          _("it showed a notice instead: {notice}: {detail}").format(
+                              notice=_short(notices[0].text, 90),
+                              detail=_short(notices[0].detail, 160)))
             return
-    report.expect(True, f"{label}: the app answered your {plural(len(messages), 'message')}")
+    report.expect(True, ngettext("{label}: the app answered your {n} message",
+                                 "{label}: the app answered your {n} messages",
+                                 len(messages)).format(label=label, n=len(messages)))
     state.send(NAME_QUESTION)
     request = _sent_with(state, NAME_QUESTION)
     kept = [m for m in request if NAME in str(m.get("content") or "")]
-    if not report.expect(not kept, f"{label}: the request asking {NAME_QUESTION!r} no longer "
-                         f"mentions {NAME}" + (f" (it still does in {len(kept)} of its "
-                                               f"{len(request)} messages)" if kept else ""),
-                         FORGET_HINTS[strategy]):
+    if not report.expect(not kept, _("{label}: the request asking {question} no longer "
+                                     "mentions {name}").format(
+                             label=label, question=repr(NAME_QUESTION), name=NAME)
+                         + (_(" (it still does in {kept} of its {n} messages)").format(
+                             kept=len(kept), n=len(request)) if kept else ""),
+                         _(FORGET_HINTS[strategy])):
         return
-    report.expect(len(messages) <= FEWEST, f"{label}: forgotten after "
-                  f"{plural(len(messages), 'message')}" + ("" if len(messages) <= FEWEST else f"; it can be done with "
-                                   f"{FEWEST}"), FORGET_HINTS[strategy])
+    report.expect(len(messages) <= FEWEST,
+                  ngettext("{label}: forgotten after {n} message",
+                           "{label}: forgotten after {n} messages",
+                           len(messages)).format(label=label, n=len(messages))
+                  + ("" if len(messages) <= FEWEST else
+                     _("; it can be done with {fewest}").format(fewest=FEWEST)),
+                  _(FORGET_HINTS[strategy]))
 
 
 def check_forget(my_messages: Any) -> bool:  # {"ShortTermMemory": [...], "TokenBudgetMemory": [...]}
@@ -104,15 +117,15 @@ def check_forget(my_messages: Any) -> bool:  # {"ShortTermMemory": [...], "Token
     report whether the name is gone from the request, and in how many messages."""
     def body(report: Report) -> None:
         if not isinstance(my_messages, dict):
-            report.expect(False, "my_messages is a dict: strategy name → list of messages",
-                          f"got {type(my_messages).__name__}")
+            report.expect(False, _("my_messages is a dict: strategy name → list of messages"),
+                          _("got {value}").format(value=type(my_messages).__name__))
             return
         for strategy in FORGET_BUDGETS:
             messages = _as_messages(report, strategy, my_messages.get(strategy, ...))
             if messages is not None:
                 _forget_one(report, strategy, messages)
     with clock.frozen(clock.EXAMPLE):
-        return run_check("forget the name", body)
+        return run_check(_("forget the name"), body)
 
 
 # ----------------------------------------------------------------- exercise 2: the break
@@ -124,8 +137,9 @@ def _stepper_state(report: Report, my_stepper: Any) -> Any:
     state = getattr(my_stepper, "state", my_stepper)
     if isinstance(state, StepperState):
         return state
-    report.expect(False, "my_stepper is a stepper",
-                  f"got {type(my_stepper).__name__}: make it with stepper(my_app)")
+    report.expect(False, _("my_stepper is a stepper"),
+                  _("got {value}: make it with stepper(my_app)").format(
+                      value=type(my_stepper).__name__))
     return None
 
 
@@ -137,11 +151,12 @@ def _recorded_under_naive(report: Report, steps: Any) -> bool:
     ok = (isinstance(memory, NaiveMemory)
           and getattr(memory, "max_messages", None) == BREAK_BUDGET)
     got = (f"{type(memory).__name__}(max_messages={getattr(memory, 'max_messages', '?')})"
-           if memory is not None else "no memory: every message is kept")
-    return report.expect(ok, f"the recording replays into {wanted}" + ("" if ok else
-                         f" (yours: {got})"),
-                         f"record the conversation in chat_app(strategy={BREAK_STRATEGY!r}, "
-                         f"budget={BREAK_BUDGET}) and make the stepper with stepper(my_app)")
+           if memory is not None else _("no memory: every message is kept"))
+    return report.expect(ok, _("the recording replays into {wanted}").format(wanted=wanted)
+                         + ("" if ok else _(" (yours: {got})").format(got=got)),
+                         _("record the conversation in chat_app(strategy={strategy}, "
+                           "budget={budget}) and make the stepper with stepper(my_app)").format(
+                             strategy=repr(BREAK_STRATEGY), budget=BREAK_BUDGET))
 
 
 def check_breaking_point(my_stepper: Any) -> bool:  # stepper(my_app), or its StepperState
@@ -151,24 +166,28 @@ def check_breaking_point(my_stepper: Any) -> bool:  # stepper(my_app), or its St
         if steps is None or not _recorded_under_naive(report, steps):
             return
         said = sum(m.get("role") == "user" for m in steps.recording.messages)
-        if not report.expect(said > 0, f"the recording has a conversation ("
-                             f"{plural(steps.total, 'message')}, {said} from the user)",
-                             "chat in my_app (or send from code), then run the stepper cell "
-                             "again: a stepper is made from the conversation as it is then"):
+        if not report.expect(said > 0, ngettext(
+                "the recording has a conversation ({n} message, {said} from the user)",
+                "the recording has a conversation ({n} messages, {said} from the user)",
+                steps.total).format(n=steps.total, said=said),
+                             _("chat in my_app (or send from code), then run the stepper cell "
+                               "again: a stepper is made from the conversation as it is then")):
             return
         broken = steps.broken_at
-        if not report.expect(broken is not None, "the rules break somewhere in it" + (
-                f": first at step {broken} of {steps.total}" if broken else
-                f" (all {steps.total} steps would be accepted)"),
-                "NaiveMemory breaks when its trim drops an assistant(tool_calls) and keeps "
-                "its results: ask a question that needs two tool calls at once, then one or "
-                "two more messages, and watch the inspector turn red"):
+        if not report.expect(broken is not None, _("the rules break somewhere in it") + (
+                _(": first at step {step} of {total}").format(step=broken, total=steps.total)
+                if broken else
+                _(" (all {total} steps would be accepted)").format(total=steps.total)),
+                _("NaiveMemory breaks when its trim drops an assistant(tool_calls) and keeps "
+                  "its results: ask a question that needs two tool calls at once, then one or "
+                  "two more messages, and watch the inspector turn red")):
             return
         first = steps.frames[broken - 1].problems[0]
         there = steps.step == broken
-        report.expect(there, f"the stepper stands at step {broken}, where the rules break"
+        report.expect(there, _("the stepper stands at step {step}, where the rules "
+                               "break").format(step=broken)
                       + (f": {_short(first.message, 90)}" if there else
-                         f" (it is at step {steps.step})"),
-                      "press Next or Back (or call my_stepper.state.go(...)) until the red "
-                      "banner says 'The rules break here', not 'Still broken'")
-    return run_check("the breaking point", body)
+                         _(" (it is at step {step})").format(step=steps.step)),
+                      _("press Next or Back (or call my_stepper.state.go(...)) until the red "
+                        "banner says 'The rules break here', not 'Still broken'"))
+    return run_check(_("the breaking point"), body)
