@@ -367,10 +367,12 @@ def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimm
         if v.passed:
             kept = (_("kept {n}").format(n=len(v.result)) if isinstance(v.result, list)
                     else _("raised ValueError: nothing can fit"))
-            report.expect(True, f"{_(v.case.name)} ({size}): {kept}")
+            report.expect(True, _("{case} ({size}): {what}").format(
+                case=_(v.case.name), size=size, what=kept))
             continue
-        report.expect(False, f"{_(v.case.name)} ({size}): "
-                      + _("; ").join(w for w, _hint in v.problems),
+        report.expect(False, _("{case} ({size}): {what}").format(
+                          case=_(v.case.name), size=size,
+                          what=_("; ").join(w for w, _hint in v.problems)),
                       _("{hint}. This case protects against {protects}").format(
                           hint=v.problems[0][1], protects=_(v.case.protects)))
     print(report)

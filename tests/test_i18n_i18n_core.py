@@ -120,8 +120,7 @@ def test_check_trim_reports_in_chinese(speak, capsys):
     assert check_trim(naive_trim, "messages", detail=True) is False
     out = capsys.readouterr().out
     assert out.startswith("check_trim(naive_trim, 'messages')：得分 ")
-    assert "❌ 裁剪点落在并行工具调用组上（" not in out  # the size is in half-width parentheses
-    assert "❌ 裁剪点落在并行工具调用组上 (" in out
+    assert "❌ 裁剪点落在并行工具调用组上（9 条消息，预算 6）：API 会拒绝它：消息 1" in out
     assert "条消息，预算 " in out
     assert "这个用例防范的是：删掉 assistant 消息时只删了紧跟其后的一条 tool 消息" in out
     assert "API 会拒绝它：消息 " in out and ORPHAN_TEXT in out  # the API's text, verbatim
