@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from lesson_lib.budget import OverBudgetError
+from lesson_lib.i18n import N_, _
 from lesson_lib.protocol import ProtocolError, find_problems
 
 
@@ -22,29 +23,31 @@ def redact(text: str) -> str:
 
 
 HINTS = {  # what to do about an API error, by HTTP status
-    400: "The memory passes every check, so something else in the request was refused (the "
-         "model, the tools, a setting): sending it again will not help.",
-    401: "Check OPENAI_API_KEY, and that OPENAI_BASE_URL is the provider this key belongs to; "
-         "set both in your shell, never in a notebook cell.",
-    403: "This key may not use this model or endpoint: check LESSON_MODEL and the key's access.",
-    404: "Check the model name (LESSON_MODEL).",
-    429: "Rate limited: wait a moment and send again; your message is in the memory.",
+    400: N_("The memory passes every check, so something else in the request was refused (the "
+         "model, the tools, a setting): sending it again will not help."),
+    401: N_("Check OPENAI_API_KEY, and that OPENAI_BASE_URL is the provider this key belongs to; "
+         "set both in your shell, never in a notebook cell."),
+    403: N_("This key may not use this model or endpoint: check LESSON_MODEL and the key's "
+            "access."),
+    404: N_("Check the model name (LESSON_MODEL)."),
+    429: N_("Rate limited: wait a moment and send again; your message is in the memory."),
 }
 
 
 def _hint(status: int, code: str | None, messages: list[dict]) -> str:
     """What to do about an API error, in one sentence."""
     if code == "context_length_exceeded":
-        return "The request is longer than the model's window: lower the budget, or /clear."
+        return _("The request is longer than the model's window: lower the budget, or /clear.")
     if code == "insufficient_quota":
-        return "The account has no credit left: waiting will not help; check its billing."
+        return _("The account has no credit left: waiting will not help; check its billing.")
     problems = find_problems(messages) if status == 400 else []
     if problems:
         return problems[0].explanation
     if status >= 500:
-        return ("The provider failed on its side: wait a moment and send again; the memory "
-                "kept everything said so far.")
-    return HINTS.get(status, "Send again; the memory kept everything said so far.")
+        return _("The provider failed on its side: wait a moment and send again; the memory "
+                 "kept everything said so far.")
+    hint = HINTS.get(status, N_("Send again; the memory kept everything said so far."))
+    return _(hint)
 
 
 def _what(refused: list[dict]) -> str:
@@ -52,23 +55,34 @@ def _what(refused: list[dict]) -> str:
     first = refused[0] if refused else {}
     role = first.get("role")
     if role == "assistant":
-        return ("the model's tool calls and their results" if first.get("tool_calls")
-                else "the model's answer")
-    return {"user": "your message", "tool": "a tool result",
-            "system": "a system message"}.get(role, "a message")
+        return (_("the model's tool calls and their results") if first.get("tool_calls")
+                else _("the model's answer"))
+    said = {"user": N_("your message"), "tool": N_("a tool result"),
+            "system": N_("a system message")}.get(role, N_("a message"))
+    return _(said)
+
+
+def _amount(n: int, unit: str) -> str:
+    """"1,200 tokens", "12 messages", in the learner's language."""
+    said = {"tokens": N_("{n} tokens"), "messages": N_("{n} messages")}.get(unit)
+    return _(said).format(n=f"{n:,}") if said else f"{n:,} {unit}"
 
 
 def _budget_notice(error: Any, refused: list[dict]) -> tuple[str, str]:
     """An OverBudgetError (lesson_lib.budget): what the memory refused, why, and the fix."""
-    what, unit, needed = _what(refused), error.unit, f"{error.needed:,} {error.unit}"
-    shorten = "shorten your message" if what == "your message" else "ask for less at a time"
-    tools = "; unticking a tool frees room too" if unit == "tokens" else ""
-    return (f"The memory refused {what}: over its budget of {error.budget:,} {unit}",
-            f"{type(error).__name__}: over budget by {error.over:,} {unit}. The least this "
-            "memory may send (the system prompt and the current turn, tool definitions "
-            f"included) needs {needed}. Nothing was added to the memory.\n"
-            f"→ Raise the budget above {needed}, leaving room for the answer, or "
-            f"{shorten}{tools}.")
+    what, unit, needed = _what(refused), error.unit, _amount(error.needed, error.unit)
+    yours = refused[:1] and refused[0].get("role") == "user"
+    shorten = _("shorten your message") if yours else _("ask for less at a time")
+    tools = _("; unticking a tool frees room too") if unit == "tokens" else ""
+    return (_("The memory refused {what}: over its budget of {budget}").format(
+                what=what, budget=_amount(error.budget, unit)),
+            _("{error}: over budget by {over}. The least this memory may send (the system "
+              "prompt and the current turn, tool definitions included) needs {needed}. "
+              "Nothing was added to the memory.").format(
+                error=type(error).__name__, over=_amount(error.over, unit), needed=needed)
+            + "\n→ " + _("Raise the budget above {needed}, leaving room for the answer, or "
+                          "{shorten}{tools}.").format(needed=needed, shorten=shorten,
+                                                      tools=tools))
 
 
 def _api_notice(error: Any, messages: list[dict]) -> tuple[str, str]:
@@ -80,18 +94,23 @@ def _api_notice(error: Any, messages: list[dict]) -> tuple[str, str]:
         code = body.get("code")
         name = code or body.get("type") or getattr(error.response, "reason_phrase", "") or "error"
         hint = _hint(error.status_code, code, messages)
-        return (f"The API answered {error.status_code} ({name})",
+        return (_("The API answered {status} ({name})").format(status=error.status_code,
+                                                              name=name),
                 f"{body.get('message') or error.message}\n→ {hint}")
     host = error.request.url.host if getattr(error, "request", None) is not None else "?"
     if isinstance(error, openai.APITimeoutError):
-        return ("No answer: the request timed out", f"{host} did not answer in time.\n"
-                "→ Send again; the memory kept your message.")
+        return (_("No answer: the request timed out"),
+                _("{host} did not answer in time.").format(host=host) + "\n→ "
+                + _("Send again; the memory kept your message."))
     if isinstance(error, openai.APIConnectionError):
-        return ("Could not reach the model", f"No connection to {host}.\n→ Check the network "
-                "or OPENAI_BASE_URL, then send again; the memory kept your message.")
-    return (f"The model's answer could not be read ({type(error).__name__})",
-            f"{error.message}\n→ Send again; if it keeps happening, this provider does not "
-            "answer in the OpenAI format.")
+        return (_("Could not reach the model"),
+                _("No connection to {host}.").format(host=host) + "\n→ "
+                + _("Check the network or OPENAI_BASE_URL, then send again; the memory kept "
+                    "your message."))
+    return (_("The model's answer could not be read ({error})").format(
+                error=type(error).__name__),
+            f"{error.message}\n→ " + _("Send again; if it keeps happening, this provider does "
+                                       "not answer in the OpenAI format."))
 
 
 def describe_error(error: BaseException,   # what the agent raised
@@ -106,6 +125,6 @@ def describe_error(error: BaseException,   # what the agent raised
     if isinstance(error, OverBudgetError):
         return _budget_notice(error, refused or [])
     if isinstance(error, ProtocolError):
-        return (f"The memory refused {_what(refused or [])}",
+        return (_("The memory refused {what}").format(what=_what(refused or [])),
                 f"{error.message}\n→ {error.explanation}")
-    return f"Something went wrong: {type(error).__name__}", str(error)
+    return _("Something went wrong: {error}").format(error=type(error).__name__), str(error)

@@ -23,7 +23,7 @@ from typing import Any
 
 import jsonschema
 
-from lesson_lib.text import plural
+from lesson_lib.i18n import _, ngettext
 
 KNOWN_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 TOOL_CHOICE_STRINGS = ("none", "auto", "required")
@@ -108,21 +108,26 @@ def invalid_value(value: Any, supported: Iterable[str], path: str, **kw: Any) ->
 def _part_problem(i: int, k: int, part: Any) -> ProtocolError | None:
     """The first rule content part `k` of message `i` breaks, or None."""
     where = f"messages[{i}].content[{k}]"
-    shape = "each content part is a dict like {'type': 'text', 'text': '...'}"
+    shape = _("each content part is a dict like {example}").format(
+        example="{'type': 'text', 'text': '...'}")
     if not isinstance(part, Mapping):
         return invalid_type(where, "an object", part, index=i,  # reconstructed
-                            explanation=f"message {i}, part {k}: {shape}")
+                            explanation=_("message {i}, part {k}: {shape}").format(
+                                i=i, k=k, shape=shape))
     kind = part.get("type")
     if kind is None:
         return missing(f"{where}.type", index=i,  # reconstructed
-                       explanation=f"message {i}, part {k} has no 'type': {shape}")
+                       explanation=_("message {i}, part {k} has no 'type': {shape}").format(
+                           i=i, k=k, shape=shape))
     if kind not in CONTENT_PART_TYPES:
         return invalid_value(kind, CONTENT_PART_TYPES, f"{where}.type", index=i,  # verbatim
-                             explanation=f"message {i}, part {k}: {kind!r} is not a Chat "
-                                         "Completions part type (input_text and the like "
-                                         "belong to the Responses API)")
+                             explanation=_("message {i}, part {k}: {kind} is not a Chat "
+                                           "Completions part type (input_text and the like "
+                                           "belong to the Responses API)").format(
+                                 i=i, k=k, kind=repr(kind)))
     if kind == "text" and not isinstance(part.get("text"), str):
-        explain = f"message {i}, part {k}: a text part carries its string in 'text'"
+        explain = _("message {i}, part {k}: a text part carries its string in 'text'").format(
+            i=i, k=k)
         if "text" not in part:
             return missing(f"{where}.text", index=i, explanation=explain)  # reconstructed
         return invalid_type(f"{where}.text", "a string", part["text"], index=i,  # reconstructed
@@ -139,12 +144,14 @@ def _content_problem(i: int, m: Mapping) -> ProtocolError | None:
         return ProtocolError(  # verbatim
             "Invalid value for 'content': expected a string, got null.",
             param=f"messages.[{i}].content", index=i,
-            explanation=f"message {i} ({role}) has content None: send a string "
-                        "(an assistant message may only omit it when it carries tool_calls)")
+            explanation=_("message {i} ({role}) has content None: send a string (an "
+                          "assistant message may only omit it when it carries "
+                          "tool_calls)").format(i=i, role=role))
     if not isinstance(content, (str, list)):
         return invalid_type(  # reconstructed
             f"messages[{i}].content", "one of a string or array of objects", content, index=i,
-            explanation=f"message {i} ({role}) content must be a string: json.dumps() it first")
+            explanation=_("message {i} ({role}) content must be a string: json.dumps() it "
+                          "first").format(i=i, role=role))
     for k, part in enumerate(content if isinstance(content, list) else []):
         if problem := _part_problem(i, k, part):
             return problem
@@ -157,14 +164,14 @@ def _named_problem(i: int, role: str, m: Mapping) -> ProtocolError | None:
         return ProtocolError(  # verbatim
             "Missing parameter 'tool_call_id': messages with role 'tool' must have a "
             "'tool_call_id'.", param=f"messages.[{i}].tool_call_id", index=i,
-            explanation=f"message {i} (tool) must say which call it answers: "
-                        "set tool_call_id to the id of that tool call")
+            explanation=_("message {i} (tool) must say which call it answers: set "
+                          "tool_call_id to the id of that tool call").format(i=i))
     if role == "function" and not m.get("name"):
         return ProtocolError(  # verbatim
             "Missing parameter 'name': messages with role 'function' must have a 'name'.",
             param=f"messages.[{i}].name", index=i,
-            explanation=f"message {i} (function, the old form of a tool result) must name "
-                        "the function it answers; better, send a 'tool' message")
+            explanation=_("message {i} (function, the old form of a tool result) must name "
+                          "the function it answers; better, send a 'tool' message").format(i=i))
     return None
 
 
@@ -173,16 +180,18 @@ def message_problem(i: int, m: Any) -> ProtocolError | None:
     if not isinstance(m, Mapping):
         return invalid_type(  # reconstructed
             f"messages[{i}]", "an object", m, index=i,
-            explanation=f"message {i} must be a dict like {{'role': 'user', 'content': '...'}}")
+            explanation=_("message {i} must be a dict like {example}").format(
+                i=i, example="{'role': 'user', 'content': '...'}"))
     role = m.get("role")
     if role is None:
         return missing(  # reconstructed
             f"messages[{i}].role", index=i,
-            explanation=f"message {i} has no 'role': add one of system/user/assistant/tool")
+            explanation=_("message {i} has no 'role': add one of "
+                          "system/user/assistant/tool").format(i=i))
     if role not in KNOWN_ROLES:
         return invalid_value(  # reconstructed (the shape of the real invalid_value texts)
             role, KNOWN_ROLES, f"messages[{i}].role", index=i,
-            explanation=f"message {i} has unknown role {role!r}")
+            explanation=_("message {i} has unknown role {role}").format(i=i, role=repr(role)))
     if problem := _named_problem(i, role, m):
         return problem
     if role == "assistant" and m.get("tool_calls") is not None:
@@ -198,8 +207,8 @@ def _call_problem(i: int, k: int, call: Any) -> ProtocolError | None:
     if args is not None and not isinstance(args, str):
         return invalid_type(  # reconstructed
             f"messages[{i}].tool_calls[{k}].function.arguments", "a string", args, index=i,
-            explanation=f"message {i} tool call {k}: arguments must be a JSON string; "
-                        "json.dumps() the dict")
+            explanation=_("message {i} tool call {k}: arguments must be a JSON string; "
+                          "json.dumps() the dict").format(i=i, k=k))
     call = call if isinstance(call, Mapping) else {}
     for field, ok in (("id", isinstance(call.get("id"), str)),
                       ("type", call.get("type") is not None),
@@ -209,9 +218,9 @@ def _call_problem(i: int, k: int, call: Any) -> ProtocolError | None:
         if not ok:
             return missing(  # reconstructed
                 f"messages[{i}].tool_calls[{k}].{field}", index=i,
-                explanation=f"message {i} tool call {k} needs {field} (type is 'function'; "
-                            "arguments is a JSON string, not a dict): assistant_to_dict() "
-                            "builds the right shape")
+                explanation=_("message {i} tool call {k} needs {field} (type is 'function'; "
+                              "arguments is a JSON string, not a dict): assistant_to_dict() "
+                              "builds the right shape").format(i=i, k=k, field=field))
     return None
 
 
@@ -221,13 +230,13 @@ def _tool_calls_problem(i: int, calls: Any) -> ProtocolError | None:
             f"Invalid 'messages[{i}].tool_calls': empty array. Expected an array with minimum "
             "length 1, but got an empty array instead.",
             param=f"messages[{i}].tool_calls", code="empty_array", index=i,
-            explanation=f"message {i} (assistant) has tool_calls=[]: leave the key out "
-                        "when there are no calls")
+            explanation=_("message {i} (assistant) has tool_calls=[]: leave the key out "
+                          "when there are no calls").format(i=i))
     if not isinstance(calls, list):
         return invalid_type(  # reconstructed
             f"messages[{i}].tool_calls", "an array of objects", calls, index=i,
-            explanation=f"message {i} (assistant): tool_calls must be a list of calls, "
-                        "even for a single call")
+            explanation=_("message {i} (assistant): tool_calls must be a list of calls, "
+                          "even for a single call").format(i=i))
     for k, call in enumerate(calls):
         if problem := _call_problem(i, k, call):
             return problem
@@ -247,9 +256,9 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
                 "Invalid parameter: messages with role 'tool' must be a response to a "
                 "preceeding message with 'tool_calls'.",
                 param=f"messages.[{i}].role", index=i,
-                explanation=f"message {i} (tool, {m.get('tool_call_id')}) has no assistant "
-                            "tool_calls right before it: trim or move the whole group, "
-                            "never one message of it"))
+                explanation=_("message {i} (tool, {id}) has no assistant tool_calls right "
+                              "before it: trim or move the whole group, never one message "
+                              "of it").format(i=i, id=m.get('tool_call_id'))))
             i += 1
             continue
         calls = m.get("tool_calls") if role == "assistant" else None
@@ -266,16 +275,18 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
                     f"Invalid parameter: Duplicate value for 'tool_call_id' of '{tid}', in "
                     f"messages[{answered[tid]}] and messages[{j}].",
                     param=f"messages.[{j}].tool_call_id", index=j,
-                    explanation=f"messages {answered[tid]} and {j} both answer {tid}: keep one "
-                                "result per call (repair_messages() keeps the first)"))
+                    explanation=_("messages {first} and {second} both answer {id}: keep one "
+                                  "result per call (repair_messages() keeps the "
+                                  "first)").format(first=answered[tid], second=j, id=tid)))
             elif tid not in ids:
                 problems.append(ProtocolError(  # message verbatim; param reconstructed
                     f"Invalid parameter: 'tool_call_id' of '{tid}' not found in "
                     "'tool_calls' of previous message.",
                     param=f"messages.[{j}].tool_call_id", index=j,
-                    explanation=f"message {j} answers {tid!r}, but the assistant message "
-                                f"{i} asked for {', '.join(map(str, ids))}: copy tool_call.id "
-                                "into tool_call_id"))
+                    explanation=_("message {j} answers {id}, but the assistant message {i} "
+                                  "asked for {ids}: copy tool_call.id into "
+                                  "tool_call_id").format(j=j, id=repr(tid), i=i,
+                                                         ids=", ".join(map(str, ids)))))
             answered.setdefault(tid, j)
             j += 1
         missing = [t for t in ids if t not in answered]
@@ -288,10 +299,13 @@ def _pairing_problems(messages: list) -> list[ProtocolError]:
                 "responding to each 'tool_call_id'. The following tool_call_ids did not have "
                 f"response messages: {', '.join(missing)}",
                 param=f"messages.[{at}].role", index=at,
-                explanation=f"assistant message {i} asked for "
-                            f"{plural(len(ids), 'tool call')}; "
-                            f"{', '.join(missing)} got no tool reply right after it: add one "
-                            "tool message per call before anything else, or drop the group"))
+                explanation=ngettext(
+                    "assistant message {i} asked for {n} tool call; {ids} got no tool reply "
+                    "right after it: add one tool message per call before anything else, or "
+                    "drop the group",
+                    "assistant message {i} asked for {n} tool calls; {ids} got no tool reply "
+                    "right after it: add one tool message per call before anything else, or "
+                    "drop the group", len(ids)).format(i=i, n=len(ids), ids=", ".join(missing))))
         i = j
     return problems
 
@@ -300,12 +314,12 @@ def find_problems(messages: Any) -> list[ProtocolError]:
     """Every rule `messages` breaks, in order; an empty list means the API accepts it."""
     if not isinstance(messages, list):
         return [invalid_type("messages", "an array of objects", messages,  # reconstructed
-                             explanation="messages must be a list of dicts")]
+                             explanation=_("messages must be a list of dicts"))]
     if not messages:
         return [ProtocolError(  # reconstructed, by analogy with the verbatim `tools: []` text
             "Invalid 'messages': empty array. Expected an array with minimum length 1, "
             "but got an empty array instead.", param="messages", code="empty_array",
-            explanation="send at least one message")]
+            explanation=_("send at least one message"))]
     shape = [p for i, m in enumerate(messages) if (p := message_problem(i, m))]
     usable = [m if isinstance(m, Mapping) else {} for m in messages]
     return sorted(shape + _pairing_problems(usable), key=lambda p: (p.index or 0))
@@ -379,30 +393,32 @@ def _schema_problem(schema: Any, strict: bool, what: str, **kw: Any) -> Protocol
         return None
     return ProtocolError(  # the detail is marked where it is written
         f"Invalid schema for {what}: {detail}",
-        explanation=f"the API refuses the schema of {what}: an object schema needs "
-                    "'properties' (use {} for none); with strict=True every object also needs "
-                    "additionalProperties=False and every property in 'required'", **kw)
+        explanation=_("the API refuses the schema of {what}: an object schema needs "
+                      "'properties' (use {{}} for none); with strict=True every object also "
+                      "needs additionalProperties=False and every property in "
+                      "'required'").format(what=what), **kw)
 
 
 def _tool_name_problem(k: int, name: Any) -> ProtocolError | None:
     path = f"tools[{k}].function.name"
     if name is None:
-        return missing(path, explanation=f"tool {k} has no name")  # reconstructed
+        return missing(path, explanation=_("tool {k} has no name").format(k=k))  # reconstructed
     if not isinstance(name, str):
         return invalid_type(path, "a string", name,  # reconstructed
-                            explanation=f"tool {k}: the name is a string")
+                            explanation=_("tool {k}: the name is a string").format(k=k))
     if not TOOL_NAME.fullmatch(name):
         return ProtocolError(  # verbatim (brekkylab/ailoy#109)
             f"Invalid '{path}': string does not match pattern. Expected a string that "
             "matches the pattern '^[a-zA-Z0-9_-]+$'.", param=path, code="invalid_value",
-            explanation=f"tool name {name!r}: letters, digits, _ and - only (no spaces, "
-                        "dots or slashes)")
+            explanation=_("tool name {name}: letters, digits, _ and - only (no spaces, "
+                          "dots or slashes)").format(name=repr(name)))
     if len(name) > TOOL_NAME_MAX:
         return ProtocolError(  # reconstructed (the shape of the verbatim description text)
             f"Invalid '{path}': string too long. Expected a string with maximum length "
             f"{TOOL_NAME_MAX}, but got a string with length {len(name)} instead.",
             param=path, code="string_above_max_length",
-            explanation=f"tool name {name[:20]!r}…: at most {TOOL_NAME_MAX} characters")
+            explanation=_("tool name {name}…: at most {most} characters").format(
+                name=repr(name[:20]), most=TOOL_NAME_MAX))
     return None
 
 
@@ -411,17 +427,21 @@ def _tool_problem(k: int, tool: Any) -> ProtocolError | None:
              "'parameters': {...}}}")
     if not isinstance(tool, Mapping):
         return invalid_type(f"tools[{k}]", "an object", tool,  # reconstructed
-                            explanation=f"tool {k} must be a dict like {shape}")
+                            explanation=_("tool {k} must be a dict like {shape}").format(
+                                k=k, shape=shape))
     if tool.get("type") is None:
         return missing(f"tools[{k}].type",  # reconstructed
-                       explanation=f"tool {k} has no 'type': it looks like {shape}")
+                       explanation=_("tool {k} has no 'type': it looks like {shape}").format(
+                           k=k, shape=shape))
     if tool["type"] not in TOOL_TYPES:
         return invalid_value(tool["type"], TOOL_TYPES, f"tools[{k}].type",  # reconstructed
-                             explanation=f"tool {k} looks like {shape}")
+                             explanation=_("tool {k} looks like {shape}").format(
+                                 k=k, shape=shape))
     fn = tool.get("function")
     if not isinstance(fn, Mapping):
         return missing(  # reconstructed
-            f"tools[{k}].function", explanation=f"tool {k} must look like {shape}")
+            f"tools[{k}].function", explanation=_("tool {k} must look like {shape}").format(
+                k=k, shape=shape))
     if problem := _tool_name_problem(k, fn.get("name")):
         return problem
     params = fn.get("parameters")
@@ -437,12 +457,12 @@ def _tools_problem(tools: Any) -> ProtocolError | None:
         return None
     if not isinstance(tools, list):
         return invalid_type("tools", "an array of objects", tools,  # reconstructed
-                            explanation="tools is a list of tool dicts, even for one tool")
+                            explanation=_("tools is a list of tool dicts, even for one tool"))
     if not tools:
         return ProtocolError(  # verbatim
             "Invalid 'tools': empty array. Expected an array with minimum length 1, but "
             "got an empty array instead.", param="tools", code="empty_array",
-            explanation="send tools=None (leave the key out) when there are no tools")
+            explanation=_("send tools=None (leave the key out) when there are no tools"))
     for k, tool in enumerate(tools):
         if problem := _tool_problem(k, tool):
             return problem
@@ -456,20 +476,22 @@ def _tool_choice_problem(choice: Any, tools: list | None) -> ProtocolError | Non
         return ProtocolError(  # verbatim
             "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' "
             "are specified.", param="tool_choice",
-            explanation="drop tool_choice when you send no tools (as the agent's second call does)")
+            explanation=_("drop tool_choice when you send no tools (as the agent's second "
+                          "call does)"))
     if isinstance(choice, str):
         if choice in TOOL_CHOICE_STRINGS:
             return None
         return invalid_value(  # verbatim
             choice, TOOL_CHOICE_STRINGS, "tool_choice",
-            explanation="tool_choice is 'auto', 'none', 'required' or "
-                        "{'type': 'function', 'function': {'name': ...}}")
+            explanation=_("tool_choice is 'auto', 'none', 'required' or {example}").format(
+                example="{'type': 'function', 'function': {'name': ...}}"))
     name = (choice.get("function") or {}).get("name") if isinstance(choice, Mapping) else None
     names = [t["function"]["name"] for t in tools]
     if name not in names:
         return ProtocolError(  # reconstructed
             f"Tool choice '{name}' not found in 'tools' parameter.", param="tool_choice",
-            explanation=f"forced tool {name!r} is not among the tools sent: {', '.join(names)}")
+            explanation=_("forced tool {name} is not among the tools sent: {names}").format(
+                name=repr(name), names=", ".join(names)))
     return None
 
 
@@ -478,24 +500,26 @@ def _response_format_problem(fmt: Any) -> ProtocolError | None:
         return None
     if not isinstance(fmt, Mapping):
         return invalid_type("response_format", "an object", fmt,  # reconstructed
-                            explanation="response_format is a dict: {'type': 'json_object'}")
+                            explanation=_("response_format is a dict: {example}").format(
+                                example="{'type': 'json_object'}"))
     if fmt.get("type") is None:
         return missing("response_format.type",  # reconstructed
-                       explanation="response_format needs a 'type': text, json_object or "
-                                   "json_schema")
+                       explanation=_("response_format needs a 'type': text, json_object or "
+                                     "json_schema"))
     if fmt["type"] not in RESPONSE_FORMAT_TYPES:
         return invalid_value(fmt["type"], RESPONSE_FORMAT_TYPES,  # reconstructed
                              "response_format.type",
-                             explanation="response_format's type is text, json_object or "
-                                         "json_schema")
+                             explanation=_("response_format's type is text, json_object or "
+                                           "json_schema"))
     if fmt["type"] != "json_schema":
         return None
     spec = fmt.get("json_schema")
     if not isinstance(spec, Mapping) or not spec.get("name"):
         where = "response_format.json_schema" + (".name" if isinstance(spec, Mapping) else "")
         return missing(where,  # reconstructed
-                       explanation="a json_schema format looks like {'type': 'json_schema', "
-                                   "'json_schema': {'name': ..., 'schema': {...}}}")
+                       explanation=_("a json_schema format looks like {example}").format(
+                           example="{'type': 'json_schema', 'json_schema': {'name': ..., "
+                                   "'schema': {...}}}"))
     if spec.get("schema") is None:
         return None
     return _schema_problem(  # message verbatim; code as in captured logs
@@ -514,16 +538,16 @@ def check_fields(body: Mapping) -> None:
     """Raise for a missing `model` or `messages`, or a field the API does not know."""
     if not body.get("model"):
         raise ProtocolError("you must provide a model parameter",  # verbatim
-                            explanation="pass model=... to chat.completions.create()")
+                            explanation=_("pass model=... to chat.completions.create()"))
     if unknown := sorted(set(body) - REQUEST_FIELDS):
         raise ProtocolError(  # verbatim, one field and several (mushan0x0/AI0x0.com#360)
             f"Unrecognized request argument{'s' if len(unknown) > 1 else ''} supplied: "
             f"{', '.join(unknown)}",
-            explanation=f"Chat Completions has no {', '.join(map(repr, unknown))} parameter: "
-                        "check the spelling (another provider's or the Responses API's options "
-                        "do not belong here)")
+            explanation=_("Chat Completions has no {names} parameter: check the spelling "
+                          "(another provider's or the Responses API's options do not belong "
+                          "here)").format(names=", ".join(map(repr, unknown))))
     if "messages" not in body:
-        raise missing("messages", explanation="pass messages=[...]")  # reconstructed
+        raise missing("messages", explanation=_("pass messages=[...]"))  # reconstructed
 
 
 def check_tools(tools: Any, tool_choice: Any) -> None:
@@ -546,8 +570,8 @@ def check_json_mode(body: Mapping) -> None:
         raise ProtocolError(  # verbatim
             "'messages' must contain the word 'json' in some form, to use 'response_format' "
             "of type 'json_object'.", param="messages",
-            explanation="JSON mode needs a message that asks for JSON: say 'answer in JSON' "
-                        "in the system or user message")
+            explanation=_("JSON mode needs a message that asks for JSON: say 'answer in "
+                          "JSON' in the system or user message"))
 
 
 def validate_request(body: Mapping) -> None:
@@ -573,7 +597,8 @@ def context_length_error(window: int, messages_tokens: int,
     return ProtocolError(
         f"This model's maximum context length is {window} tokens. However, your messages "
         f"resulted in {detail}", param="messages", code="context_length_exceeded",
-        explanation=f"the request is {total - window} tokens over the window: trim the history")
+        explanation=_("the request is {over} tokens over the window: trim the "
+                      "history").format(over=total - window))
 
 
 # ----------------------------------------------------------------- conversion

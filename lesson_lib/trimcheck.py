@@ -37,9 +37,9 @@ from typing import Any
 
 from lesson_lib.budget import MessageBudgetMemory, TokenBudgetMemory
 from lesson_lib.exercises import Report
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.repair import find_duplicate_ids, repair_messages
-from lesson_lib.text import plural
 from lesson_lib.tokens import count_messages
 
 UNITS = ("messages", "tokens")
@@ -180,19 +180,22 @@ def _validity(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
         return []
     p = min(problems, key=lambda q: q.index or 0)
     m = result[p.index] if p.index is not None and p.index < len(result) else {}
-    who = f"message {p.index} ({_label(m)})" if m else "the list"
-    hint = p.explanation or "run validate_messages() on your result to see why"
+    who = (_("message {i} ({label})").format(i=p.index, label=_label(m)) if m
+           else _("the list"))
+    hint = p.explanation or _("run validate_messages() on your result to see why")
     if case.broken:
-        hint += (" (this history was broken before any trim: run repair_messages() on it "
-                 "first, or drop the broken part)")
-    return [(f"the API would refuse it: {who}: {p.message}", hint)]
+        hint += _(" (this history was broken before any trim: run repair_messages() on it "
+                  "first, or drop the broken part)")
+    return [(_("the API would refuse it: {who}: {error}").format(who=who, error=p.message),
+             hint)]
 
 
 def _label(m: Mapping) -> str:
     if m.get("role") == "tool":
         return f"tool, {m.get('tool_call_id')}"
     if m.get("tool_calls"):
-        return f"assistant→{plural(len(m['tool_calls']), 'call')}"
+        n = len(m["tool_calls"])
+        return "assistant→" + ngettext("{n} call", "{n} calls", n).format(n=n)
     return str(m.get("role"))
 
 
@@ -202,21 +205,23 @@ def _lost(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
     systems = [m for m in case.messages if m["role"] == "system"]
     missing = [m for m in systems if m not in result]
     if missing:
-        found.append((f"it lost {len(missing)} of the {plural(len(systems), 'system message')}, "
-                      "e.g. "
-                      f"{missing[0]['content'][:50]!r}",
-                      "never drop a system message, wherever it stands: skip role 'system' "
-                      "when you choose what to drop"))
+        found.append((ngettext("it lost {lost} of the {n} system message, e.g. {example}",
+                               "it lost {lost} of the {n} system messages, e.g. {example}",
+                               len(systems)).format(lost=len(missing), n=len(systems),
+                                                    example=repr(missing[0]['content'][:50])),
+                      _("never drop a system message, wherever it stands: skip role 'system' "
+                        "when you choose what to drop")))
     turn = _current_turn(case.messages)
     if turn and turn[0]["role"] == "user" and turn[0] not in result:
-        found.append((f"it lost the latest user question {turn[0]['content'][:60]!r}",
-                      "find the latest user message first and never drop it or anything "
-                      "after it: the model must see the question it is answering"))
+        found.append((_("it lost the latest user question {question}").format(
+                          question=repr(turn[0]['content'][:60])),
+                      _("find the latest user message first and never drop it or anything "
+                        "after it: the model must see the question it is answering")))
     elif not case.broken and not _is_subsequence(turn, result, lambda t, r: _same(r, t)):
-        found.append((f"it dropped part of the current turn ({len(turn)} messages from the "
-                      "latest question on)",
-                      "keep every tool round after the latest question: without its results "
-                      "the model calls the same tools again"))
+        found.append((_("it dropped part of the current turn ({n} messages from the latest "
+                        "question on)").format(n=len(turn)),
+                      _("keep every tool round after the latest question: without its results "
+                        "the model calls the same tools again")))
     return found
 
 
@@ -227,20 +232,22 @@ def _over(case: TrimCase, unit: str, result: list[dict]) -> list[tuple[str, str]
         limit = len(_floor(case)) if too_big(case, unit) else budget
         if cost <= limit:
             return []
-        return [(f"it kept {cost} messages, more than {limit}",
-                 "keep dropping whole groups (never the system messages or the current turn) "
-                 "until len(result) <= max_messages")]
+        return [(_("it kept {cost} messages, more than {limit}").format(cost=cost, limit=limit),
+                 _("keep dropping whole groups (never the system messages or the current turn) "
+                   "until len(result) <= max_messages"))]
     if cost <= budget:
         return []  # (when nothing can fit, a list that fits has lost something: _lost says what)
     if too_big(case, unit):
-        return [(f"it returned {cost:,} tokens for a budget of {budget:,}: the API would "
-                 "refuse it (context_length_exceeded)",
-                 "when the system messages and the current turn cannot fit even with tool "
-                 "results cut, raise ValueError saying by how many tokens")]
-    return [(f"it is {cost:,} tokens, {cost - budget:,} over the budget of {budget:,}",
-             "count with count_messages() (tool-call arguments and every message's overhead "
-             "count; characters are not tokens), and cut the current turn's largest tool "
-             "result when dropping old turns is not enough")]
+        return [(_("it returned {cost} tokens for a budget of {budget}: the API would "
+                   "refuse it (context_length_exceeded)").format(cost=f"{cost:,}",
+                                                                 budget=f"{budget:,}"),
+                 _("when the system messages and the current turn cannot fit even with tool "
+                   "results cut, raise ValueError saying by how many tokens"))]
+    return [(_("it is {cost} tokens, {over} over the budget of {budget}").format(
+                cost=f"{cost:,}", over=f"{cost - budget:,}", budget=f"{budget:,}"),
+             _("count with count_messages() (tool-call arguments and every message's overhead "
+               "count; characters are not tokens), and cut the current turn's largest tool "
+               "result when dropping old turns is not enough"))]
 
 
 def _invented(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
@@ -253,9 +260,9 @@ def _invented(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
         kept = [(m["role"], m.get("content")) for m in result if m["role"] != "tool"]
         if _is_subsequence(kept, said, lambda a, b: a == b):
             return []
-    return [("it is not the input with some messages removed (a message was added, changed "
-             "or moved)", "only remove messages (or cut a tool result, saying 'truncated'); "
-                          "keep the others as they are, in their order")]
+    return [(_("it is not the input with some messages removed (a message was added, changed "
+               "or moved)"), _("only remove messages (or cut a tool result, saying "
+                               "'truncated'); keep the others as they are, in their order"))]
 
 
 def _gaps(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
@@ -267,9 +274,9 @@ def _gaps(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
     tail = said[len(said) - len(kept):]
     if all(_same(k, t) for k, t in zip(kept, tail, strict=True)):
         return []
-    return [("it dropped messages newer than some it kept",
-             "drop from the oldest end only: what stays must be the newest part of the "
-             "conversation, whole (the model needs the most recent context)")]
+    return [(_("it dropped messages newer than some it kept"),
+             _("drop from the oldest end only: what stays must be the newest part of the "
+               "conversation, whole (the model needs the most recent context)"))]
 
 
 def _forgot(case: TrimCase, unit: str, result: list[dict]) -> list[tuple[str, str]]:
@@ -280,16 +287,20 @@ def _forgot(case: TrimCase, unit: str, result: list[dict]) -> list[tuple[str, st
     can, did = (max(sum(m["role"] == "user" for m in x) - 1, 0) for x in (reference, result))
     if did >= can:
         return []
-    return [(f"it kept {did} of the earlier user messages where {can} can stay",
-             "stop dropping as soon as the list fits: a trim should forget as little as it can")]
+    return [(_("it kept {did} of the earlier user messages where {can} can stay").format(
+                did=did, can=can),
+             _("stop dropping as soon as the list fits: a trim should forget as little as it "
+               "can"))]
 
 
 def _shape(result: Any) -> list[tuple[str, str]]:
     if result is None:
-        return [("it returned None", "end your function with `return` and the trimmed list")]
+        return [(_("it returned None"), _("end your function with `return` and the trimmed "
+                                          "list"))]
     if not isinstance(result, list) or not all(isinstance(m, Mapping) for m in result):
-        return [(f"it returned {type(result).__name__}, not a list of message dicts",
-                 "return the list of message dicts itself")]
+        return [(_("it returned {type}, not a list of message dicts").format(
+                    type=type(result).__name__),
+                 _("return the list of message dicts itself"))]
     return []
 
 
@@ -298,9 +309,11 @@ def _raised(case: TrimCase, unit: str, error: Exception) -> list[tuple[str, str]
     if isinstance(error, ValueError) and too_big(case, unit):
         return []
     where = traceback.extract_tb(error.__traceback__)[-1]
-    hint = (f"see line {where.lineno} of {where.name}()" if not too_big(case, unit)
-            else "nothing can fit here: raise ValueError saying by how much")
-    return [(f"it raised {type(error).__name__}: {str(error)[:120]}", hint)]
+    hint = (_("see line {line} of {function}()").format(line=where.lineno, function=where.name)
+            if not too_big(case, unit)
+            else _("nothing can fit here: raise ValueError saying by how much"))
+    return [(_("it raised {error}: {message}").format(error=type(error).__name__,
+                                                     message=str(error)[:120]), hint)]
 
 
 def judge_one(fn: Callable, case: TrimCase, unit: str = "messages") -> TrimVerdict:
@@ -316,8 +329,9 @@ def judge_one(fn: Callable, case: TrimCase, unit: str = "messages") -> TrimVerdi
             + _over(case, unit, verdict.result) + _invented(case, verdict.result)
             + _gaps(case, verdict.result) + _forgot(case, unit, verdict.result))
     if given != case.messages:
-        verdict.problems.append(("it changed the list it was given",
-                                 "work on a copy: trimmed = list(messages), then remove from it"))
+        verdict.problems.append((_("it changed the list it was given"),
+                                 _("work on a copy: trimmed = list(messages), then remove "
+                                   "from it")))
     return verdict
 
 
@@ -339,24 +353,37 @@ def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimm
                                                     "your trim")
     if not callable(fn):
         report = Report(f"check_trim({name}, {unit!r})")
-        report.expect(False, "not a function", "pass the function itself (no parentheses)")
+        report.expect(False, _("not a function"), _("pass the function itself (no "
+                                                     "parentheses)"))
         print(report)
         return False
     verdicts = judge_trim(fn, unit, cases)
     score = sum(v.passed for v in verdicts)
-    report = Report(f"check_trim({name}, {unit!r}): score {score}/{len(verdicts)}",
+    report = Report(_("check_trim({name}, {unit}): score {score}/{total}").format(
+                        name=name, unit=repr(unit), score=score, total=len(verdicts)),
                     detail=detail)
     for v in verdicts:
-        size = f"{request_cost(v.case.messages, unit):,} {unit}, budget {v.case.budget(unit):,}"
+        size = case_size(v.case, unit)
         if v.passed:
-            kept = (f"kept {len(v.result)}" if isinstance(v.result, list)
-                    else "raised ValueError: nothing can fit")
-            report.expect(True, f"{v.case.name} ({size}): {kept}")
+            kept = (_("kept {n}").format(n=len(v.result)) if isinstance(v.result, list)
+                    else _("raised ValueError: nothing can fit"))
+            report.expect(True, _("{case} ({size}): {what}").format(
+                case=_(v.case.name), size=size, what=kept))
             continue
-        report.expect(False, f"{v.case.name} ({size}): " + "; ".join(w for w, _ in v.problems),
-                      f"{v.problems[0][1]}. This case protects against {v.case.protects}")
+        report.expect(False, _("{case} ({size}): {what}").format(
+                          case=_(v.case.name), size=size,
+                          what=_("; ").join(w for w, _hint in v.problems)),
+                      _("{hint}. This case protects against {protects}").format(
+                          hint=v.problems[0][1], protects=_(v.case.protects)))
     print(report)
     return report.passed
+
+
+def case_size(case: TrimCase, unit: str) -> str:
+    """"12 messages, budget 6" (or tokens), in the learner's language."""
+    cost = request_cost(case.messages, unit)
+    amount = (_("{n} tokens") if unit == "tokens" else _("{n} messages")).format(n=f"{cost:,}")
+    return _("{size}, budget {budget}").format(size=amount, budget=f"{case.budget(unit):,}")
 
 
 def trim_case(name: str, cases: Sequence[TrimCase] | None = None) -> TrimCase:
@@ -492,68 +519,68 @@ def _valid_cases() -> list[TrimCase]:
              _result("call_nt20", '{"saved": true}'), _said("Saved your note “Saturday”.")]
     c20 = [_SYSTEM, *saves, *_NAME, _ASK_NAME]
     return [
-        TrimCase("nothing to trim", c1, 10, _tokens(c1) + 20,
-                 "a trim that always cuts something, or cuts from the wrong end, and forgets "
-                 "for nothing"),
-        TrimCase("exactly at the budget", c1, len(c1), _tokens(c1),
-                 "an off-by-one (>= instead of >) that drops a message from a list that "
-                 "already fits"),
-        TrimCase("plain chat over the budget", c3, 4, _tokens(c3[0], *c3[-3:]) + 2,
-                 "dropping the system prompt to make room, or dropping from the newest end"),
-        TrimCase("single tool round at the cut", c4, 6, _tokens(c4) - _cost(*c4[1:3]),
-                 "dropping an assistant(tool_calls) but keeping its tool result: the API's 400 "
-                 "'messages with role tool must be a response to a preceeding message with "
-                 "tool_calls'"),
-        TrimCase("parallel group at the cut", c5, 6, _tokens(c5) - _cost(*c5[1:4]),
-                 "dropping an assistant message and only the one tool message after it: with "
-                 "parallel calls the other results stay behind as orphans"),
-        TrimCase("cut through a group of three", c6, 4, _tokens(c6) - _cost(*c6[1:4]),
-                 "keeping 'the last N messages' (messages[-n:]): the slice starts inside a "
-                 "tool group"),
-        TrimCase("system message in the middle", c7, 5, _tokens(c7) - _cost(*c7[1:3], *c7[4:6]),
-                 "keeping only messages[0] as 'the' system message: a later instruction "
-                 "(answer in Chinese) is lost"),
-        TrimCase("three tool rounds in one turn", c8, 5, _tokens(c8[0], *rounds) + 4,
-                 "a current turn longer than the budget: dropping its first tool rounds (or "
-                 "the question) makes the model call the same tools again"),
-        TrimCase("only the system message fits", c9, 1, _tokens(_SYSTEM) + 2,
-                 "a budget too small for the question itself: dropping the question sends a "
-                 "request the model cannot answer; keep it (messages) or raise (tokens)"),
-        TrimCase("huge tool result in an old turn", c10, 7, _tokens(_SYSTEM, guide[3], *_NAME,
+        TrimCase(N_("nothing to trim"), c1, 10, _tokens(c1) + 20,
+                 N_("a trim that always cuts something, or cuts from the wrong end, and forgets "
+                    "for nothing")),
+        TrimCase(N_("exactly at the budget"), c1, len(c1), _tokens(c1),
+                 N_("an off-by-one (>= instead of >) that drops a message from a list that "
+                    "already fits")),
+        TrimCase(N_("plain chat over the budget"), c3, 4, _tokens(c3[0], *c3[-3:]) + 2,
+                 N_("dropping the system prompt to make room, or dropping from the newest end")),
+        TrimCase(N_("single tool round at the cut"), c4, 6, _tokens(c4) - _cost(*c4[1:3]),
+                 N_("dropping an assistant(tool_calls) but keeping its tool result: the API's 400 "
+                    "'messages with role tool must be a response to a preceeding message with "
+                    "tool_calls'")),
+        TrimCase(N_("parallel group at the cut"), c5, 6, _tokens(c5) - _cost(*c5[1:4]),
+                 N_("dropping an assistant message and only the one tool message after it: with "
+                    "parallel calls the other results stay behind as orphans")),
+        TrimCase(N_("cut through a group of three"), c6, 4, _tokens(c6) - _cost(*c6[1:4]),
+                 N_("keeping 'the last N messages' (messages[-n:]): the slice starts inside a "
+                    "tool group")),
+        TrimCase(N_("system message in the middle"), c7, 5, _tokens(c7) - _cost(*c7[1:3], *c7[4:6]),
+                 N_("keeping only messages[0] as 'the' system message: a later instruction "
+                    "(answer in Chinese) is lost")),
+        TrimCase(N_("three tool rounds in one turn"), c8, 5, _tokens(c8[0], *rounds) + 4,
+                 N_("a current turn longer than the budget: dropping its first tool rounds (or "
+                    "the question) makes the model call the same tools again")),
+        TrimCase(N_("only the system message fits"), c9, 1, _tokens(_SYSTEM) + 2,
+                 N_("a budget too small for the question itself: dropping the question sends a "
+                    "request the model cannot answer; keep it (messages) or raise (tokens)")),
+        TrimCase(N_("huge tool result in an old turn"), c10, 7, _tokens(_SYSTEM, guide[3], *_NAME,
                                                                    _ASK_NAME) + 30,
-                 "counting messages instead of tokens: one old tool result (a whole web page) "
-                 "is over the token budget on its own"),
-        TrimCase("huge tool result in the current turn", c11, 5, 400,
-                 "a single tool result bigger than the whole budget: dropping the pair loses "
-                 "the answer; cut it, with a visible marker, instead"),
-        TrimCase("a huge user message", c12, 3, 300,
-                 "silently sending a request the API refuses: when the question alone is over "
-                 "the budget, only a clear error helps"),
-        TrimCase("assistant with both content and tool calls", c13, 6,
+                 N_("counting messages instead of tokens: one old tool result (a whole web page) "
+                    "is over the token budget on its own")),
+        TrimCase(N_("huge tool result in the current turn"), c11, 5, 400,
+                 N_("a single tool result bigger than the whole budget: dropping the pair loses "
+                    "the answer; cut it, with a visible marker, instead")),
+        TrimCase(N_("a huge user message"), c12, 3, 300,
+                 N_("silently sending a request the API refuses: when the question alone is over "
+                    "the budget, only a clear error helps")),
+        TrimCase(N_("assistant with both content and tool calls"), c13, 6,
                  _tokens(c13) - _cost(*c13[1:3]),
-                 "treating an assistant message that has text as a plain answer: it still "
-                 "opens a tool group, and its results must go with it"),
-        TrimCase("ids reused across turns", c14, 8, _tokens(c14) - _cost(*c14[1:3]),
-                 "matching results to calls by id across the whole history: some providers "
-                 "number calls call_0, call_1 … again in every turn"),
-        TrimCase("results in another order than the calls", c15, 7, _tokens(c15) - _cost(*_NAME),
-                 "checking results against calls by position (zip(calls, results)): the API "
-                 "accepts a group's results in any order"),
-        TrimCase("system message in the current turn", c16, 6, _tokens(c16) - _cost(*_NAME),
-                 "rebuilding the list as 'system messages first, then the rest': a reminder "
-                 "inside the current turn moves before the question"),
-        TrimCase("the question is not the last message", c17, 4, _tokens(c17[0], *cd) + 3,
-                 "treating the newest message as the question: after a tool round and an "
-                 "answer, the question is several messages back"),
-        TrimCase("no system message", c18, 3, _tokens(c18) - _cost(*c18[:3], c18[3]),
-                 "assuming messages[0] is the system prompt (or that there is one): the trim "
-                 "crashes, or keeps an old user message forever"),
-        TrimCase("chinese conversation", c19, 6, _tokens(_SYSTEM, *zh) + 2,
-                 "estimating tokens as characters ÷ 4: Chinese costs about a token per "
-                 "character, so the estimate says 'fits' when it does not"),
-        TrimCase("long tool-call arguments", c20, 7, _tokens(c20) - 5,
-                 "counting only the content field: tool-call arguments (a whole note) are "
-                 "tokens too"),
+                 N_("treating an assistant message that has text as a plain answer: it still "
+                    "opens a tool group, and its results must go with it")),
+        TrimCase(N_("ids reused across turns"), c14, 8, _tokens(c14) - _cost(*c14[1:3]),
+                 N_("matching results to calls by id across the whole history: some providers "
+                    "number calls call_0, call_1 … again in every turn")),
+        TrimCase(N_("results in another order than the calls"), c15, 7, _tokens(c15) - _cost(*_NAME),
+                 N_("checking results against calls by position (zip(calls, results)): the API "
+                    "accepts a group's results in any order")),
+        TrimCase(N_("system message in the current turn"), c16, 6, _tokens(c16) - _cost(*_NAME),
+                 N_("rebuilding the list as 'system messages first, then the rest': a reminder "
+                    "inside the current turn moves before the question")),
+        TrimCase(N_("the question is not the last message"), c17, 4, _tokens(c17[0], *cd) + 3,
+                 N_("treating the newest message as the question: after a tool round and an "
+                    "answer, the question is several messages back")),
+        TrimCase(N_("no system message"), c18, 3, _tokens(c18) - _cost(*c18[:3], c18[3]),
+                 N_("assuming messages[0] is the system prompt (or that there is one): the trim "
+                    "crashes, or keeps an old user message forever")),
+        TrimCase(N_("chinese conversation"), c19, 6, _tokens(_SYSTEM, *zh) + 2,
+                 N_("estimating tokens as characters ÷ 4: Chinese costs about a token per "
+                    "character, so the estimate says 'fits' when it does not")),
+        TrimCase(N_("long tool-call arguments"), c20, 7, _tokens(c20) - 5,
+                 N_("counting only the content field: tool-call arguments (a whole note) are "
+                    "tokens too")),
     ]
 
 
@@ -584,29 +611,29 @@ def _broken_cases() -> list[TrimCase]:
           _user("Thanks!"), _said("You're welcome!"), _ASK_NAME]
     return [TrimCase(name, messages, max_messages, max_tokens, protects, broken=True)
             for name, messages, max_messages, max_tokens, protects in [
-        ("interrupted run", b1, 10, _tokens(repair_messages(b1).messages) + 10,
-         "a run that stopped between a tool call and its result (a crash, a timeout, a closed "
-         "tab): the stored call has no result, and every later request fails"),
-        ("interrupted parallel calls", b2, 4, _tokens(b2_fixed) - _cost(warmer),
-         "a parallel round where only some results were saved before the run stopped"),
-        ("result stored twice", b3, 12, _tokens(b3) + 10,
-         "a retry that wrote the same result twice: the API refuses two results for one call "
-         "('Duplicate value for tool_call_id')"),
-        ("two calls share an id", b4, 12, _tokens(b4) + 10,
-         "a provider that gives two parallel calls the same id: their two results look like "
-         "one result stored twice"),
-        ("results stored before their call", b5, 10, _tokens(b5) + 10,
-         "a history reloaded in the wrong order (rows sorted by a timestamp that put each "
-         "result before its call): every result is an orphan, every call unanswered"),
-        ("result stored after the next question", b6, 10, _tokens(b6) + 10,
-         "a result saved late (the user typed while the tool ran): it lands after the next "
-         "user message, away from its call"),
-        ("empty tool_calls list", b7, 10, _tokens(b7) + 10,
-         "a serializer that writes tool_calls: [] on every plain answer: the API refuses an "
-         "empty array"),
-        ("history cut by other code", b8, 10, _tokens(b8) + 10,
-         "a history another part of the program already cut badly: it starts with an orphan "
-         "tool result"),
+        (N_("interrupted run"), b1, 10, _tokens(repair_messages(b1).messages) + 10,
+         N_("a run that stopped between a tool call and its result (a crash, a timeout, a closed "
+            "tab): the stored call has no result, and every later request fails")),
+        (N_("interrupted parallel calls"), b2, 4, _tokens(b2_fixed) - _cost(warmer),
+         N_("a parallel round where only some results were saved before the run stopped")),
+        (N_("result stored twice"), b3, 12, _tokens(b3) + 10,
+         N_("a retry that wrote the same result twice: the API refuses two results for one call "
+            "('Duplicate value for tool_call_id')")),
+        (N_("two calls share an id"), b4, 12, _tokens(b4) + 10,
+         N_("a provider that gives two parallel calls the same id: their two results look like "
+            "one result stored twice")),
+        (N_("results stored before their call"), b5, 10, _tokens(b5) + 10,
+         N_("a history reloaded in the wrong order (rows sorted by a timestamp that put each "
+            "result before its call): every result is an orphan, every call unanswered")),
+        (N_("result stored after the next question"), b6, 10, _tokens(b6) + 10,
+         N_("a result saved late (the user typed while the tool ran): it lands after the next "
+            "user message, away from its call")),
+        (N_("empty tool_calls list"), b7, 10, _tokens(b7) + 10,
+         N_("a serializer that writes tool_calls: [] on every plain answer: the API refuses an "
+            "empty array")),
+        (N_("history cut by other code"), b8, 10, _tokens(b8) + 10,
+         N_("a history another part of the program already cut badly: it starts with an orphan "
+            "tool result")),
     ]]
 
 

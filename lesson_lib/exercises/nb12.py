@@ -17,9 +17,10 @@ from typing import Any
 
 from lesson_lib.exercises import not_done
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
+from lesson_lib.i18n import N_, _
 from lesson_lib.protocol import find_problems
 
-ITEMS_TITLE = "Exercise 1 · items_to_messages"
+ITEMS_TITLE = N_("Exercise 1 · items_to_messages")
 INSTRUCTIONS = "You are a helpful assistant."
 WEATHER = '{"location":"Chengdu","unit":"celsius"}'
 RESULT = '{"location": "Chengdu", "temperature": 16, "condition": "cloudy"}'
@@ -71,8 +72,9 @@ def two_calls() -> list[dict]:
 def _run(impl: Any, items: list, instructions: str | None = None) -> list:
     got = impl(copy.deepcopy(items), instructions)
     expect(isinstance(got, list) and all(isinstance(m, dict) for m in got),
-           f"items_to_messages(...) returned {type(got).__name__}"
-           + ("" if not isinstance(got, list) else " with an item that is not a dict"))
+           (_("items_to_messages(...) returned {type}") if not isinstance(got, list) else
+            _("items_to_messages(...) returned {type} with an item that is not a "
+              "dict")).format(type=type(got).__name__))
     return got
 
 
@@ -92,17 +94,20 @@ def _message_text(impl: Any) -> None:
                        ("assistant", "Nice to meet you, Xiaoming!")):
         got = _run(impl, [message(role, text, 1)])
         want = [{"role": role, "content": text}]
-        expect(got == want, f"{'an' if role == 'assistant' else 'a'} {role} message item, {_short(message(role, text, 1))}, gave "
-                            f"{_short(got)}")
+        said = (_("an assistant message item, {item}, gave {got}") if role == "assistant"
+                else _("a user message item, {item}, gave {got}"))
+        expect(got == want, said.format(item=_short(message(role, text, 1)), got=_short(got)))
 
 
 def _instructions_first(impl: Any) -> None:
     got = _run(impl, [message("user", "My name is Xiaoming", 1)], INSTRUCTIONS)
     expect(got[:1] == [{"role": "system", "content": INSTRUCTIONS}],
-           f"with instructions={INSTRUCTIONS!r}, the list starts {_short(got[:1])}")
+           _("with instructions={instructions}, the list starts {start}").format(
+               instructions=repr(INSTRUCTIONS), start=_short(got[:1])))
     plain = _run(impl, [message("user", "My name is Xiaoming", 1)])
     expect(not any(m.get("role") == "system" for m in plain),
-           f"with instructions=None, the list holds a system message: {_short(plain)}")
+           _("with instructions=None, the list holds a system message: {got}").format(
+               got=_short(plain)))
 
 
 def _assistants_with_calls(messages: list) -> list[dict]:
@@ -113,23 +118,25 @@ def _call_becomes_tool_calls(impl: Any) -> None:
     got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
                       call("call_chengdu", 2), output("call_chengdu", 3)])
     asking = _assistants_with_calls(got)
-    expect(len(asking) == 1, f"a function_call item gave no assistant message with tool_calls: "
-                             f"{_short(got)}")
+    expect(len(asking) == 1, _("a function_call item gave no assistant message with "
+                               "tool_calls: {got}").format(got=_short(got)))
     calls = asking[0]["tool_calls"]
     expect(isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict),
-           f"one function_call gave tool_calls={_short(calls)}")
+           _("one function_call gave tool_calls={calls}").format(calls=_short(calls)))
     entry = calls[0]
     fn = entry.get("function") if isinstance(entry.get("function"), dict) else {}
     expect(entry.get("id") == "call_chengdu" and entry.get("type") == "function"
            and fn.get("name") == "get_current_weather",
-           f"the function_call (id 'fc_0002', call_id 'call_chengdu') became {_short(entry)}")
+           _("the function_call (id 'fc_0002', call_id 'call_chengdu') became {entry}").format(
+               entry=_short(entry)))
 
 
 def _arguments_kept(impl: Any) -> None:
     got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
                       call("call_chengdu", 2), output("call_chengdu", 3)])
     arguments = _assistants_with_calls(got)[0]["tool_calls"][0]["function"].get("arguments")
-    expect(arguments == WEATHER, f"the call's arguments {WEATHER!r} became {arguments!r}")
+    expect(arguments == WEATHER, _("the call's arguments {sent} became {got}").format(
+        sent=repr(WEATHER), got=repr(arguments)))
 
 
 def _calls_share_a_message(impl: Any) -> None:
@@ -137,8 +144,8 @@ def _calls_share_a_message(impl: Any) -> None:
     asking = _assistants_with_calls(got)
     ids = sorted(c.get("id") for m in asking for c in m["tool_calls"])
     expect(len(asking) == 1 and ids == ["call_bj", "call_sh"],
-           f"two function_calls in a row gave {len(asking)} assistant messages with tool_calls "
-           f"(calls {ids})")
+           _("two function_calls in a row gave {n} assistant messages with tool_calls "
+             "(calls {ids})").format(n=len(asking), ids=ids))
 
 
 def _output_becomes_tool(impl: Any) -> None:
@@ -147,8 +154,8 @@ def _output_becomes_tool(impl: Any) -> None:
     tools = [m for m in got if m.get("role") == "tool"]
     want = {"role": "tool", "tool_call_id": "call_chengdu", "content": RESULT}
     rest = [m for m in got if m.get("role") != "user" and not m.get("tool_calls")]
-    expect(tools == [want], "the function_call_output (call_id 'call_chengdu') became "
-                            f"{_short(rest)}")
+    expect(tools == [want], _("the function_call_output (call_id 'call_chengdu') became "
+                              "{got}").format(got=_short(rest)))
 
 
 def _order_kept(impl: Any) -> None:
@@ -156,18 +163,21 @@ def _order_kept(impl: Any) -> None:
     roles = [m.get("role") for m in got]
     want = ["system", "user", "assistant", "user", "assistant", "tool", "assistant", "user",
             "assistant"]
-    expect(roles == want, f"the seed's three rounds gave the roles {roles}")
+    expect(roles == want, _("the seed's three rounds gave the roles {roles}").format(
+        roles=roles))
     expect(got[1].get("content") == "My name is Xiaoming" and
            got[-1].get("content") == "You told me your name is Xiaoming.",
-           f"the seed's three rounds start with {_short(got[1:2])} and end with {_short(got[-1:])}")
+           _("the seed's three rounds start with {first} and end with {last}").format(
+               first=_short(got[1:2]), last=_short(got[-1:])))
 
 
 def _items_untouched(impl: Any) -> None:
     for items in (weather_round(), two_calls()):
         given = copy.deepcopy(items)
         impl(given, INSTRUCTIONS)
-        expect(given == items, "after items_to_messages(items), the items were changed: "
-                               f"{_short([g for g, i in zip(given, items, strict=False) if g != i][:1])}")
+        changed = [g for g, i in zip(given, items, strict=False) if g != i][:1]
+        expect(given == items, _("after items_to_messages(items), the items were changed: "
+                                 "{changed}").format(changed=_short(changed)))
 
 
 def _conversations():
@@ -199,66 +209,68 @@ def _refused(impl: Any, example: tuple) -> str | None:
     try:
         got = impl(copy.deepcopy(items), instructions)
     except Exception as error:  # noqa: BLE001  a crash on some conversation is a finding
-        return f"items_to_messages raised {type(error).__name__}: {error} on {_short(items)}"
+        return _("items_to_messages raised {error}: {message} on {items}").format(
+            error=type(error).__name__, message=error, items=_short(items))
     problems = find_problems(got)
     if problems:
         kinds = [i["type"] if i["type"] != "message" else i["role"] for i in items]
-        return (f"for the items {kinds} (instructions={instructions!r}) the list is refused: "
-                f"{problems[0].message}")
+        return _("for the items {kinds} (instructions={instructions}) the list is refused: "
+                 "{error}").format(kinds=kinds, instructions=repr(instructions),
+                                   error=problems[0].message)
     return None
 
 
 ITEMS_RULES: list[Rule] = [
-    Rule("it returns a list of message dicts", _returns_list,
-         ("build a new list and append one dict per message; return that list",)),
-    Rule("a message item becomes {'role', 'content'}, its text a plain string",
+    Rule(N_("it returns a list of message dicts"), _returns_list,
+         (N_("build a new list and append one dict per message; return that list"),)),
+    Rule(N_("a message item becomes {'role', 'content'}, its text a plain string"),
          _message_text,
-         ("an item's content is a list of parts, e.g. [{'type': 'input_text', 'text': '…'}]; "
-          "Chat Completions takes the text itself",
-          "keep only role and content: id, type and status are the server's, not Chat's"),
+         (N_("an item's content is a list of parts, e.g. [{'type': 'input_text', 'text': '…'}]; "
+             "Chat Completions takes the text itself"),
+          N_("keep only role and content: id, type and status are the server's, not Chat's")),
          needs=("it returns a list of message dicts",)),
-    Rule("the instructions become a system message at the front", _instructions_first,
-         ("the Responses API keeps instructions apart from the items (and does not carry "
-          "them to the next response); in Chat Completions they are the first message",
-          "only when instructions is not None"),
+    Rule(N_("the instructions become a system message at the front"), _instructions_first,
+         (N_("the Responses API keeps instructions apart from the items (and does not carry "
+             "them to the next response); in Chat Completions they are the first message"),
+          N_("only when instructions is not None")),
          needs=("it returns a list of message dicts",)),
-    Rule("a function_call becomes an assistant message with tool_calls, id = its call_id",
+    Rule(N_("a function_call becomes an assistant message with tool_calls, id = its call_id"),
          _call_becomes_tool_calls,
-         ("in Chat Completions a call lives in an assistant message: {'role': 'assistant', "
-          "'content': None, 'tool_calls': [...]}",
-          "each entry is {'id': …, 'type': 'function', 'function': {'name': …, 'arguments': "
-          "…}}; the id the tool reply names is the item's call_id (call_…), not its id (fc_…)"),
+         (N_("in Chat Completions a call lives in an assistant message: {'role': 'assistant', "
+             "'content': None, 'tool_calls': [...]}"),
+          N_("each entry is {'id': …, 'type': 'function', 'function': {'name': …, 'arguments': "
+             "…}}; the id the tool reply names is the item's call_id (call_…), not its id (fc_…)")),
          needs=("it returns a list of message dicts",)),
-    Rule("the call's arguments stay the JSON string they were", _arguments_kept,
-         ("Chat Completions carries arguments as a JSON string, as the item does: copy it "
-          "as it is",),
+    Rule(N_("the call's arguments stay the JSON string they were"), _arguments_kept,
+         (N_("Chat Completions carries arguments as a JSON string, as the item does: copy it "
+             "as it is"),),
          needs=("a function_call becomes an assistant message with tool_calls, id = its "
                 "call_id",)),
-    Rule("function_calls in a row share one assistant message (parallel calls)",
+    Rule(N_("function_calls in a row share one assistant message (parallel calls)"),
          _calls_share_a_message,
-         ("a response that makes two calls at once lists two function_call items; in Chat "
-          "Completions they are two entries of one assistant message's tool_calls",
-          "when the message you built last is an assistant message with tool_calls, add the "
-          "call to it instead of starting a new one"),
+         (N_("a response that makes two calls at once lists two function_call items; in Chat "
+             "Completions they are two entries of one assistant message's tool_calls"),
+          N_("when the message you built last is an assistant message with tool_calls, add the "
+             "call to it instead of starting a new one")),
          needs=("a function_call becomes an assistant message with tool_calls, id = its "
                 "call_id",)),
-    Rule("a function_call_output becomes a tool message with tool_call_id = its call_id",
+    Rule(N_("a function_call_output becomes a tool message with tool_call_id = its call_id"),
          _output_becomes_tool,
-         ("Chat Completions has a role for it: {'role': 'tool', 'tool_call_id': …, "
-          "'content': …}",
-          "the content is the item's output, a string already: keep it as it is"),
+         (N_("Chat Completions has a role for it: {'role': 'tool', 'tool_call_id': …, "
+             "'content': …}"),
+          N_("the content is the item's output, a string already: keep it as it is")),
          needs=("it returns a list of message dicts",)),
-    Rule("the items keep their order", _order_kept,
-         ("the list is the conversation, oldest first, as the items are given "
-          "(list them with order='asc')",),
+    Rule(N_("the items keep their order"), _order_kept,
+         (N_("the list is the conversation, oldest first, as the items are given "
+             "(list them with order='asc')"),),
          needs=("a message item becomes {'role', 'content'}, its text a plain string",)),
-    Rule("the items you were given are left unchanged", _items_untouched,
-         ("they are the server's record; build new dicts instead of changing theirs",)),
+    Rule(N_("the items you were given are left unchanged"), _items_untouched,
+         (N_("they are the server's record; build new dicts instead of changing theirs"),)),
     property_rule(
-        "every conversation gives a list that validate_messages accepts",
+        N_("every conversation gives a list that validate_messages accepts"),
         _conversations(), _refused,
-        ("what the server accepted, Chat Completions must accept too: each call followed "
-         "by its tool reply, nothing in between",),
+        (N_("what the server accepted, Chat Completions must accept too: each call followed "
+            "by its tool reply, nothing in between"),),
         examples=150,
         needs=("a function_call becomes an assistant message with tool_calls, id = its "
                "call_id",
@@ -270,7 +282,7 @@ ITEMS_RULES: list[Rule] = [
 def check_items_to_messages(items_to_messages: Any) -> bool:  # your items_to_messages
     """Judge the learner's items_to_messages(items, instructions=None) by ITEMS_RULES."""
     if not callable(items_to_messages):
-        return not_done(ITEMS_TITLE, "write items_to_messages, then run this cell again")
-    return check_rules(ITEMS_TITLE, items_to_messages, ITEMS_RULES,
-                       start="write the body of items_to_messages (it still raises "
-                             "NotImplementedError), then run this check again")
+        return not_done(_(ITEMS_TITLE), _("write items_to_messages, then run this cell again"))
+    return check_rules(_(ITEMS_TITLE), items_to_messages, ITEMS_RULES,
+                       start=_("write the body of items_to_messages (it still raises "
+                               "NotImplementedError), then run this check again"))
