@@ -146,7 +146,7 @@ def test_check_my_recall_in_chinese(speak, capsys):
     speak("zh")
     assert nb11.check_my_recall(lambda question, memory, budget: "just text") is False
     out = capsys.readouterr().out
-    assert out.startswith("动手实现 · my_recall:")
+    assert out.startswith("动手实现 · my_recall：")
     assert "❌ 它返回一条 system 消息：{'role': 'system', 'content': text}" in out
     assert "提示：发生了什么：my_recall('When does my train to Chengdu leave?', memory, 1000) " \
            "返回了 str，不是消息 dict" in out
@@ -165,7 +165,7 @@ def test_check_save_fact_in_chinese_and_english(speak, capsys):
     speak("zh")
     assert nb11.check_save_fact(careless) is False
     out = capsys.readouterr().out
-    assert out.startswith("练习 1 · save_fact:")
+    assert out.startswith("练习 1 · save_fact：")
     assert "❌ 只有工具结果说过的内容会被拒绝：什么也不写入，返回 False" in out
     speak("en")
     nb11.check_save_fact(careless)
@@ -178,7 +178,7 @@ def test_check_items_to_messages_in_chinese(speak, capsys):
     speak("zh")
     assert nb12.check_items_to_messages(lambda items, instructions=None: None) is False
     out = capsys.readouterr().out
-    assert out.startswith("练习 1 · items_to_messages:")
+    assert out.startswith("练习 1 · items_to_messages：")
     assert "❌ 它返回由消息 dict 组成的列表" in out
     assert "提示：发生了什么：items_to_messages(...) 返回了 NoneType" in out
     assert "还有 " in out  # the rules that build on it wait

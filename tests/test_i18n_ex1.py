@@ -35,7 +35,7 @@ def test_nb00_a_first_history_in_chinese(speak, capsys):
     speak("zh")
     passed, out = report(nb00.check_first_history, capsys, BOT_HISTORY)
     assert passed is False
-    assert out.startswith("练习 1 · 第一段历史:")
+    assert out.startswith("练习 1 · 第一段历史：")
     assert "✅ 一个包含两条消息的列表" in out
     assert "✅ 用户说出了自己的名字（小明）" in out
     assert "❌ 助手用这个名字跟用户打招呼" in out
@@ -53,7 +53,7 @@ def test_nb00_the_same_history_in_english_is_unchanged(speak, capsys):
 def test_nb00_a_reply_that_is_only_text(speak, capsys):
     speak("zh")
     _, out = report(nb00.check_chinese_reply, capsys, "你好")
-    assert "练习 2 · 用中文回答:" in out
+    assert "练习 2 · 用中文回答：" in out
     assert "❌ 整条消息，而不只是它的文字" in out
     assert "传入 chat() 返回的东西（reply），而不是 reply.content" in out
 
@@ -66,7 +66,7 @@ def test_nb01_true_or_false_explains_in_chinese(speak, capsys):
     wrong["A"], wrong["F"] = True, "maybe"
     passed, out = report(nb01.check_answers, capsys, wrong)
     assert passed is False
-    assert out.startswith("练习 2 · 对还是错？:")
+    assert out.startswith("练习 2 · 对还是错？：")
     assert "❌ A：模型会在两次调用之间保存对话。 → True" in out
     assert "提示：两次调用之间什么也不会保留" in out
     assert "❌ F：请回答 True 或 False" in out
@@ -122,7 +122,7 @@ def test_nb02_a_rule_its_hint_and_what_happened_in_chinese(speak, capsys):
     speak("zh")
     passed, out = report(nb02.check_my_memory, capsys, ListNotCopied)
     assert passed is False
-    assert out.startswith("动手实现 · 你的 ShortTermMemory:")
+    assert out.startswith("动手实现 · 你的 ShortTermMemory：")
     assert "❌ to_api_format() 返回一个新列表，往里面追加不会影响记忆" in out
     assert ("提示：发生了什么：memory.to_api_format().append(...) 改动了记忆："
             "它现在存着 [system 1, user 2, user 99]") in out
@@ -165,7 +165,7 @@ def test_nb02_an_untouched_skeleton_names_its_methods_in_chinese(speak, capsys):
 def test_nb02_predictions_and_counts_in_chinese(speak, capsys):
     speak("zh")
     _, out = report(nb02.check_prediction, capsys, 6, 0)
-    assert out.startswith("预测 message_count():")
+    assert out.startswith("预测 message_count()：")
     assert "❌ 预测 1（系统提示词 + 五条消息）：你预测的是 6" in out
     assert "提示：clear_non_system() 会保留系统消息" in out
     _, out = report(nb02.check_count_user_turns, capsys, lambda memory: 0)
@@ -188,7 +188,7 @@ def test_nb03_the_sdk_object_itself_in_chinese(speak, capsys):
     speak("zh")
     passed, out = report(nb03.check_assistant_to_dict, capsys, lambda message: message)
     assert passed is False
-    assert out.startswith("动手实现 · 你的 assistant_to_dict:")
+    assert out.startswith("动手实现 · 你的 assistant_to_dict：")
     assert "❌ 它返回一个新的 dict，而不是 SDK 的消息对象" in out
     assert "提示：发生了什么：对于一条文字回复，它返回的是SDK 的消息对象本身，而不是 dict" in out
     assert "条规则会接着检查" in out
@@ -205,7 +205,7 @@ def test_nb03_the_sdk_object_itself_in_english(speak, capsys):
 def test_nb03_repair_and_results_in_chinese(speak, capsys):
     speak("zh")
     _, out = report(nb03.check_repair, capsys, lambda messages: messages[:2])
-    assert out.startswith("练习 3 · 修复出错的历史记录:")
+    assert out.startswith("练习 3 · 修复出错的历史记录：")
     assert "情形 1（上海呢？ 夹在一个调用和它的结果之间）" in out
     _, out = report(nb03.check_results_for, capsys, lambda message: [])
     assert "❌ 2 个调用：每个调用一条 tool 消息（2 个调用，0 条消息）" in out

@@ -28,7 +28,7 @@ def test_the_seed_trim_check_in_chinese_and_in_english(speak, capsys):
     speak("zh")
     assert nb04.check_seed_trim(NaiveMemory) is False
     out = capsys.readouterr().out
-    assert out.startswith("动手实现 · 种子文章的裁剪:")
+    assert out.startswith("动手实现 · 种子文章的裁剪：")
     assert "❌ 删掉一条 assistant(tool_calls) 时，它的 tool 回复也一起删掉" in out
     assert "assistant 3（1 个调用）" in out
     assert "tool 4 成了孤儿：它回答的那个调用被删掉了，API 会返回 400" in out
@@ -49,7 +49,7 @@ def test_a_trim_exercise_not_written_yet(speak, capsys):
     speak("zh")
     assert nb04.check_turn_trim(lambda messages, max_messages: None) is False
     out = capsys.readouterr().out
-    assert "练习 2 · my_turn_trim:" in out
+    assert "练习 2 · my_turn_trim：" in out
     assert "它对每个历史都返回 None" in out
     speak("en")
     nb04.check_my_trim("not a function")
@@ -61,7 +61,7 @@ def test_the_agent_chat_check_says_the_steps_were_handed_to_the_library(speak, c
     speak("zh")
     assert nb05.check_my_agent_chat(LeansOnTheLibrary) is False
     out = capsys.readouterr().out
-    assert out.startswith("动手实现 · 你的 Agent.chat:")
+    assert out.startswith("动手实现 · 你的 Agent.chat：")
     assert "❌ chat() 自己写出每一步（不用 super().chat()、run_tool_round 或 remember_answer）" in out
     assert "它调用了 self.remember_answer() 和 self.run_tool_round()（super().chat() 就会这样）" in out
     speak("en")
@@ -74,7 +74,7 @@ def test_predicted_roles_in_chinese_and_in_english(speak, capsys):
     speak("zh")
     nb05.check_predicted_roles(["system", "userx"])
     out = capsys.readouterr().out
-    assert "练习 1 · 预测记忆:" in out
+    assert "练习 1 · 预测记忆：" in out
     assert "❌ 每一项都是角色名" in out
     assert "提示：['userx'] 不是角色名：请用 system, user, assistant, tool" in out
     speak("en")
@@ -88,9 +88,9 @@ def test_the_loop_checks_in_chinese_and_in_english(speak, capsys):
     nb06.check_my_loop(42)
     nb06.check_predictions({})
     out = capsys.readouterr().out
-    assert "动手实现 · 你的智能体循环:" in out
+    assert "动手实现 · 你的智能体循环：" in out
     assert "在上面的单元格里定义 my_loop(messages, registry, max_turns=5)，再运行这个检查" in out
-    assert "预测:" in out and "❌ (a) Hello!：还没有回答" in out
+    assert "预测：" in out and "❌ (a) Hello!：还没有回答" in out
     assert "提示：把 ... 换成一个整数（max_turns=4）" in out
     speak("en")
     nb06.check_predictions({"a": "one"})

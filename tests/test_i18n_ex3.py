@@ -33,7 +33,7 @@ def test_nb07_a_trim_that_never_trims_in_chinese_and_in_english(speak, capsys):
     speak("zh")
     assert nb07.check_my_budget_trim(_keeps_everything) is False
     out = _out(capsys)
-    assert out.startswith("动手实现 · 你自己的 token 预算裁剪:")
+    assert out.startswith("动手实现 · 你自己的 token 预算裁剪：")
     assert "❌ 用 count_messages() 计数，它不超出预算" in out  # the rule's name
     assert "提示：发生了什么：" in out and "个 token，预算" in out  # what happened, translated
     assert "还没完成：看 ❌ 的那几行。" in out
@@ -55,7 +55,7 @@ def test_nb07_an_unwritten_trim_and_a_summarizer_that_returns_nothing(speak, cap
     assert "❌ 还没有完成" in out and "传入函数本身（不加括号）" in out
     assert nb07.check_my_summarizer(lambda messages: "") is False
     out = _out(capsys)
-    assert out.startswith("练习 1 · my_summarizer:")
+    assert out.startswith("练习 1 · my_summarizer：")
     assert "它返回文本（给它最早的几轮，它返回了 ''）" in out
     assert "把摘要作为一个字符串返回" in out
     speak("en")
@@ -78,7 +78,7 @@ def test_nb08_wrong_answers_in_chinese_and_in_english(speak, capsys):
     speak("zh")
     assert nb08.check_forget("five cities") is False
     out = _out(capsys)
-    assert out.startswith("忘掉名字:")
+    assert out.startswith("忘掉名字：")
     assert "my_messages 是一个 dict：策略名 → 消息列表" in out and "收到的是 str" in out
     assert nb08.check_forget({"ShortTermMemory": ["/clear"]}) is False
     out = _out(capsys)
@@ -86,7 +86,7 @@ def test_nb08_wrong_answers_in_chinese_and_in_english(speak, capsys):
     assert "TokenBudgetMemory：还没有作答" in out
     assert nb08.check_breaking_point(42) is False
     out = _out(capsys)
-    assert out.startswith("断点:") and "my_stepper 是一个步进器" in out
+    assert out.startswith("断点：") and "my_stepper 是一个步进器" in out
     speak("en")
     assert nb08.check_forget({"ShortTermMemory": ["/clear"]}) is False
     out = _out(capsys)
@@ -116,12 +116,12 @@ def test_nb09_checks_in_chinese(speak, capsys):
     speak("zh")
     assert nb09.check_retries(_no_retry) is False
     out = _out(capsys)
-    assert out.startswith("练习 3 · 带退避的重试:")
+    assert out.startswith("练习 3 · 带退避的重试：")
     assert "❌ 先 429，再 500，然后回答：第三次调用时得到回答" in out
     assert "调用 1 次后得到 None，而且 RateLimitError 漏了出来" in out
     assert nb09.check_make_strict(_unchanged) is False
     out = _out(capsys)
-    assert out.startswith("练习 1 · 把工具变严格:")
+    assert out.startswith("练习 1 · 把工具变严格：")
     assert "✅ get_current_weather：传给你的工具没有被改动" in out
     assert "❌ get_current_weather：function 上设置了 `\"strict\": True`" in out
     assert nb09.check_assemble(lambda chunks: "text") is False
@@ -147,7 +147,7 @@ def test_nb10_checks_in_chinese_and_in_english(speak, capsys):
     speak("zh")
     assert nb10.check_forget_user(lambda store, user_id: 0) is False
     out = _out(capsys)
-    assert out.startswith("练习 2 · forget_user:")
+    assert out.startswith("练习 2 · forget_user：")
     assert "❌ 它返回删除了多少个会话" in out and "小明有 3 个会话；forget_user 返回了 0" in out
     assert "✅ 老张的会话没有被动过" in out
     assert nb10.check_open_chat(lambda store, user_id, title: None) is False
