@@ -606,9 +606,9 @@ class ChatAppState:
         from lesson_lib.offline import inject_fault  # noqa: PLC0415
 
         inject_fault(self.client, kind, times)
-        self.post("info", ngettext("⚡ The next model call will fail with {fault}.",
-                                   "⚡ The next {n} model calls will fail with {fault}.",
-                                   times).format(n=times, fault=_(FAULTS[kind])))
+        said = (_("⚡ The next model call will fail with {fault}.") if times == 1 else
+                _("⚡ The next {n} model calls will fail with {fault}."))
+        self.post("info", said.format(n=times, fault=_(FAULTS[kind])))
         return True
 
     # -- sessions (only with a store; each returns True if done, else posts a notice)
@@ -952,12 +952,14 @@ def recalled_html(headline: str, rows: Iterable[Recalled]) -> str:
                     f'{_esc(shown)}</td>'
                     f'<td style="{cell};text-align:right;font:12px {MONO}">{r.score:.3f}</td>'
                     '</tr>')
+    date, source, memory, score = (_esc(t) for t in (_("date"), _("source"), _("memory"),
+                                                     _("score")))
     table = (f'<table style="border-collapse:collapse;margin-top:2px;width:100%;'
              'font-size:12px">'
-             f'<tr style="color:{GREY}"><th style="{cell};text-align:left">{_esc(_("date"))}</th>'
-             f'<th style="{cell};text-align:left">{_esc(_("source"))}</th>'
-             f'<th style="{cell};text-align:left">{_esc(_("memory"))}</th>'
-             f'<th style="{cell};text-align:right">{_esc(_("score"))}</th></tr>'
+             f'<tr style="color:{GREY}"><th style="{cell};text-align:left">{date}</th>'
+             f'<th style="{cell};text-align:left">{source}</th>'
+             f'<th style="{cell};text-align:left">{memory}</th>'
+             f'<th style="{cell};text-align:right">{score}</th></tr>'
              f'{"".join(body)}</table>'
              if body else "")
     return (f'<div class="lesson-chat-recalled" style="margin:2px 0 6px auto;max-width:90%;'
@@ -996,12 +998,12 @@ def gauge_html(label: str, value: int, limit: int | None, note: str = "") -> str
 
 def _validity_html(problems: list[ProtocolError]) -> str:
     if not problems:
-        return (f'<div style="color:{GREEN};margin:4px 0">'
-                f'{_esc(_("✓ The API accepts this memory."))}</div>')
+        accepted = _esc(_("✓ The API accepts this memory."))
+        return f'<div style="color:{GREEN};margin:4px 0">{accepted}</div>'
     first = problems[0]
+    refused = _esc(_("✗ Sent as it is, this list would be refused by the API (400):"))
     return (f'<div style="border:2px solid {RED};background:#fef2f2;border-radius:6px;'
-            f'padding:6px 10px;margin:4px 0"><b style="color:{RED}">'
-            f'{_esc(_("✗ Sent as it is, this list would be refused by the API (400):"))}</b>'
+            f'padding:6px 10px;margin:4px 0"><b style="color:{RED}">{refused}</b>'
             f'<div style="font:12px {MONO}">'
             f'{_esc(first.message)}</div><div>→ {_esc(first.explanation)}</div></div>')
 
@@ -1022,16 +1024,16 @@ def memory_html(state: ChatAppState) -> str:
                   "below.",
                   "Stored: {n} messages in session {title} (the whole log); sent: the window "
                   "below.", n).format(n=n, title=state.session_title)) + '</div>')
+    heading = _esc(_("Memory: {memory}").format(memory=state.strategy.label(state.budget)))
+    messages = gauge_html(_("Messages"), s["messages"], s["max_messages"])
+    tokens = gauge_html(_("Tokens"), s["tokens"], s["token_limit"], limit_name)
+    for_tools = _esc(_("the next request, {n} of them for the tool definitions").format(
+        n=s["tool_tokens"]))
     return (f'<div style="zoom:{state.scale};font:14px/1.35 {SANS};color:{INK};'
             'text-align:left">'
-            f'<div style="font-weight:700;font-size:16px">'
-            f'{_esc(_("Memory: {memory}").format(memory=state.strategy.label(state.budget)))}'
-            '</div>'
+            f'<div style="font-weight:700;font-size:16px">{heading}</div>'
             f'<div style="color:{GREY}">{_esc(_(state.strategy.about))}</div>{stored}'
-            f'{gauge_html(_("Messages"), s["messages"], s["max_messages"])}'
-            f'{gauge_html(_("Tokens"), s["tokens"], s["token_limit"], limit_name)}'
-            f'<div style="color:{GREY}">'
-            f'{_esc(_("the next request, {n} of them for the tool definitions").format(n=s["tool_tokens"]))}'
+            f'{messages}{tokens}<div style="color:{GREY}">{for_tools}'
             f'</div>{_validity_html(s["problems"])}'
             f'<div style="margin:4px 0">{_esc(dropped)}</div>{view._repr_html_()}'
             f'{longterm_html(state)}</div>')
@@ -1228,7 +1230,8 @@ class ChatAppView(ShownAsWidget):
             return
         self.set_quietly(self.text, "value", "")
         self.text.disabled = self.send_button.disabled = True
-        self.status.value = f'<span style="color:{GREY}">{_esc(_("thinking…"))}</span>'
+        thinking = _esc(_("thinking…"))
+        self.status.value = f'<span style="color:{GREY}">{thinking}</span>'
         try:
             self._do(self.state.send, text)
         finally:
@@ -1292,8 +1295,8 @@ class ChatAppView(ShownAsWidget):
     def refresh(self) -> None:
         """Make every control show the state, then redraw."""
         label = available_backends().get(self.state.backend, self.state.backend)
-        self.status.value = (f'<span style="color:{GREY}">'
-                             f'{_esc(_("Ready · {backend}").format(backend=label))}</span>')
+        ready = _esc(_("Ready · {backend}").format(backend=label))
+        self.status.value = f'<span style="color:{GREY}">{ready}</span>'
         self.refresh_panels()
 
     def to_recording(self, title: str | None = None) -> Recording:

@@ -257,10 +257,11 @@ def _call_html(call: _Call, dropped: bool) -> str:
     if dropped:
         status = ""
     elif call.reply is not None:
-        status = (' <span style="color:#15803d">'
-                  f'{_esc(_("✓ answered at [{index}]").format(index=call.reply))}</span>')
+        answered = _esc(_("✓ answered at [{index}]").format(index=call.reply))
+        status = f' <span style="color:#15803d">{answered}</span>'
     else:
-        status = f' <span style="color:{RED};font-weight:600">{_esc(_("✗ no reply"))}</span>'
+        no_reply = _esc(_("✗ no reply"))
+        status = f' <span style="color:{RED};font-weight:600">{no_reply}</span>'
     text = f"<del>{_esc(call.text)}</del>" if dropped else _esc(call.text)
     return f'<div style="font-family:{MONO};font-size:13px">→ {text} {_badge(call)}{status}</div>'
 
@@ -281,8 +282,9 @@ def _problem_html(problem: ProtocolError) -> str:
 def _cell(row: _Row) -> str:
     parts = []
     if row.dropped:
+        dropped = _esc(_("dropped by trim"))
         parts.append(f'<div style="font-style:italic;font-size:12px;color:{RED}">'
-                     f'{_esc(_("dropped by trim"))}</div>')
+                     f'{dropped}</div>')
     if row.answers is not None:
         parts.append(_answers_html(row))
     if row.text:  # <del> strikes dropped text through even where styles are stripped
@@ -291,7 +293,7 @@ def _cell(row: _Row) -> str:
         parts.append(f'<div style="white-space:pre-wrap;{font}">{text}</div>')
     elif not row.calls:
         parts.append('<div style="color:#6b7280;font-style:italic">'
-                     f'{_esc(_("(no content)"))}</div>')
+                     + _esc(_("(no content)")) + '</div>')
     parts += [_call_html(c, row.dropped) for c in row.calls]
     parts += [_problem_html(p) for p in row.problems]
     return "".join(parts)

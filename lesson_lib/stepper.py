@@ -342,10 +342,11 @@ def caption_html(frame: Frame, total: int) -> str:
                     for t in _message_lines(m))
     note = (f'<div style="font:italic 22px {SANS};color:#374151;margin-top:8px">'
             f'{_esc(frame.note)}</div>' if frame.note else "")
+    newest = _esc(_("Newest message ({step} of {total})").format(step=frame.step, total=total))
     return (f'<div style="border-left:12px solid {colour};background:#ffffff;color:{INK};'
             f'padding:10px 18px;margin:8px 0;font-family:{SANS};line-height:1.35">'
             f'<div style="font-size:20px;color:#374151;margin-bottom:6px">'
-            f'{_esc(_("Newest message ({step} of {total})").format(step=frame.step, total=total))}'
+            f'{newest}'
             f' &nbsp;{_big_chip(m.get("role", "?"))}</div>'
             f'<div style="font-size:30px;line-height:1.35">{lines}</div>{note}</div>')
 
