@@ -62,6 +62,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -69,11 +70,12 @@ from urllib.parse import urlsplit
 
 from lesson_lib.agent import CONTEXT_BUDGET, SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
 from lesson_lib.display import MONO, SANS, show_messages
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, _, is_chinese, ngettext
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.notices import describe_error, redact
 from lesson_lib.protocol import ProtocolError, find_problems
 from lesson_lib.stepper import Recording, ShownAsWidget, TapedMemory, check_scale
+from lesson_lib.text import plural
 from lesson_lib.tokens import count_request, count_tools
 from lesson_lib.tools import ToolRegistry, default_registry, memory_tools, profile_tools
 
@@ -391,6 +393,8 @@ class ChatAppState:
         """Add a line to the chat panel and tell the view."""
         if kind == "user":
             self.forget_pending = False  # /forget yes must follow /forget at once
+        if kind in ("info", "notice"):  # what the app says, never what the learner typed
+            text, detail = spoken(text), spoken(detail)
         self.entries.append(ChatEntry(kind, redact(text), redact(detail), recalled))
         if self.on_change is not None:
             self.on_change()
@@ -495,24 +499,19 @@ class ChatAppState:
         try:
             fresh = TapedMemory(strategy.make(budget, self.tool_schemas()))
         except (TypeError, ValueError) as error:
-            return self.refuse(_("{memory} is not possible").format(memory=strategy.label(budget)),
-                               str(error))
+            return self.refuse(f"{strategy.label(budget)} is not possible", str(error))
         try:
             for message in self.memory.tape:
                 fresh.add(message)
         except ValueError as error:  # a ProtocolError, or a budget this conversation exceeds
-            return self.refuse(_("{memory} cannot hold this conversation").format(
-                memory=strategy.label(budget)), str(error))
+            return self.refuse(f"{strategy.label(budget)} cannot hold this conversation",
+                               str(error))
         self.strategy, self.budget, self.memory = strategy, budget, fresh
         self._build_agent()
         if announce:
-            n = len(fresh.tape)
-            self.post("info", _("Memory is now {memory}. {about}").format(
-                memory=strategy.label(budget), about=_(strategy.about)),
-                      ngettext("Rebuilt from this conversation ({n} message), as if it had been "
-                               "used from the start.",
-                               "Rebuilt from this conversation ({n} messages), as if it had been "
-                               "used from the start.", n).format(n=n))
+            self.post("info", f"Memory is now {strategy.label(budget)}. {strategy.about}",
+                      f"Rebuilt from this conversation ({plural(len(fresh.tape), 'message')}), "
+                      "as if it had been used from the start.")
         return True
 
     def _switch(self, strategy: Strategy, budget: int, announce: bool = True) -> bool:
@@ -883,6 +882,43 @@ class ChatAppState:
         return (f'<table style="border-collapse:collapse"><tr>'
                 f'<td style="vertical-align:top;width:50%">{self.chat_html()}</td>'
                 f'<td style="vertical-align:top">{self.memory_html()}</td></tr></table>')
+
+
+# ----------------------------------------------------------------- what _rebuild says
+
+# ChatAppState._rebuild is shown as source in notebook 08, so it keeps its English f-strings;
+# post() passes what it says through spoken(), which puts it in the learner's language.
+_REBUILD_SAYS = (
+    (re.compile(r"(?P<memory>\S+) is not possible"), N_("{memory} is not possible")),
+    (re.compile(r"(?P<memory>\S+) cannot hold this conversation"),
+     N_("{memory} cannot hold this conversation")),
+    (re.compile(r"Memory is now (?P<memory>\S+)\. (?P<about>.+)", re.DOTALL),
+     N_("Memory is now {memory}. {about}")),
+)
+_REBUILT = re.compile(r"Rebuilt from this conversation \((?P<n>\d+) messages?\), as if it had "
+                      r"been used from the start\.")
+
+
+def spoken(text: str) -> str:
+    """`text` in the learner's language, when it is one of the sentences _rebuild builds in
+    English (every other notice is translated where it is made); else `text` as it is."""
+    if not text or not is_chinese():
+        return text
+    found = _REBUILT.fullmatch(text)
+    if found:
+        n = int(found["n"])
+        return ngettext("Rebuilt from this conversation ({n} message), as if it had been "
+                        "used from the start.",
+                        "Rebuilt from this conversation ({n} messages), as if it had been "
+                        "used from the start.", n).format(n=n)
+    for pattern, template in _REBUILD_SAYS:
+        found = pattern.fullmatch(text)
+        if found:
+            parts = found.groupdict()
+            if "about" in parts:
+                parts["about"] = _(parts["about"])
+            return _(template).format(**parts)
+    return text
 
 
 # ----------------------------------------------------------------- HTML

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import re
 import shlex
 import sys
 import traceback
@@ -103,15 +104,22 @@ def handle_command(agent: Agent, line: str, out: Callable[[str], None] = print) 
         return False
     if command == "/clear":
         agent.clear()
-        out(_(CLEARED))
+        out(CLEARED)
     elif command == "/memory":
         from lesson_lib.display import show_messages
 
         out(str(show_messages(agent.memory.to_api_format())))
-        out(_("({n} messages)").format(n=agent.memory.message_count()))
+        out(f"({agent.memory.message_count()} messages)")
     else:
-        out(_(HELP))
+        out(HELP)
     return True
+
+
+def say(text: str) -> None:
+    """print(), in the learner's language, for handle_command: notebook 02 shows its source as
+    it was written, so what it says is translated here (its constants are marked N_())."""
+    found = re.fullmatch(r"\((\d+) messages\)", text)
+    print(_("({n} messages)").format(n=found[1]) if found else _(text))
 
 
 def make_agent(args: argparse.Namespace, memory: ShortTermMemory | StoredMemory,
@@ -374,7 +382,7 @@ def run_command(chat: Chat, line: str) -> bool:
     elif command.split()[0] == "/forget":
         forget(chat, confirmed=command == "/forget yes")
     elif command in ("/clear", "/memory", "/exit", "/quit"):
-        if not handle_command(chat.agent, line):
+        if not handle_command(chat.agent, line, say):
             return False
         if chat.store is not None:
             print(stored_note(chat, command))

@@ -195,3 +195,22 @@ def test_the_memory_line_and_the_options_in_chinese(speak):
     assert "使用多步的智能体循环" in build_parser().format_help()
     speak("en")
     assert memory_check(agent) == "[memory: 1 message, valid]"
+
+
+def test_what_rebuild_says_in_english_is_kept_and_in_chinese_is_translated(speak):
+    speak("zh")
+    state = ChatAppState()
+    state.send("Hello")
+    state.set_budget(0)
+    state.set_budget(7)
+    said = [(e.kind, e.text, e.detail) for e in state.entries if e.kind in ("info", "notice")]
+    assert said[-2][1] == "ShortTermMemory(max_messages=0) 不可行"
+    assert said[-1][1] == "记忆现在是 ShortTermMemory(max_messages=7)。丢掉最旧的消息，连同它的工具结果一起丢。"
+    assert said[-1][2].startswith("已根据这段对话（") and "条消息）重建" in said[-1][2]
+    state.send("Memory is now X. typed by the learner")
+    assert state.entries[-2].text == "Memory is now X. typed by the learner"  # never translated
+    speak("en")
+    state.set_budget(8)
+    assert state.entries[-1].text == ("Memory is now ShortTermMemory(max_messages=8). Drops the "
+                                      "oldest message together with its tool results.")
+    assert state.entries[-1].detail.startswith("Rebuilt from this conversation (")
