@@ -846,7 +846,7 @@ class ChatAppState:
         limit, limit_name = getattr(inner, "token_budget", None), "token_budget"
         if limit is None:  # a message-count memory: compare with the model's window
             limit, limit_name = (DEFAULT_CONTEXT_WINDOW if self.backend == "offline" else None,
-                                 _("the context window"))
+                                 N_("the context window"))  # data: shown with _()
         return {"messages": len(messages), "max_messages": getattr(inner, "max_messages", None),
                 "tokens": count_request(messages, tools),  # what the next request costs
                 "token_limit": limit, "token_limit_name": limit_name,
@@ -1047,7 +1047,7 @@ def _validity_html(problems: list[ProtocolError]) -> str:
 def memory_html(state: ChatAppState) -> str:
     """The inspector: the strategy, the gauges, validity, and the message list."""
     s, memory = state.stats(), state.memory
-    limit_name = f"({s['token_limit_name']})"
+    limit_name = f"({_(s['token_limit_name'])})"
     dropped = (ngettext("The last trim dropped {n} message: struck through below.",
                         "The last trim dropped {n} messages: struck through below.",
                         s["dropped"]).format(n=s["dropped"]) if s["dropped"]

@@ -214,3 +214,10 @@ def test_what_rebuild_says_in_english_is_kept_and_in_chinese_is_translated(speak
     assert state.entries[-1].text == ("Memory is now ShortTermMemory(max_messages=8). Drops the "
                                       "oldest message together with its tool results.")
     assert state.entries[-1].detail.startswith("Rebuilt from this conversation (")
+
+
+def test_the_inspector_numbers_stay_data_and_their_labels_speak_chinese(speak):
+    speak("zh")
+    state = ChatAppState()
+    assert state.stats()["token_limit_name"] == "the context window"  # data, as code reads it
+    assert "(上下文窗口)" in state.memory_html()
