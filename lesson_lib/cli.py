@@ -94,7 +94,8 @@ with one line (exit code 2).
 
 
 def _print_tool(event: ToolEvent) -> None:
-    print(f"  [tool] {event.name}({event.arguments}) → {event.result}")
+    print(_("  [tool] {call} → {result}").format(call=f"{event.name}({event.arguments})",
+                                                 result=event.result))
 
 
 def handle_command(agent: Agent, line: str, out: Callable[[str], None] = print) -> bool:

@@ -164,8 +164,9 @@ def test_the_help_text_is_the_docstring():
 
 def test_the_terminal_chat_speaks_chinese_when_lesson_lang_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    done = run_chat("/help\n/clear\n", lang="zh-CN")
+    done = run_chat("/help\n/clear\nWhat's the weather in Chengdu?\n", lang="zh-CN")
     assert done.returncode == 0, done.stderr
+    assert "  [工具] get_current_weather(" in done.stdout and "\n智能体> " in done.stdout
     assert "命令：/clear  忘掉这段对话" in done.stdout
     assert "记忆已清除，开始新对话。\n" in done.stdout and "(Memory cleared" not in done.stdout
     assert done.stdout.rstrip().endswith("再见。")
