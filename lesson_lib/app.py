@@ -62,6 +62,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,7 @@ from urllib.parse import urlsplit
 
 from lesson_lib.agent import CONTEXT_BUDGET, SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
 from lesson_lib.display import MONO, SANS, show_messages
+from lesson_lib.i18n import N_, _, is_chinese, ngettext
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.notices import describe_error, redact
 from lesson_lib.protocol import ProtocolError, find_problems
@@ -78,13 +80,15 @@ from lesson_lib.tokens import count_request, count_tools
 from lesson_lib.tools import ToolRegistry, default_registry, memory_tools, profile_tools
 
 RED, AMBER, GREEN, GREY, INK = "#b91c1c", "#b45309", "#15803d", "#6b7280", "#111827"
-FAULTS = {"rate_limit": "429 rate limit", "server_error": "500 server error",
-          "timeout": "a timeout"}  # what inject_fault() can order, in words
-COMMANDS = {"/clear": "forget the conversation (the system prompt stays)",
-            "/help": "list the commands"}
-STORE_COMMANDS = {"/sessions": "list your sessions", "/open NAME": "resume a session (or start it)",
-                  "/new NAME": "start a new session", "/forget": "delete this session for good "
-                  "(asks for /forget yes first)"}  # offered with a store only
+FAULTS = {"rate_limit": N_("429 rate limit"), "server_error": N_("500 server error"),
+          "timeout": N_("a timeout")}  # what inject_fault() can order, in words (shown with _())
+COMMANDS = {"/clear": N_("forget the conversation (the system prompt stays)"),
+            "/help": N_("list the commands")}
+STORE_COMMANDS = {"/sessions": N_("list your sessions"),
+                  "/open NAME": N_("resume a session (or start it)"),
+                  "/new NAME": N_("start a new session"),
+                  "/forget": N_("delete this session for good (asks for /forget yes first)")}
+# offered with a store only
 DEFAULT_SESSION = "chat"  # the title of the session a store starts with, if the user has none
 
 
@@ -100,7 +104,7 @@ class Strategy:
     low: int           # the slider's range and step
     high: int
     step: int
-    about: str         # one sentence: what it drops
+    about: str         # one sentence: what it drops (marked with N_(), shown with _())
     with_tools: bool = False  # also pass tools=[...] (its budget covers the tool definitions)
 
     def make(self, budget: int, tools: list[dict] | None = None) -> Any:
@@ -123,20 +127,21 @@ def add_strategy(strategy: Strategy) -> None:
 
 
 add_strategy(Strategy("ShortTermMemory", ShortTermMemory, "max_messages", 10, 1, 60, 1,
-                      "Drops the oldest message together with its tool results."))
+                      N_("Drops the oldest message together with its tool results.")))
 add_strategy(Strategy("NaiveMemory", NaiveMemory, "max_messages", 5, 1, 60, 1,
-                      "The pitfall: drops one message at a time, and can leave orphan tool "
-                      "results behind."))
+                      N_("The pitfall: drops one message at a time, and can leave orphan tool "
+                         "results behind.")))
 try:  # lesson_lib.budget (notebook 07) is offered when it is there
     from lesson_lib import budget as _budget
 except ImportError:
     _budget = None
 if _budget is not None:
     add_strategy(Strategy("TokenBudgetMemory", _budget.TokenBudgetMemory, "token_budget", 600,
-                          250, 8000, 50, "Drops whole rounds, oldest first, to fit the token "
-                          "budget (tool definitions included).", with_tools=True))
+                          250, 8000, 50, N_("Drops whole rounds, oldest first, to fit the "
+                                            "token budget (tool definitions included)."),
+                          with_tools=True))
     add_strategy(Strategy("MessageBudgetMemory", _budget.MessageBudgetMemory, "max_messages",
-                          10, 1, 60, 1, "Drops whole rounds, never the current turn."))
+                          10, 1, 60, 1, N_("Drops whole rounds, never the current turn.")))
 
 
 # ----------------------------------------------------------------- backends
@@ -144,14 +149,14 @@ if _budget is not None:
 def available_backends() -> dict[str, str]:
     """Backend name → a label with no secret in it. A real provider is offered only when the
     environment sets one up (LESSON_BACKEND=openai and OPENAI_API_KEY, see lesson_lib.llm)."""
-    backends = {"offline": "offline teaching model (no key, no network)"}
+    backends = {"offline": _("offline teaching model (no key, no network)")}
     wanted = os.environ.get("LESSON_BACKEND", "").strip().lower() == "openai"
     if wanted and os.environ.get("OPENAI_API_KEY"):
         from lesson_lib.llm import DEFAULT_OPENAI_MODEL  # noqa: PLC0415
 
         host = urlsplit(os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com").hostname
         model = os.environ.get("LESSON_MODEL", DEFAULT_OPENAI_MODEL)
-        backends["openai"] = f"real model: {model} at {host}"
+        backends["openai"] = _("real model: {model} at {host}").format(model=model, host=host)
     return backends
 
 
@@ -216,7 +221,9 @@ class Recalled:
 
     def __str__(self) -> str:
         where = f", {self.ref}" if self.ref else ""
-        return f"{self.date} [{self.source}{where}] {self.text} (score {self.score:.3f})"
+        return _("{date} [{source}] {text} (score {score})").format(
+            date=self.date, source=f"{self.source}{where}", text=self.text,
+            score=f"{self.score:.3f}")
 
 
 @dataclass
@@ -248,11 +255,13 @@ class ChatAppState:
                  longterm_budget: int = CONTEXT_BUDGET,  # tokens the recalled context may cost
                  longterm_tools: bool = False):    # also offer search_memory and save_memory
         if strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
+            raise ValueError(_("strategy must be one of {names}, got {strategy}").format(
+                names=list(STRATEGIES), strategy=repr(strategy)))
         if backend not in available_backends():
-            raise ValueError(f"backend must be one of {list(available_backends())}, got "
-                             f"{backend!r} (a real provider needs LESSON_BACKEND=openai and "
-                             "OPENAI_API_KEY in the shell that started Jupyter)")
+            raise ValueError(_("backend must be one of {names}, got {backend} (a real provider "
+                               "needs LESSON_BACKEND=openai and OPENAI_API_KEY in the shell "
+                               "that started Jupyter)").format(
+                                   names=list(available_backends()), backend=repr(backend)))
         check_scale(scale)
         self.scale = scale
         self.registry = registry if registry is not None else default_registry
@@ -268,8 +277,9 @@ class ChatAppState:
         self.longterm, self.longterm_tools = longterm, bool(longterm_tools)
         if isinstance(longterm_budget, bool) or not isinstance(longterm_budget, int) or \
                 longterm_budget < 1:
-            raise ValueError(f"longterm_budget is the tokens the recalled context may cost, a "
-                             f"whole number of at least 1, got {longterm_budget!r}")
+            raise ValueError(_("longterm_budget is the tokens the recalled context may cost, a "
+                               "whole number of at least 1, got {budget}").format(
+                                   budget=repr(longterm_budget)))
         self.longterm_budget = longterm_budget
         self.longterm_session: str | None = None  # where the agent files experience
         if store is None:
@@ -285,7 +295,8 @@ class ChatAppState:
         if found is not None:
             self._use(found.session_id)
             if self.memory.tape:  # a resumed session: its conversation is on screen again
-                self._show_log(f"Resumed session {self.session_title!r}.")
+                self._show_log(_("Resumed session {title}.").format(
+                    title=repr(self.session_title)))
         else:
             self._use(self.store.create_session(user, title=session or DEFAULT_SESSION)
                       .session_id)
@@ -343,31 +354,38 @@ class ChatAppState:
 
     def _show_result(self, result: LoopResult) -> None:
         if result.hit_max_turns:
-            self.post("warning", f"Stopped by the cap: max_turns={self.max_turns}", result.reply)
+            self.post("warning", _("Stopped by the cap: max_turns={n}").format(n=self.max_turns),
+                      result.reply)
         else:
             self.post("assistant", result.reply)
 
     def _on_tool(self, event: ToolEvent) -> None:  # the agent calls it as each tool runs
-        self.post("tool", f"turn {event.turn} · {event.name}({event.arguments})", event.result)
+        self.post("tool", _("turn {turn} · {call}").format(
+            turn=event.turn, call=f"{event.name}({event.arguments})"), event.result)
 
     def _on_recall(self, hits: list) -> None:  # the agent calls it before the model is asked
         """Under the user's message: what trims dropped, if it was just kept as experience
         (or why it could not be), then what long-term memory gave this message."""
         agent = self.agent
         if agent.last_experience is not None:
-            self.post("info", "What the trim dropped is kept in long-term memory, summarised "
-                      f"as the experience of session {agent.session_id!r}:",
+            self.post("info", _("What the trim dropped is kept in long-term memory, summarised "
+                                "as the experience of session {session}:").format(
+                                    session=repr(agent.session_id)),
                       agent.last_experience.text)
         if agent.experience_error is not None:
-            self.post("warning", "What the trim dropped is not in long-term memory yet",
-                      f"{describe_store_error(agent.experience_error)} (tried again at the "
-                      "next message; the dropped messages are kept until then)")
+            self.post("warning", _("What the trim dropped is not in long-term memory yet"),
+                      _("{error} (tried again at the next message; the dropped messages are "
+                        "kept until then)").format(
+                            error=describe_store_error(agent.experience_error)))
         rows = tuple(Recalled.of(hit) for hit in hits)
         if not rows:
-            self.post("recalled", "Nothing recalled from long-term memory for this message.")
+            self.post("recalled", _("Nothing recalled from long-term memory for this message."))
             return
-        self.post("recalled", f"Recalled from long-term memory ({plural(len(rows), 'memory', 'memories')}"
-                  ", sent with this message only, not stored):",
+        self.post("recalled", ngettext(
+            "Recalled from long-term memory ({n} memory, sent with this message only, not "
+            "stored):",
+            "Recalled from long-term memory ({n} memories, sent with this message only, not "
+            "stored):", len(rows)).format(n=len(rows)),
                   "\n".join(map(str, rows)), recalled=rows)
 
     def post(self, kind: str, text: str, detail: str = "",
@@ -375,6 +393,8 @@ class ChatAppState:
         """Add a line to the chat panel and tell the view."""
         if kind == "user":
             self.forget_pending = False  # /forget yes must follow /forget at once
+        if kind in ("info", "notice"):  # what the app says, never what the learner typed
+            text, detail = spoken(text), spoken(detail)
         self.entries.append(ChatEntry(kind, redact(text), redact(detail), recalled))
         if self.on_change is not None:
             self.on_change()
@@ -392,7 +412,7 @@ class ChatAppState:
         name, argument = text.split()[0].lower(), text.strip()[len(text.split()[0]):].strip()
         self.forget_pending = self.forget_pending and name == "/forget"
         offered = COMMANDS if self.store is None else {**COMMANDS, **STORE_COMMANDS}
-        listing = " · ".join(f"{c}  {what}" for c, what in offered.items())
+        listing = " · ".join(f"{c}  {_(what)}" for c, what in offered.items())
         if name == "/clear":
             self.clear()
         elif self.store is not None and name in ("/sessions", "/open", "/new", "/forget"):
@@ -401,9 +421,10 @@ class ChatAppState:
              "/new": lambda: self.new_session(argument),
              "/forget": lambda: self.forget(argument.lower() == "yes")}[name]()
         elif name == "/help":
-            self.post("info", f"Commands: {listing}")
+            self.post("info", _("Commands: {listing}").format(listing=listing))
         else:
-            self.post("notice", f"Unknown command {name}", f"Commands: {listing}")
+            self.post("notice", _("Unknown command {name}").format(name=name),
+                      _("Commands: {listing}").format(listing=listing))
 
     def clear(self) -> None:
         """/clear: a new conversation. The system prompt stays; the recording restarts.
@@ -415,14 +436,14 @@ class ChatAppState:
         try:
             self.agent.clear()
         except Exception as error:  # a store error
-            self.post("notice", "The memory could not be cleared", describe_store_error(error))
+            self.post("notice", _("The memory could not be cleared"), describe_store_error(error))
             return
         if self.longterm is not None:  # agent.clear() started the session's next part
             self.longterm_session = self.agent.session_id
-        stored = (f" In the store too: session {self.session_title!r} keeps only its system "
-                  "prompt." if self.store is not None else "")
-        self.post("info", "Memory cleared: a new conversation starts.",
-                  "The lines above stay on screen, but the model no longer sees them." + stored)
+        stored = (_(" In the store too: session {title} keeps only its system prompt.").format(
+            title=repr(self.session_title)) if self.store is not None else "")
+        self.post("info", _("Memory cleared: a new conversation starts."),
+                  _("The lines above stay on screen, but the model no longer sees them.") + stored)
 
     def keep_session(self) -> bool:
         """Before the conversation is left (/clear, /new, /open): with long-term memory, keep
@@ -433,12 +454,13 @@ class ChatAppState:
         try:
             kept = self.agent.end_session()
         except Exception as error:  # the summary's model call, or the store
-            return self.refuse("This conversation could not be kept in long-term memory",
-                               f"{describe_store_error(error)}. Nothing was cleared or closed: "
-                               "try again.")
+            return self.refuse(_("This conversation could not be kept in long-term memory"),
+                               _("{error}. Nothing was cleared or closed: try again.").format(
+                                   error=describe_store_error(error)))
         if kept is not None:
-            self.post("info", f"This conversation is kept in long-term memory, as the "
-                      f"experience of session {kept.ref!r}:", kept.text)
+            self.post("info", _("This conversation is kept in long-term memory, as the "
+                                "experience of session {session}:").format(session=repr(kept.ref)),
+                      kept.text)
         return True
 
     def forget_longterm(self, session_id: str) -> int:
@@ -461,8 +483,8 @@ class ChatAppState:
         Without a budget, the current one is kept when it means the same thing."""
         strategy = STRATEGIES.get(name)
         if strategy is None:
-            return self.refuse(f"No memory strategy called {name!r}",
-                               f"Choose one of: {', '.join(STRATEGIES)}")
+            return self.refuse(_("No memory strategy called {name}").format(name=repr(name)),
+                               _("Choose one of: {names}").format(names=", ".join(STRATEGIES)))
         if budget is None:
             same = strategy.budget_name == self.strategy.budget_name
             budget = self.budget if same else strategy.default
@@ -504,27 +526,34 @@ class ChatAppState:
         try:
             window = strategy.make(budget, self.tool_schemas())
         except (TypeError, ValueError) as error:
-            return self.refuse(f"{strategy.label(budget)} is not possible", str(error))
+            return self.refuse(_("{memory} is not possible").format(memory=strategy.label(budget)),
+                               str(error))
         try:
             fresh = self._stored_memory(self.session_id, window)
         except Exception as error:  # a budget the last turn exceeds, a store error
-            return self.refuse(f"{strategy.label(budget)} cannot hold this conversation",
-                               describe_store_error(error))
+            return self.refuse(_("{memory} cannot hold this conversation").format(
+                memory=strategy.label(budget)), describe_store_error(error))
         self.strategy, self.budget, self.memory = strategy, budget, fresh
         self._build_agent()
         if announce:
-            self.post("info", f"Memory is now {strategy.label(budget)}. {strategy.about}",
-                      f"Rebuilt from the stored log of session {self.session_title!r} "
-                      f"({plural(len(fresh.tape), 'message')}): the window holds the newest "
-                      f"{plural(fresh.message_count(), 'message')} it can.")
+            n, window_n = len(fresh.tape), fresh.message_count()
+            self.post("info", _("Memory is now {memory}. {about}").format(
+                memory=strategy.label(budget), about=_(strategy.about)),
+                      _("Rebuilt from the stored log of session {title} ({stored}): the window "
+                        "holds the newest {window} it can.").format(
+                            title=repr(self.session_title),
+                            stored=ngettext("{n} message", "{n} messages", n).format(n=n),
+                            window=ngettext("{n} message", "{n} messages",
+                                            window_n).format(n=window_n)))
         return True
 
     def set_tools(self, names: list[str]) -> bool:
         """Offer only the tools called `names` (in the registry's order)."""
         unknown = [n for n in names if n not in self.registry]
         if unknown:
-            return self.refuse(f"No tool called {', '.join(map(repr, unknown))}",
-                               f"The tools are: {', '.join(self.registry.names())}")
+            return self.refuse(_("No tool called {names}").format(
+                names=", ".join(map(repr, unknown))),
+                _("The tools are: {names}").format(names=", ".join(self.registry.names())))
         before, self.tool_names = self.tool_names, [n for n in self.registry.names() if n in names]
         if self.strategy.with_tools and not self._switch(self.strategy, self.budget, False):
             self.tool_names = before  # its budget covers the tools: they no longer fit
@@ -540,8 +569,8 @@ class ChatAppState:
     def set_max_turns(self, max_turns: int) -> bool:
         """The agent loop's cap on model calls per message."""
         if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
-            return self.refuse(f"max_turns={max_turns!r} is not possible",
-                               "max_turns is a whole number of at least 1")
+            return self.refuse(_("max_turns={value} is not possible").format(
+                value=repr(max_turns)), _("max_turns is a whole number of at least 1"))
         self.max_turns = max_turns
         self._build_agent()
         return True
@@ -550,31 +579,35 @@ class ChatAppState:
         """Talk to another backend; the memory is kept."""
         backends = available_backends()
         if backend not in backends:
-            return self.refuse(f"No backend {backend!r} in this environment",
-                               "A real provider needs LESSON_BACKEND=openai and "
-                               "OPENAI_API_KEY, set in your shell (never in a notebook cell).")
+            return self.refuse(_("No backend {backend} in this environment").format(
+                backend=repr(backend)),
+                _("A real provider needs LESSON_BACKEND=openai and OPENAI_API_KEY, set in your "
+                  "shell (never in a notebook cell)."))
         try:
             client = make_client(backend)
         except Exception as error:  # e.g. lesson_lib.llm.BackendError
-            return self.refuse(f"Cannot use {backend!r}", str(error))
+            return self.refuse(_("Cannot use {backend}").format(backend=repr(backend)),
+                               str(error))
         self.backend, self.client = backend, client
         self._build_agent()
-        self.post("info", f"Now talking to the {backends[backend]}.")
+        self.post("info", _("Now talking to the {backend}.").format(backend=backends[backend]))
         return True
 
     def inject_fault(self, kind: str = "rate_limit",  # a key of FAULTS
                      times: int = 1) -> bool:        # how many of the next calls fail
         """Make the offline model's next call(s) fail, to see how the app copes."""
         if self.backend != "offline":
-            return self.refuse("Faults can only be ordered from the offline model",
-                               "A real provider fails on its own schedule.")
+            return self.refuse(_("Faults can only be ordered from the offline model"),
+                               _("A real provider fails on its own schedule."))
         if kind not in FAULTS:
-            return self.refuse(f"No fault called {kind!r}", f"Choose one of: {', '.join(FAULTS)}")
+            return self.refuse(_("No fault called {kind}").format(kind=repr(kind)),
+                               _("Choose one of: {names}").format(names=", ".join(FAULTS)))
         from lesson_lib.offline import inject_fault  # noqa: PLC0415
 
         inject_fault(self.client, kind, times)
-        calls = "model call" if times == 1 else plural(times, "model call")
-        self.post("info", f"⚡ The next {calls} will fail with {FAULTS[kind]}.")
+        said = (_("⚡ The next model call will fail with {fault}.") if times == 1 else
+                _("⚡ The next {n} model calls will fail with {fault}."))
+        self.post("info", said.format(n=times, fault=_(FAULTS[kind])))
         return True
 
     # -- sessions (only with a store; each returns True if done, else posts a notice)
@@ -624,8 +657,8 @@ class ChatAppState:
             raise
 
     def _no_store(self) -> bool:
-        return self.refuse("Sessions need a store",
-                           "Start the app with one: chat_app(store=SessionStore(url))")
+        return self.refuse(_("Sessions need a store"),
+                           _("Start the app with one: chat_app(store=SessionStore(url))"))
 
     def open_session(self, name: str) -> bool:
         """Resume this user's session `name` (a title, or an id), or start it when there is
@@ -634,11 +667,12 @@ class ChatAppState:
         if self.store is None:
             return self._no_store()
         if not name:
-            return self.refuse("Which session?", "Give its title or id: /open NAME")
+            return self.refuse(_("Which session?"), _("Give its title or id: /open NAME"))
         try:
             found = self._find(name)
             if found is not None and found.session_id == self.session_id:
-                self.post("info", f"Session {self.session_title!r} is already open.")
+                self.post("info", _("Session {title} is already open.").format(
+                    title=repr(self.session_title)))
                 return True
             if not self.keep_session():
                 return False
@@ -647,13 +681,18 @@ class ChatAppState:
             else:
                 self._use(found.session_id)
         except Exception as error:
-            return self.refuse(f"Cannot open session {name!r}", describe_store_error(error))
+            return self.refuse(_("Cannot open session {name}").format(name=repr(name)),
+                               describe_store_error(error))
         if found is None:
             self._announce_new()
         else:
-            self._show_log(f"Resumed session {self.session_title!r}: "
-                           f"{plural(len(self.memory.tape), 'message')} stored, "
-                           f"{self.memory.message_count()} in the window (what is sent).")
+            n = len(self.memory.tape)
+            self._show_log(ngettext(
+                "Resumed session {title}: {n} message stored, {window} in the window (what is "
+                "sent).",
+                "Resumed session {title}: {n} messages stored, {window} in the window (what is "
+                "sent).", n).format(title=repr(self.session_title), n=n,
+                                    window=self.memory.message_count()))
         return True
 
     def new_session(self, title: str) -> bool:
@@ -662,28 +701,29 @@ class ChatAppState:
         if self.store is None:
             return self._no_store()
         if not title:
-            return self.refuse("A new session needs a name", "Type one: /new NAME")
+            return self.refuse(_("A new session needs a name"), _("Type one: /new NAME"))
         if not self.keep_session():
             return False
         try:
             self._use(self.store.create_session(self.user, title=title).session_id)
         except Exception as error:
-            return self.refuse(f"Cannot start session {title!r}", describe_store_error(error))
+            return self.refuse(_("Cannot start session {title}").format(title=repr(title)),
+                               describe_store_error(error))
         self._announce_new()
         return True
 
     def _announce_new(self) -> None:
         note = self.profile_prompt()
-        self.post("info", f"New session {self.session_title!r}.",
-                  f"Its system prompt reads your profile: {note}" if note else
-                  "Your profile is empty: tell the model something lasting (“I'm vegetarian”).")
+        self.post("info", _("New session {title}.").format(title=repr(self.session_title)),
+                  _("Its system prompt reads your profile: {note}").format(note=note) if note else
+                  _("Your profile is empty: tell the model something lasting (“I'm vegetarian”)."))
 
     def _show_log(self, headline: str) -> None:
         """A divider, then the stored conversation as chat lines (the view redraws once)."""
         log = self.memory.tape
         results = {m.get("tool_call_id"): m.get("content") or "" for m in log
                    if m["role"] == "tool"}
-        lines = [ChatEntry("info", headline, "The lines below are its stored conversation.")]
+        lines = [ChatEntry("info", headline, _("The lines below are its stored conversation."))]
         for m in log:
             if m["role"] == "user":
                 lines.append(ChatEntry("user", redact(str(m.get("content") or ""))))
@@ -705,12 +745,15 @@ class ChatAppState:
         try:
             mine = self.store.list_sessions(self.user)
         except Exception as error:
-            return self.refuse("Cannot list the sessions", describe_store_error(error))
+            return self.refuse(_("Cannot list the sessions"), describe_store_error(error))
         lines = [f"{'*' if i.session_id == self.session_id else '·'} {i.title or i.session_id}"
-                 f": {plural(i.message_count, 'message')}, last used "
-                 f"{i.updated_at[:16].replace('T', ' ')} UTC [id {i.session_id}]" for i in mine]
-        self.post("info", f"Sessions of {self.user!r}, most recently used first (* is open):",
-                  "\n".join(lines))
+                 ": " + ngettext("{n} message, last used {when} UTC [id {id}]",
+                                 "{n} messages, last used {when} UTC [id {id}]",
+                                 i.message_count).format(
+                     n=i.message_count, when=i.updated_at[:16].replace("T", " "),
+                     id=i.session_id) for i in mine]
+        self.post("info", _("Sessions of {user}, most recently used first (* is open):").format(
+            user=repr(self.user)), "\n".join(lines))
         return True
 
     def forget(self, confirmed: bool = False) -> bool:
@@ -720,12 +763,15 @@ class ChatAppState:
         if not confirmed:
             self.forget_pending = True
             try:
-                stored = plural(self.memory.inner.stored_count(), "stored message")
+                n = self.memory.inner.stored_count()
+                stored = ngettext("{n} stored message", "{n} stored messages", n).format(n=n)
             except Exception:  # noqa: BLE001
-                stored = "stored messages"
-            self.post("warning", f"Delete session {self.session_title!r} for good?",
-                      f"Its {stored} go from {self.store.where} (your profile stays). "
-                      "Type /forget yes (or press Delete again) to do it.")
+                stored = _("stored messages")
+            self.post("warning", _("Delete session {title} for good?").format(
+                title=repr(self.session_title)),
+                      _("Its {stored} go from {where} (your profile stays). Type /forget yes (or "
+                        "press Delete again) to do it.").format(stored=stored,
+                                                                where=self.store.where))
             return False
         return self.delete_session()
 
@@ -742,11 +788,15 @@ class ChatAppState:
             memories = self.forget_longterm(session_id)
             self._use(self.store.create_session(self.user, title=info.title).session_id)
         except Exception as error:
-            return self.refuse(f"Cannot delete session {title!r}", describe_store_error(error))
-        also = (f" and {plural(memories, 'long-term memory', 'long-term memories')} from it" if memories else "")
-        self.post("notice", f"Deleted session {title!r} for good ({plural(gone, 'message')}"
-                  f"{also})", f"Going on in a new, empty session {self.session_title!r}. Your "
-                  "profile stays.")
+            return self.refuse(_("Cannot delete session {title}").format(title=repr(title)),
+                               describe_store_error(error))
+        also = (ngettext(" and {n} long-term memory from it", " and {n} long-term memories from it",
+                         memories).format(n=memories) if memories else "")
+        self.post("notice", _("Deleted session {title} for good ({messages}{also})").format(
+            title=repr(title), messages=ngettext("{n} message", "{n} messages", gone).format(n=gone),
+            also=also),
+                  _("Going on in a new, empty session {title}. Your profile stays.").format(
+                      title=repr(self.session_title)))
         return True
 
     def profile(self) -> dict[str, Any]:
@@ -784,7 +834,8 @@ class ChatAppState:
     def to_recording(self, title: str | None = None) -> Recording:
         """This conversation for the stepper; its requests are what this memory sent."""
         strategy, budget, tools = self.strategy, self.budget, self.tool_schemas()
-        return Recording(title or f"A chat with {strategy.label(budget)}", self.recording(),
+        return Recording(title or _("A chat with {memory}").format(memory=strategy.label(budget)),
+                         self.recording(),
                          lambda: strategy.make(budget, tools))
 
     def stats(self) -> dict:
@@ -795,7 +846,7 @@ class ChatAppState:
         limit, limit_name = getattr(inner, "token_budget", None), "token_budget"
         if limit is None:  # a message-count memory: compare with the model's window
             limit, limit_name = (DEFAULT_CONTEXT_WINDOW if self.backend == "offline" else None,
-                                 "the context window")
+                                 N_("the context window"))  # data: shown with _()
         return {"messages": len(messages), "max_messages": getattr(inner, "max_messages", None),
                 "tokens": count_request(messages, tools),  # what the next request costs
                 "token_limit": limit, "token_limit_name": limit_name,
@@ -816,11 +867,13 @@ class ChatAppState:
         memory, if it is)."""
         s = self.stats()
         tokens = f"{s['tokens']}/{s['token_limit']}" if s["token_limit"] else f"{s['tokens']}"
-        broken = ", ✗ the API would refuse this list" if s["problems"] else ""
+        broken = _(", ✗ the API would refuse this list") if s["problems"] else ""
         stored = "" if self.store is None else f", session={self.session_title!r}"
-        return (f"{plural(s['messages'], 'message')}, {tokens} tokens, "
-                f"strategy={self.strategy.label(self.budget)}, backend={self.backend}"
-                f"{stored}{broken}")
+        return ngettext("{n} message, {tokens} tokens, strategy={strategy}, backend={backend}",
+                        "{n} messages, {tokens} tokens, strategy={strategy}, backend={backend}",
+                        s["messages"]).format(n=s["messages"], tokens=tokens,
+                                              strategy=self.strategy.label(self.budget),
+                                              backend=self.backend) + f"{stored}{broken}"
 
     def __repr__(self) -> str:
         return f"<ChatAppState: {self.summary()}>"
@@ -829,6 +882,43 @@ class ChatAppState:
         return (f'<table style="border-collapse:collapse"><tr>'
                 f'<td style="vertical-align:top;width:50%">{self.chat_html()}</td>'
                 f'<td style="vertical-align:top">{self.memory_html()}</td></tr></table>')
+
+
+# ----------------------------------------------------------------- what _rebuild says
+
+# ChatAppState._rebuild is shown as source in notebook 08, so it keeps its English f-strings;
+# post() passes what it says through spoken(), which puts it in the learner's language.
+_REBUILD_SAYS = (
+    (re.compile(r"(?P<memory>\S+) is not possible"), N_("{memory} is not possible")),
+    (re.compile(r"(?P<memory>\S+) cannot hold this conversation"),
+     N_("{memory} cannot hold this conversation")),
+    (re.compile(r"Memory is now (?P<memory>\S+)\. (?P<about>.+)", re.DOTALL),
+     N_("Memory is now {memory}. {about}")),
+)
+_REBUILT = re.compile(r"Rebuilt from this conversation \((?P<n>\d+) messages?\), as if it had "
+                      r"been used from the start\.")
+
+
+def spoken(text: str) -> str:
+    """`text` in the learner's language, when it is one of the sentences _rebuild builds in
+    English (every other notice is translated where it is made); else `text` as it is."""
+    if not text or not is_chinese():
+        return text
+    found = _REBUILT.fullmatch(text)
+    if found:
+        n = int(found["n"])
+        return ngettext("Rebuilt from this conversation ({n} message), as if it had been "
+                        "used from the start.",
+                        "Rebuilt from this conversation ({n} messages), as if it had been "
+                        "used from the start.", n).format(n=n)
+    for pattern, template in _REBUILD_SAYS:
+        found = pattern.fullmatch(text)
+        if found:
+            parts = found.groupdict()
+            if "about" in parts:
+                parts["about"] = _(parts["about"])
+            return _(template).format(**parts)
+    return text
 
 
 # ----------------------------------------------------------------- HTML
@@ -898,12 +988,15 @@ def recalled_html(headline: str, rows: Iterable[Recalled]) -> str:
                     f'{_esc(shown)}</td>'
                     f'<td style="{cell};text-align:right;font:12px {MONO}">{r.score:.3f}</td>'
                     '</tr>')
+    date, source, memory, score = (_esc(t) for t in (_("date"), _("source"), _("memory"),
+                                                     _("score")))
     table = (f'<table style="border-collapse:collapse;margin-top:2px;width:100%;'
              'font-size:12px">'
-             f'<tr style="color:{GREY}"><th style="{cell};text-align:left">date</th>'
-             f'<th style="{cell};text-align:left">source</th>'
-             f'<th style="{cell};text-align:left">memory</th>'
-             f'<th style="{cell};text-align:right">score</th></tr>{"".join(body)}</table>'
+             f'<tr style="color:{GREY}"><th style="{cell};text-align:left">{date}</th>'
+             f'<th style="{cell};text-align:left">{source}</th>'
+             f'<th style="{cell};text-align:left">{memory}</th>'
+             f'<th style="{cell};text-align:right">{score}</th></tr>'
+             f'{"".join(body)}</table>'
              if body else "")
     return (f'<div class="lesson-chat-recalled" style="margin:2px 0 6px auto;max-width:90%;'
             f'border:1px dashed #7c3aed;border-radius:6px;padding:3px 8px;background:#f5f3ff;'
@@ -918,8 +1011,9 @@ def chat_html(entries: list[ChatEntry],
     """The chat panel. Newest at the bottom, and the panel stays scrolled to it
     (a column-reverse flex box holds the lines in reverse order)."""
     lines = [entry_html(e) for e in reversed(entries)] or [
-        f'<div style="color:{GREY}">Say something. Try “My name is Xiaoming”, then “What’s '
-        'the weather in Chengdu?”, then “What is my name?”.</div>']
+        f'<div style="color:{GREY}">'
+        + _esc(_("Say something. Try “My name is Xiaoming”, then “What’s the weather in "
+                 "Chengdu?”, then “What is my name?”.")) + '</div>']
     return (f'<div style="zoom:{scale}"><div style="display:flex;flex-direction:column-reverse;'
             f'height:{height}px;overflow-y:auto;font:14px/1.4 {SANS};color:{INK};'
             f'background:#ffffff;border:1px solid #d1d5db;border-radius:6px;padding:6px 10px">'
@@ -940,35 +1034,44 @@ def gauge_html(label: str, value: int, limit: int | None, note: str = "") -> str
 
 def _validity_html(problems: list[ProtocolError]) -> str:
     if not problems:
-        return f'<div style="color:{GREEN};margin:4px 0">✓ The API accepts this memory.</div>'
+        accepted = _esc(_("✓ The API accepts this memory."))
+        return f'<div style="color:{GREEN};margin:4px 0">{accepted}</div>'
     first = problems[0]
+    refused = _esc(_("✗ Sent as it is, this list would be refused by the API (400):"))
     return (f'<div style="border:2px solid {RED};background:#fef2f2;border-radius:6px;'
-            f'padding:6px 10px;margin:4px 0"><b style="color:{RED}">✗ Sent as it is, this list '
-            f'would be refused by the API (400):</b><div style="font:12px {MONO}">'
+            f'padding:6px 10px;margin:4px 0"><b style="color:{RED}">{refused}</b>'
+            f'<div style="font:12px {MONO}">'
             f'{_esc(first.message)}</div><div>→ {_esc(first.explanation)}</div></div>')
 
 
 def memory_html(state: ChatAppState) -> str:
     """The inspector: the strategy, the gauges, validity, and the message list."""
     s, memory = state.stats(), state.memory
-    limit_name = f"({s['token_limit_name']})"
-    dropped = (f"The last trim dropped {plural(s['dropped'], 'message')}: struck through "
-               "below." if s["dropped"] else "The last trim dropped nothing.")
+    limit_name = f"({_(s['token_limit_name'])})"
+    dropped = (ngettext("The last trim dropped {n} message: struck through below.",
+                        "The last trim dropped {n} messages: struck through below.",
+                        s["dropped"]).format(n=s["dropped"]) if s["dropped"]
+               else _("The last trim dropped nothing."))
     view = show_messages(memory.to_api_format(), dropped=memory.last_dropped)
+    n = len(memory.tape)
     stored = ("" if state.store is None else
-              f'<div style="color:{GREY}">Stored: {plural(len(memory.tape), "message")} in '
-              f'session {_esc(state.session_title)} (the whole log); sent: the window below.'
-              '</div>')
+              f'<div style="color:{GREY}">' + _esc(ngettext(
+                  "Stored: {n} message in session {title} (the whole log); sent: the window "
+                  "below.",
+                  "Stored: {n} messages in session {title} (the whole log); sent: the window "
+                  "below.", n).format(n=n, title=state.session_title)) + '</div>')
+    heading = _esc(_("Memory: {memory}").format(memory=state.strategy.label(state.budget)))
+    messages = gauge_html(_("Messages"), s["messages"], s["max_messages"])
+    tokens = gauge_html(_("Tokens"), s["tokens"], s["token_limit"], limit_name)
+    for_tools = _esc(_("the next request, {n} of them for the tool definitions").format(
+        n=s["tool_tokens"]))
     return (f'<div style="zoom:{state.scale};font:14px/1.35 {SANS};color:{INK};'
             'text-align:left">'
-            f'<div style="font-weight:700;font-size:16px">Memory: '
-            f'{_esc(state.strategy.label(state.budget))}</div>'
-            f'<div style="color:{GREY}">{_esc(state.strategy.about)}</div>{stored}'
-            f'{gauge_html("Messages", s["messages"], s["max_messages"])}'
-            f'{gauge_html("Tokens", s["tokens"], s["token_limit"], limit_name)}'
-            f'<div style="color:{GREY}">the next request, {s["tool_tokens"]} of them for the '
-            f'tool definitions</div>{_validity_html(s["problems"])}'
-            f'<div style="margin:4px 0">{dropped}</div>{view._repr_html_()}'
+            f'<div style="font-weight:700;font-size:16px">{heading}</div>'
+            f'<div style="color:{GREY}">{_esc(_(state.strategy.about))}</div>{stored}'
+            f'{messages}{tokens}<div style="color:{GREY}">{for_tools}'
+            f'</div>{_validity_html(s["problems"])}'
+            f'<div style="margin:4px 0">{_esc(dropped)}</div>{view._repr_html_()}'
             f'{longterm_html(state)}</div>')
 
 
@@ -978,28 +1081,35 @@ def longterm_html(state: ChatAppState) -> str:
     if state.longterm is None:
         return ""
     try:
-        count = plural(len(state.longterm), "memory", "memories")
+        n = len(state.longterm)
+        count = ngettext("{n} memory", "{n} memories", n).format(n=n)
     except Exception:  # noqa: BLE001  (a store that cannot be read: the count is left out)
-        count = "memories"
+        count = _("memories")
     agent = state.agent
-    head = (f'<div style="margin-top:8px;font-weight:700">Long-term memory: {_esc(count)} of '
-            f'{_esc(state.longterm.user_id)}</div>')
+    head = ('<div style="margin-top:8px;font-weight:700">'
+            + _esc(_("Long-term memory: {count} of {user}").format(
+                count=count, user=state.longterm.user_id)) + '</div>')
     if agent.last_context is None:
-        said = ("nothing was recalled for the last message, so its requests were the memory "
-                "above." if agent.last_request else "each message's requests will carry what "
-                "is recalled for it, shown here once it is sent.")
+        said = (_("nothing was recalled for the last message, so its requests were the memory "
+                  "above.") if agent.last_request else _("each message's requests will carry "
+                                                         "what is recalled for it, shown here "
+                                                         "once it is sent."))
         return f'{head}<div style="color:{GREY}">{_esc(said)}</div>'
     request = agent.last_request
     at = next((i for i, m in enumerate(request) if m == agent.last_context), None)
-    said = (f'<div style="color:{GREY}">Recalled for the last message: '
-            f'{plural(len(agent.last_recalled), "memory", "memories")}, '
-            f'{count_request([agent.last_context])} tokens (budget {state.longterm_budget}). '
-            'The memory above does not hold it; the next message gets its own.</div>')
+    n = len(agent.last_recalled)
+    said = (f'<div style="color:{GREY}">' + _esc(ngettext(
+        "Recalled for the last message: {n} memory, {tokens} tokens (budget {budget}). The "
+        "memory above does not hold it; the next message gets its own.",
+        "Recalled for the last message: {n} memories, {tokens} tokens (budget {budget}). The "
+        "memory above does not hold it; the next message gets its own.", n).format(
+            n=n, tokens=count_request([agent.last_context]), budget=state.longterm_budget))
+        + '</div>')
     if at is None:  # recalled, and its first request not sent yet (the view is mid-turn)
         return head + said
-    view = show_messages(request, highlight=at, title=(
-        f"The last request as it was sent: message {at} (highlighted) is long-term memory's "
-        "context, made for the latest message — sent, NOT stored"))
+    view = show_messages(request, highlight=at, title=_(
+        "The last request as it was sent: message {at} (highlighted) is long-term memory's "
+        "context, made for the latest message — sent, NOT stored").format(at=at))
     return f'{head}{said}<div class="lesson-chat-sent">{view._repr_html_()}</div>'
 
 
@@ -1007,18 +1117,24 @@ def profile_html(state: ChatAppState) -> str:
     """The profile panel: each fact on a line, its history on hover (and a count of the
     values it replaced)."""
     facts, history = state.profile(), state.profile_history()
-    head = (f'<div style="font-weight:700">Profile of {_esc(state.user)}</div>'
-            f'<div style="color:{GREY}">What every new session\'s system prompt reads; the '
-            'model adds to it with remember_preference.</div>')
+    head = ('<div style="font-weight:700">'
+            + _("Profile of {user}").format(user=_esc(state.user)) + '</div>'
+            f'<div style="color:{GREY}">'
+            + html.escape(_("What every new session's system prompt reads; the model adds to "
+                             "it with remember_preference."), quote=False) + '</div>')
     if not facts:
-        body = (f'<div style="color:{GREY}">Nothing known yet. Try “I\'m vegetarian”.</div>')
+        body = (f'<div style="color:{GREY}">'
+                + html.escape(_("Nothing known yet. Try “I'm vegetarian”."), quote=False)
+                + '</div>')
     else:
         items = []
         for key, value in facts.items():
             past = history.get(key, [])
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-            was = (f' <span style="color:{GREY}">(replaced {plural(len(past) - 1, "value")})'
-                   '</span>' if len(past) > 1 else "")
+            was = (f' <span style="color:{GREY}">'
+                   + _esc(ngettext("(replaced {n} value)", "(replaced {n} values)",
+                                   len(past) - 1).format(n=len(past) - 1))
+                   + '</span>' if len(past) > 1 else "")
             items.append(f'<li title="{_esc(chr(10).join(past))}"><b>{_esc(key)}</b>: '
                          f'{_esc(shown)}{was}</li>')
         body = f'<ul style="margin:2px 0;padding-left:18px">{"".join(items)}</ul>'
@@ -1037,9 +1153,9 @@ class ChatAppView(ShownAsWidget):
 
         self.state, self._quiet = state, False
         self.chat, self.memory, self.status = w.HTML(), w.HTML(), w.HTML()
-        self.text = w.Text(placeholder="Type a message and press Enter (or /clear)",
+        self.text = w.Text(placeholder=_("Type a message and press Enter (or /clear)"),
                            continuous_update=False, layout=w.Layout(width="100%"))
-        self.send_button = w.Button(description="Send", button_style="primary")
+        self.send_button = w.Button(description=_("Send"), button_style="primary")
         self.clear_button = w.Button(description="/clear")
         left = [self.chat, w.HBox([self.text, self.send_button, self.clear_button]),
                 self.status, self._controls(w)]
@@ -1063,30 +1179,30 @@ class ChatAppView(ShownAsWidget):
         """The settings: strategy and budget, tools, max_turns, backend, a fault to inject."""
         s = self.state
         wide = {"style": {"description_width": "initial"}}
-        self.strategy = w.Dropdown(options=list(STRATEGIES), description="Memory", **wide)
+        self.strategy = w.Dropdown(options=list(STRATEGIES), description=_("Memory"), **wide)
         self.budget = w.IntSlider(continuous_update=False, description="budget", **wide)
         self.tools = {n: w.Checkbox(description=n, indent=False) for n in s.registry.names()}
         self.max_turns = w.BoundedIntText(min=1, max=50, description="max_turns",
                                           layout=w.Layout(width="160px"), **wide)
         self.backend = w.Dropdown(options=[(label, name) for name, label in
-                                           available_backends().items()], description="Model",
+                                           available_backends().items()], description=_("Model"),
                                   layout=w.Layout(width="380px"), **wide)
-        self.fault = w.Dropdown(options=list(FAULTS), description="Fault", **wide)
-        self.fault_button = w.Button(description="Inject fault")
+        self.fault = w.Dropdown(options=list(FAULTS), description=_("Fault"), **wide)
+        self.fault_button = w.Button(description=_("Inject fault"))
         return w.VBox([w.HBox([self.strategy, self.budget]),
-                       w.HBox([w.Label("Tools:"), *self.tools.values()]),
+                       w.HBox([w.Label(_("Tools:")), *self.tools.values()]),
                        w.HBox([self.max_turns, self.backend]),
                        w.HBox([self.fault, self.fault_button])])
 
     def _session_controls(self, w: Any) -> Any:
         """With a store: pick a session, start one, delete the open one; and the profile."""
-        self.session_pick = w.Dropdown(description="Session", layout=w.Layout(width="300px"),
+        self.session_pick = w.Dropdown(description=_("Session"), layout=w.Layout(width="300px"),
                                        style={"description_width": "initial"})
-        self.session_name = w.Text(placeholder="new session name", continuous_update=False,
+        self.session_name = w.Text(placeholder=_("new session name"), continuous_update=False,
                                    layout=w.Layout(width="160px"))
-        self.new_button = w.Button(description="New", layout=w.Layout(width="60px"))
-        self.delete_button = w.Button(description="Delete", button_style="danger",
-                                      tooltip="Delete this session for good (press twice)")
+        self.new_button = w.Button(description=_("New"), layout=w.Layout(width="60px"))
+        self.delete_button = w.Button(description=_("Delete"), button_style="danger",
+                                      tooltip=_("Delete this session for good (press twice)"))
         self.profile = w.HTML()
         row = w.HBox([self.session_pick, self.session_name, self.new_button, self.delete_button])
         for widget, name in ((row, "sessions"), (self.session_pick, "session-pick"),
@@ -1099,8 +1215,8 @@ class ChatAppView(ShownAsWidget):
         s = self.state
         self.session_pick.observe(lambda c: self._do(s.open_session, c["new"]), "value")
         self.session_name.observe(lambda c: self._new(c["new"]), "value")
-        self.new_button.on_click(lambda _: self._new(self.session_name.value))
-        self.delete_button.on_click(lambda _: self._do(s.forget, s.forget_pending))
+        self.new_button.on_click(lambda _button: self._new(self.session_name.value))
+        self.delete_button.on_click(lambda _button: self._do(s.forget, s.forget_pending))
 
     def _new(self, title: str) -> None:
         """Enter in the name box, or New: start the session, and empty the box."""
@@ -1121,15 +1237,15 @@ class ChatAppView(ShownAsWidget):
     def _wire(self) -> None:
         s = self.state
         self.text.observe(lambda change: self._send(change["new"]), "value")
-        self.send_button.on_click(lambda _: self._send(self.text.value))
-        self.clear_button.on_click(lambda _: self._do(s.clear))
+        self.send_button.on_click(lambda _button: self._send(self.text.value))
+        self.clear_button.on_click(lambda _button: self._do(s.clear))
         self.strategy.observe(lambda c: self._do(s.set_strategy, c["new"]), "value")
         self.budget.observe(lambda c: self._do(s.set_budget, c["new"]), "value")
         for name, box in self.tools.items():
             box.observe(lambda c, name=name: self._do(s.toggle_tool, name, c["new"]), "value")
         self.max_turns.observe(lambda c: self._do(s.set_max_turns, c["new"]), "value")
         self.backend.observe(lambda c: self._do(s.set_backend, c["new"]), "value")
-        self.fault_button.on_click(lambda _: self._do(s.inject_fault, self.fault.value))
+        self.fault_button.on_click(lambda _button: self._do(s.inject_fault, self.fault.value))
         if self.stored:
             self._wire_sessions()
 
@@ -1150,7 +1266,8 @@ class ChatAppView(ShownAsWidget):
             return
         self.set_quietly(self.text, "value", "")
         self.text.disabled = self.send_button.disabled = True
-        self.status.value = f'<span style="color:{GREY}">thinking…</span>'
+        thinking = _esc(_("thinking…"))
+        self.status.value = f'<span style="color:{GREY}">{thinking}</span>'
         try:
             self._do(self.state.send, text)
         finally:
@@ -1196,9 +1313,10 @@ class ChatAppView(ShownAsWidget):
     def refresh_sessions(self) -> None:
         """The session menu (the open one chosen), the Delete button, the profile panel."""
         s = self.state
-        options = [(f"{i.title or i.session_id} ({plural(i.message_count, 'message')})",
-                    i.session_id) for i in s.sessions()]
-        if s.session_id not in [value for _, value in options]:
+        options = [(f"{i.title or i.session_id} ("
+                    + ngettext("{n} message", "{n} messages", i.message_count).format(
+                        n=i.message_count) + ")", i.session_id) for i in s.sessions()]
+        if s.session_id not in [value for _label, value in options]:
             options.insert(0, (s.session_title, s.session_id))
         self._quiet = True
         try:
@@ -1207,13 +1325,14 @@ class ChatAppView(ShownAsWidget):
                 self.session_pick.value = s.session_id
         finally:
             self._quiet = False
-        self.delete_button.description = "Delete for good?" if s.forget_pending else "Delete"
+        self.delete_button.description = _("Delete for good?") if s.forget_pending else _("Delete")
         self.profile.value = s.profile_html()
 
     def refresh(self) -> None:
         """Make every control show the state, then redraw."""
         label = available_backends().get(self.state.backend, self.state.backend)
-        self.status.value = f'<span style="color:{GREY}">Ready · {_esc(label)}</span>'
+        ready = _esc(_("Ready · {backend}").format(backend=label))
+        self.status.value = f'<span style="color:{GREY}">{ready}</span>'
         self.refresh_panels()
 
     def to_recording(self, title: str | None = None) -> Recording:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
+import re
 import shlex
 import sys
 import traceback
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lesson_lib.agent import SYSTEM_PROMPT, Agent, LoopAgent, ToolEvent
+from lesson_lib.i18n import LANG_ENV, N_, _, ngettext, normalise
 from lesson_lib.llm import BackendError, describe_backend
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.profile import PROMPT_HEAD, UserProfile
@@ -51,20 +54,48 @@ from lesson_lib.sessions import (
     default_store_url,
     find_session,
 )
-from lesson_lib.text import plural
 
-CLEARED = "记忆已清除，开始新对话。 (Memory cleared: starting a new conversation.)"
-HELP = "Commands: /clear  forget the conversation · /memory  show the messages · /exit  quit"
-HELP_STORED = ("Commands: /clear  forget the conversation, in the store too · /memory  show "
-               "what is sent, and how much is stored · /sessions  list your sessions · "
-               "/forget  delete this session for good · /exit  quit")
-NOTHING_STORED = ("Nothing is stored in this chat (it was started without --session): "
-                  "/clear forgets the conversation; --session NAME keeps one across restarts.")
-RESTART = "(The chat reads these settings at start: fix them in your shell, then run it again.)"
+CLEARED = N_("记忆已清除，开始新对话。 (Memory cleared: starting a new conversation.)")
+HELP = N_("Commands: /clear  forget the conversation · /memory  show the messages · /exit  quit")
+HELP_STORED = N_("Commands: /clear  forget the conversation, in the store too · /memory  show "
+                 "what is sent, and how much is stored · /sessions  list your sessions · "
+                 "/forget  delete this session for good · /exit  quit")
+NOTHING_STORED = N_("Nothing is stored in this chat (it was started without --session): "
+                    "/clear forgets the conversation; --session NAME keeps one across restarts.")
+RESTART = N_("(The chat reads these settings at start: fix them in your shell, then run it "
+             "again.)")
+
+# The --help text: the module's docstring, as a literal the catalogue can see (a test keeps
+# the two the same).
+DESCRIPTION = N_("""The terminal chat: `python -m lesson_lib` (or `lesson-chat`) talks to the memory agent.
+
+Without --session nothing is kept: the conversation lives in the process, in a
+ShortTermMemory, and ends with it (as in Part I). With --session NAME it is kept in a
+session store (mid-term memory, lesson_lib.sessions): the whole log is stored, a window of
+it is sent, and running the chat again with the same NAME resumes it. NAME is the
+session's title, one per user (or the id a notebook's session got). A new session starts
+with your profile (lesson_lib.profile: what the agent knows about you) in its system
+prompt; a resumed session keeps the system prompt it started with.
+
+Commands: /clear forgets everything but the system prompt (with --session: in the store
+too), /memory prints the message list the next call would send (with --session: and how
+many messages are stored), /sessions lists your stored sessions, /forget deletes this one
+for good (it asks for /forget yes first), /help lists the commands, /exit quits (so does
+end of input, Ctrl-D, and Ctrl-C at the prompt). The offline model answers unless the
+environment chooses a real provider (see lesson_lib.llm).
+
+When something goes wrong you get one line saying what happened and what to do,
+never a traceback: a provider that cannot be reached, a 401, a 429 or any other
+API error, or Ctrl-C while the model is answering. The chat then goes on, and
+the memory is still a valid message list (it is checked after every failure; a stored
+session's log only ever gets whole units). A store that cannot be opened stops the chat
+with one line (exit code 2).
+""")
 
 
 def _print_tool(event: ToolEvent) -> None:
-    print(f"  [tool] {event.name}({event.arguments}) → {event.result}")
+    print(_("  [tool] {call} → {result}").format(call=f"{event.name}({event.arguments})",
+                                                 result=event.result))
 
 
 def handle_command(agent: Agent, line: str, out: Callable[[str], None] = print) -> bool:
@@ -83,6 +114,13 @@ def handle_command(agent: Agent, line: str, out: Callable[[str], None] = print) 
     else:
         out(HELP)
     return True
+
+
+def say(text: str) -> None:
+    """print(), in the learner's language, for handle_command: notebook 02 shows its source as
+    it was written, so what it says is translated here (its constants are marked N_())."""
+    found = re.fullmatch(r"\((\d+) messages\)", text)
+    print(_("({n} messages)").format(n=found[1]) if found else _(text))
 
 
 def make_agent(args: argparse.Namespace, memory: ShortTermMemory | StoredMemory,
@@ -115,11 +153,14 @@ def memory_check(agent: Agent) -> str:
     try:
         messages = agent.memory.to_api_format()
     except StoreError:  # a stored session's window took a unit whose commit then failed
-        return "[memory: reloaded from the store, which kept only whole units]"
+        return _("[memory: reloaded from the store, which kept only whole units]")
     problems = find_problems(messages)
     if problems:
-        return f"[memory NOT valid: {problems[0].explanation}; /clear starts over]"
-    return f"[memory: {plural(len(messages), 'message')}, valid]"
+        return _("[memory NOT valid: {explanation}; /clear starts over]").format(
+            explanation=problems[0].explanation)
+    n = len(messages)
+    return ngettext("[memory: {n} message, valid]", "[memory: {n} messages, valid]",
+                    n).format(n=n)
 
 
 def _where(error: BaseException) -> str:
@@ -127,7 +168,8 @@ def _where(error: BaseException) -> str:
     frames = traceback.extract_tb(error.__traceback__)
     if not frames:
         return ""
-    return f" (raised in {Path(frames[-1].filename).name}, line {frames[-1].lineno})"
+    return _(" (raised in {file}, line {line})").format(file=Path(frames[-1].filename).name,
+                                                        line=frames[-1].lineno)
 
 
 def _needs_restart(error: Exception) -> bool:
@@ -152,27 +194,28 @@ def error_line(error: Exception, agent: Agent) -> str:
     from lesson_lib.notices import describe_error, redact  # the chat app's notices, reused
 
     if isinstance(error, StoreError):  # its text already names the problem and the fix
-        return redact(f"(!) The session store: {one_line(error)} {memory_check(agent)}")
+        return redact(_("(!) The session store: {error}").format(error=one_line(error))
+                      + f" {memory_check(agent)}")
     title, detail = describe_error(error, agent.memory.to_api_format())
     line = f"(!) {title}: {one_line(detail)}"  # the detail's lines, joined into one
     if not isinstance(error, openai.APIError):
         line += _where(error)  # not the API's doing: maybe a bug, so say where it happened
     if _needs_restart(error):
-        line += f" {RESTART}"
+        line += f" {_(RESTART)}"
     return redact(f"{line} {memory_check(agent)}")  # never show the API key
 
 
 def interrupted_line(agent: Agent) -> str:
     """Ctrl-C while the model was answering: that call is dropped, the chat goes on."""
-    return ("(!) Ctrl-C: the model's answer was cancelled; your message stays in the memory, "
-            "unanswered. Type your next message, or press Ctrl-C again to leave. "
-            f"{memory_check(agent)}")
+    return _("(!) Ctrl-C: the model's answer was cancelled; your message stays in the memory, "
+             "unanswered. Type your next message, or press Ctrl-C again to leave. "
+             "{check}").format(check=memory_check(agent))
 
 
 def reply_line(agent: Agent, text: str) -> str:
     """One turn: the agent's answer, or one line saying why there is none."""
     try:
-        return f"agent> {agent.chat(text)}"
+        return _("agent> {answer}").format(answer=agent.chat(text))
     except KeyboardInterrupt:
         return interrupted_line(agent)
     except Exception as error:  # every failure becomes a line, never a traceback
@@ -196,8 +239,8 @@ def open_store(args: argparse.Namespace) -> SessionStore:
     try:
         url = args.store or default_store_url()
     except OSError as error:  # the data folder cannot be created
-        raise StoreUnavailableError(f"cannot create the folder for {default_store_path()} "
-                                    f"({error})") from error
+        raise StoreUnavailableError(_("cannot create the folder for {path} ({error})").format(
+            path=default_store_path(), error=error)) from error
     return SessionStore(url)
 
 
@@ -225,22 +268,26 @@ def start_session(chat: Chat) -> None:
     found = find_session(chat.store, args.user, args.session)
     if found is None:
         use_session(chat, chat.store.create_session(args.user, title=args.session))
-        print(f"New session {args.session!r}.")
+        print(_("New session {name}.").format(name=repr(args.session)))
         if note:
-            print(f"Your profile is read into its system prompt: {note}")
+            print(_("Your profile is read into its system prompt: {note}").format(note=note))
     else:
         memory = use_session(chat, chat.store.session(found.session_id))
-        print(f"Resumed session {args.session!r} ({memory.stored_count()} messages stored, "
-              f"{memory.message_count()} in the window).")
+        print(_("Resumed session {name} ({stored} messages stored, {window} in the "
+                "window).").format(name=repr(args.session), stored=memory.stored_count(),
+                                   window=memory.message_count()))
         if memory.repairs:  # a log other code left broken: repaired on load, the old kept
-            changes = plural(len(memory.repairs), "change")
-            print(f"(Its log was broken and was repaired on load: {changes}; "
-                  "store.repairs() keeps the log as it was.)")
+            n = len(memory.repairs)
+            print(ngettext("(Its log was broken and was repaired on load: {n} change; "
+                           "store.repairs() keeps the log as it was.)",
+                           "(Its log was broken and was repaired on load: {n} changes; "
+                           "store.repairs() keeps the log as it was.)", n).format(n=n))
         if profile_changed(memory, note):
-            print("(Your profile has changed since this session started; its system prompt "
-                  "keeps the profile as it was then. A new session reads it afresh.)")
-    print(f"Kept for user {args.user!r} in {chat.store.where}: run the chat again with "
-          f"--session {shlex.quote(args.session)} to come back to it.")
+            print(_("(Your profile has changed since this session started; its system prompt "
+                    "keeps the profile as it was then. A new session reads it afresh.)"))
+    print(_("Kept for user {user} in {where}: run the chat again with "
+            "--session {name} to come back to it.").format(
+                user=repr(args.user), where=chat.store.where, name=shlex.quote(args.session)))
 
 
 def reload_if_stale(chat: Chat) -> None:
@@ -262,42 +309,54 @@ def when(info: SessionInfo) -> str:
 def show_sessions(chat: Chat) -> None:
     """/sessions: the user's stored sessions, the most recently used first."""
     if chat.store is None:
-        print(NOTHING_STORED)
+        print(_(NOTHING_STORED))
         return
     current = chat.agent.memory.session.session_id
-    print(f"Sessions of {chat.args.user!r}, most recently used first (* is this one):")
+    print(_("Sessions of {user}, most recently used first (* is this one):").format(
+        user=repr(chat.args.user)))
     for info in chat.store.list_sessions(chat.args.user):
         mark = "*" if info.session_id == current else " "
-        print(f"{mark} {info.title or info.session_id!r}: "
-              f"{plural(info.message_count, 'message')}, last used {when(info)} "
-              f"[id {info.session_id}]")
+        n = info.message_count
+        print(f"{mark} {info.title or info.session_id!r}: " + ngettext(
+            "{n} message, last used {when} [id {id}]", "{n} messages, last used {when} [id {id}]",
+            n).format(n=n, when=when(info), id=info.session_id))
 
 
 def forget(chat: Chat, confirmed: bool) -> None:
     """/forget says what it would delete; /forget yes deletes the session for good (its rows
     go) and goes on in a new, empty session of the same name."""
     if chat.store is None:
-        print(NOTHING_STORED)
+        print(_(NOTHING_STORED))
         return
     name, memory = chat.args.session, chat.agent.memory
     if not confirmed:
-        print(f"/forget deletes session {name!r} for good: its "
-              f"{plural(memory.stored_count(), 'stored message')} go from {chat.store.where} "
-              "(your profile stays). Type /forget yes to do it.")
+        n = memory.stored_count()
+        print(ngettext("/forget deletes session {name} for good: its {n} stored message go "
+                       "from {where} (your profile stays). Type /forget yes to do it.",
+                       "/forget deletes session {name} for good: its {n} stored messages go "
+                       "from {where} (your profile stays). Type /forget yes to do it.",
+                       n).format(name=repr(name), n=n, where=chat.store.where))
         return
     gone = chat.store.delete_session(memory.session.session_id)
     use_session(chat, chat.store.create_session(chat.args.user, title=name))
-    print(f"Deleted session {name!r} for good ({plural(gone, 'message')}). "
-          f"Going on in a new, empty session {name!r}.")
+    print(ngettext("Deleted session {name} for good ({n} message). "
+                   "Going on in a new, empty session {name}.",
+                   "Deleted session {name} for good ({n} messages). "
+                   "Going on in a new, empty session {name}.", gone).format(name=repr(name),
+                                                                             n=gone))
 
 
 def stored_note(chat: Chat, command: str) -> str:
     """What /clear and /memory add in a stored session."""
     memory = chat.agent.memory
     if command == "/clear":
-        return f"(In the store too: session {chat.args.session!r} keeps only its system prompt.)"
-    return (f"({plural(memory.stored_count(), 'message')} stored in session "
-            f"{chat.args.session!r}: the whole log. Above is the window: what is sent.)")
+        return _("(In the store too: session {name} keeps only its system prompt.)").format(
+            name=repr(chat.args.session))
+    n = memory.stored_count()
+    return ngettext("({n} message stored in session {name}: the whole log. Above is the "
+                    "window: what is sent.)",
+                    "({n} messages stored in session {name}: the whole log. Above is the "
+                    "window: what is sent.)", n).format(n=n, name=repr(chat.args.session))
 
 
 # ----------------------------------------------------------------- the conversation
@@ -306,7 +365,7 @@ def _lines():
     """Lines typed at the prompt (or piped in), until /exit or end of input."""
     while True:
         try:
-            line = input("you> ")
+            line = input(_("you> "))
         except EOFError:
             print()
             return
@@ -324,12 +383,12 @@ def run_command(chat: Chat, line: str) -> bool:
     elif command.split()[0] == "/forget":
         forget(chat, confirmed=command == "/forget yes")
     elif command in ("/clear", "/memory", "/exit", "/quit"):
-        if not handle_command(chat.agent, line):
+        if not handle_command(chat.agent, line, say):
             return False
         if chat.store is not None:
             print(stored_note(chat, command))
     else:
-        print(HELP if chat.store is None else HELP_STORED)
+        print(_(HELP) if chat.store is None else _(HELP_STORED))
     return True
 
 
@@ -343,7 +402,7 @@ def converse(chat: Chat) -> None:
                 if not run_command(chat, line):
                     return
             except StoreError as error:  # e.g. the database is locked by another writer
-                print(f"(!) The session store: {one_line(error)}")
+                print(_("(!) The session store: {error}").format(error=one_line(error)))
             continue
         print(reply_line(chat.agent, line))
         reload_if_stale(chat)
@@ -361,66 +420,84 @@ def program_name() -> str | None:
 def _at_least_1(text: str) -> int:
     value = int(text)
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+        raise argparse.ArgumentTypeError(_("must be 1 or more, got {value}").format(value=value))
     return value
 
 
 def _name(text: str) -> str:
     if not text.strip() or len(text) > 200:
-        raise argparse.ArgumentTypeError(f"must be 1 to 200 characters, got {text!r}")
+        raise argparse.ArgumentTypeError(_("must be 1 to 200 characters, got {text}").format(
+            text=repr(text)))
     return text
 
 
 def where_by_default() -> str:
     """The end of --help: where --session keeps sessions when --store is not given."""
-    return (f"Without --store, --session keeps sessions in ${STORE_URL_ENV} if it is set, "
-            "else in a file\nof your own, in $XDG_DATA_HOME/agent-memory (by default "
-            "~/.local/share/agent-memory;\nthe folder is created), here:\n"
-            f"  sqlite:///{default_store_path()}")
+    return _("Without --store, --session keeps sessions in ${env} if it is set, "
+             "else in a file\nof your own, in $XDG_DATA_HOME/agent-memory (by default "
+             "~/.local/share/agent-memory;\nthe folder is created), here:\n"
+             "  sqlite:///{path}").format(env=STORE_URL_ENV, path=default_store_path())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=program_name(), description=__doc__,
+    parser = argparse.ArgumentParser(prog=program_name(), description=_(DESCRIPTION),
                                      epilog=where_by_default(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--loop", action="store_true", help="use the multi-step agent loop")
+    parser.add_argument("--loop", action="store_true", help=_("use the multi-step agent loop"))
     parser.add_argument("--max-turns", type=_at_least_1, default=5,
-                        help="cap for --loop (default 5)")
+                        help=_("cap for --loop (default 5)"))
     parser.add_argument("--max-messages", type=_at_least_1, default=40,
-                        help="memory size: the window sent (default 40)")
+                        help=_("memory size: the window sent (default 40)"))
     stored = parser.add_argument_group(
-        "stored sessions", "Without --session nothing is stored: the conversation ends with "
-        "the chat.")
+        _("stored sessions"), _("Without --session nothing is stored: the conversation ends "
+                                "with the chat."))
     stored.add_argument("--session", metavar="NAME", type=_name,
-                        help="resume your session called NAME, or start it: it is kept in the "
-                             "store and survives a restart")
+                        help=_("resume your session called NAME, or start it: it is kept in the "
+                               "store and survives a restart"))
     stored.add_argument("--user", metavar="NAME", type=_name,
-                        help=f"whose sessions and profile (default: your login name, "
-                             f"{login_name()!r})")
+                        help=_("whose sessions and profile (default: your login name, "
+                               "{name})").format(name=repr(login_name())))
     stored.add_argument("--store", metavar="URL",
-                        help="the database: sqlite:///path/to/file.db or "
-                             "postgresql+psycopg://user@host:5432/db (default: below)")
+                        help=_("the database: sqlite:///path/to/file.db or "
+                               "postgresql+psycopg://user@host:5432/db (default: below)"))
     return parser
 
 
+def wrong_language(prog: str) -> bool:
+    """A LESSON_LANG the series does not speak: one line on stderr, and the chat goes on in
+    English (lesson_lib.i18n falls back to it)."""
+    wanted = os.environ.get(LANG_ENV, "").strip()
+    if not wanted:
+        return False
+    try:
+        normalise(wanted)
+    except ValueError as error:
+        print(f"{prog}: {LANG_ENV}={wanted}: {error}; going on in English", file=sys.stderr)
+        return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Exit code 0 after /exit, end of input or Ctrl-C at the prompt; 2 when the
+    """The chat speaks the language LESSON_LANG names (en or zh; lesson_lib.i18n).
+    Exit code 0 after /exit, end of input or Ctrl-C at the prompt; 2 when the
     environment asks for a backend that cannot be used (no key, an unknown name), or the
     session store cannot be opened (a corrupt file, a read-only folder, no server)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    wrong_language(parser.prog)
     if args.session is None and (args.user or args.store):
-        parser.error("--user and --store say where --session keeps a conversation: add "
-                     "--session NAME (without it nothing is stored)")
+        parser.error(_("--user and --store say where --session keeps a conversation: add "
+                       "--session NAME (without it nothing is stored)"))
     args.user = args.user or login_name()
     chat = Chat(args, make_agent(args, ShortTermMemory(max_messages=args.max_messages)))
     try:
         backend = describe_backend()  # makes the client: checks LESSON_BACKEND and the key
         chat.store = open_store(args) if args.session else None
-        print(f"Chatting with the {backend}. {HELP if chat.store is None else HELP_STORED}")
+        print(_("Chatting with the {backend}.").format(backend=backend)
+              + f" {_(HELP) if chat.store is None else _(HELP_STORED)}")
         if chat.store is None:
-            print("Nothing is stored: this conversation ends with the chat "
-                  "(--session NAME keeps one).")
+            print(_("Nothing is stored: this conversation ends with the chat "
+                    "(--session NAME keeps one)."))
         else:
             start_session(chat)
         converse(chat)
@@ -428,13 +505,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: {error}", file=sys.stderr)
         return 2
     except StoreError as error:  # so does the store's
-        print(f"{parser.prog}: the session store cannot be used: {one_line(error)} — or "
-              f"choose another store: --store URL, or {STORE_URL_ENV}", file=sys.stderr)
+        print(f"{parser.prog}: " + _("the session store cannot be used: {error} — or "
+                                     "choose another store: --store URL, or {env}").format(
+                                         error=one_line(error), env=STORE_URL_ENV),
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C at the prompt: a way to leave, like /exit
-        print("\n(Ctrl-C) Leaving the chat.")
+        print("\n" + _("(Ctrl-C) Leaving the chat."))
     finally:
         if chat.store is not None:
             chat.store.close()
-    print("Bye.")
+    print(_("Bye."))
     return 0

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lesson_lib.i18n import _, ngettext
 from lesson_lib.protocol import ProtocolError, find_problems, validate_request
-from lesson_lib.text import plural
 from lesson_lib.tokens import count_request
 
 ROLE_COLOURS = {"system": "#6b7280", "user": "#2563eb", "assistant": "#15803d",
@@ -68,9 +68,9 @@ def _as_dicts(messages: Any) -> list:
     if hasattr(messages, "to_api_format"):
         return messages.to_api_format()
     if isinstance(messages, (str, bytes, Mapping)) or not hasattr(messages, "__iter__"):
-        raise TypeError(f"show a list of message dicts or a memory, got "
-                        f"{type(messages).__name__} {messages!r:.60}: e.g. "
-                        "show_messages(memory) or show_messages([{'role': 'user', ...}])")
+        raise TypeError(_("show a list of message dicts or a memory, got {kind} {value}: e.g. "
+                          "show_messages(memory) or show_messages([{{'role': 'user', ...}}])")
+                        .format(kind=type(messages).__name__, value=f"{messages!r:.60}"))
     return list(messages)
 
 
@@ -87,10 +87,12 @@ def _shorten(text: str, limit: int = MAX_CHARS) -> str:
     marker budget.truncate_text leaves) stays visible, since it says the text was cut."""
     if len(text) <= limit:
         return text
-    body, _, last = text.rpartition("\n")
+    body, _sep, last = text.rpartition("\n")
     if body and last.startswith("[truncated ") and last.endswith(" characters]"):
         return f"{_shorten(body, limit)}\n{last}"
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+    more = len(text) - limit
+    return text[:limit] + ngettext("… ({n} more character)", "… ({n} more characters)",
+                                   more).format(n=more)
 
 
 def _content_text(content: Any) -> str:
@@ -180,11 +182,14 @@ def _rows(messages: list, dropped: list, highlight: set[int],
 
 
 def _summary(n: int, dropped: int, problems: int) -> str:
-    text = plural(n, "message")
-    text += f", {dropped} dropped by trim" if dropped else ""
+    text = ngettext("{n} message", "{n} messages", n).format(n=n)
+    if dropped:
+        text = _("{messages}, {dropped} dropped by trim").format(messages=text, dropped=dropped)
     if problems:
-        return f"✗ {text}: the API would refuse this list ({plural(problems, 'problem')})"
-    return f"✓ {text}: the API would accept this list"
+        return _("✗ {messages}: the API would refuse this list ({problems})").format(
+            messages=text,
+            problems=ngettext("{n} problem", "{n} problems", problems).format(n=problems))
+    return _("✓ {messages}: the API would accept this list").format(messages=text)
 
 
 # ----------------------------------------------------------------- plain text
@@ -194,16 +199,19 @@ def _text_lines(row: _Row, width: int) -> list[str]:
     pad = " " * len(head)
     first = []
     if row.dropped:
-        first.append("(dropped by trim)")
+        first.append(_("(dropped by trim)"))
     if row.answers is not None:
-        first.append(f"↳{row.answers.text} answers {_badge_text(row.answers)}"
-                     + ("" if row.paired or row.dropped else " (no matching call right before)"))
+        first.append(_("↳{name} answers {badge}").format(name=row.answers.text,
+                                                          badge=_badge_text(row.answers))
+                     + ("" if row.paired or row.dropped
+                        else _(" (no matching call right before)")))
     if row.text or not row.calls:
-        first.append(row.text.replace("\n", "\n" + pad) if row.text else "(no content)")
+        first.append(row.text.replace("\n", "\n" + pad) if row.text else _("(no content)"))
     lines = [head + "  ".join(first)] if first else []
     for call in row.calls:
-        status = "" if row.dropped else (f"  ✓ answered at [{call.reply}]" if call.reply
-                                         is not None else "  ✗ no reply")
+        status = "" if row.dropped else (
+            "  " + _("✓ answered at [{index}]").format(index=call.reply)
+            if call.reply is not None else "  " + _("✗ no reply"))
         lines.append((pad if lines else head) + f"→ {call.text}  {_badge_text(call)}{status}")
     for problem in row.problems:
         lines += [pad + f"⚠ {problem.message}", pad + f"  → {problem.explanation}"]
@@ -249,17 +257,21 @@ def _call_html(call: _Call, dropped: bool) -> str:
     if dropped:
         status = ""
     elif call.reply is not None:
-        status = f' <span style="color:#15803d">✓ answered at [{call.reply}]</span>'
+        answered = _esc(_("✓ answered at [{index}]").format(index=call.reply))
+        status = f' <span style="color:#15803d">{answered}</span>'
     else:
-        status = f' <span style="color:{RED};font-weight:600">✗ no reply</span>'
+        no_reply = _esc(_("✗ no reply"))
+        status = f' <span style="color:{RED};font-weight:600">{no_reply}</span>'
     text = f"<del>{_esc(call.text)}</del>" if dropped else _esc(call.text)
     return f'<div style="font-family:{MONO};font-size:13px">→ {text} {_badge(call)}{status}</div>'
 
 
 def _answers_html(row: _Row) -> str:
     colour = "#374151" if row.paired or row.dropped else RED
-    return (f'<div style="font-family:{MONO};font-size:13px;color:{colour}">↳{_esc(row.answers.text)} '
-            f'answers {_badge(row.answers)}</div>')
+    before, _sep, after = _("↳{name} answers {badge}").partition("{badge}")
+    return (f'<div style="font-family:{MONO};font-size:13px;color:{colour}">'
+            f'{_esc(before.format(name=row.answers.text))}{_badge(row.answers)}'
+            f'{_esc(after.format(name=row.answers.text))}</div>')
 
 
 def _problem_html(problem: ProtocolError) -> str:
@@ -270,8 +282,9 @@ def _problem_html(problem: ProtocolError) -> str:
 def _cell(row: _Row) -> str:
     parts = []
     if row.dropped:
+        dropped = _esc(_("dropped by trim"))
         parts.append(f'<div style="font-style:italic;font-size:12px;color:{RED}">'
-                     'dropped by trim</div>')
+                     f'{dropped}</div>')
     if row.answers is not None:
         parts.append(_answers_html(row))
     if row.text:  # <del> strikes dropped text through even where styles are stripped
@@ -279,7 +292,8 @@ def _cell(row: _Row) -> str:
         font = f"font-family:{MONO};font-size:13px;" if row.role == "tool" else ""
         parts.append(f'<div style="white-space:pre-wrap;{font}">{text}</div>')
     elif not row.calls:
-        parts.append('<div style="color:#6b7280;font-style:italic">(no content)</div>')
+        parts.append('<div style="color:#6b7280;font-style:italic">'
+                     + _esc(_("(no content)")) + '</div>')
     parts += [_call_html(c, row.dropped) for c in row.calls]
     parts += [_problem_html(p) for p in row.problems]
     return "".join(parts)
@@ -407,14 +421,14 @@ def show_source(obj: Any) -> SourceView:
 
 def _tool_names(tools: Any) -> str:
     if tools is None:
-        return "(none sent)"
+        return _("(none sent)")
     names = [(t.get("function") or {}).get("name", "?") if isinstance(t, Mapping) else "?"
              for t in tools]
-    return ", ".join(map(str, names)) or "[] (empty)"
+    return ", ".join(map(str, names)) or _("[] (empty)")
 
 
 def _request_line(messages: list, tools: Any, tool_choice: Any) -> tuple[str, ProtocolError | None]:
-    choice = "(not sent)" if tool_choice is None else (
+    choice = _("(not sent)") if tool_choice is None else (
         tool_choice if isinstance(tool_choice, str) else json.dumps(tool_choice))
     countable = all(isinstance(m, Mapping) for m in messages) and (
         tools is None or all(isinstance(t, Mapping) for t in tools))
@@ -425,7 +439,8 @@ def _request_line(messages: list, tools: Any, tool_choice: Any) -> tuple[str, Pr
         problem = None
     except ProtocolError as e:  # message problems are already shown on their rows
         problem = None if (e.param or "").startswith("messages") else e
-    return f"tools: {_tool_names(tools)} · tool_choice: {choice} · {tokens} tokens", problem
+    return _("tools: {tools} · tool_choice: {choice} · {tokens} tokens").format(
+        tools=_tool_names(tools), choice=choice, tokens=tokens), problem
 
 
 class RequestView(_View):

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lesson_lib.display import MONO, ROLE_COLOURS, SANS, show_messages
+from lesson_lib.i18n import _, ngettext
 from lesson_lib.protocol import ProtocolError, find_problems
-from lesson_lib.text import plural
 
 RECORDED_AT = "2026-05-01T09:30:00+00:00"  # the frozen clock of the recorded conversations
 RED, GREEN, AMBER, INK = "#b91c1c", "#166534", "#92400e", "#111827"
@@ -95,7 +95,9 @@ class TapedMemory:
         return self.inner.message_count()
 
     def __repr__(self) -> str:
-        return f"TapedMemory({self.inner!r}; {plural(len(self.tape), 'message')} on tape)"
+        n = len(self.tape)
+        return _("TapedMemory({memory}; {count} on tape)").format(
+            memory=repr(self.inner), count=ngettext("{n} message", "{n} messages", n).format(n=n))
 
 
 # ----------------------------------------------------------------- recordings and frames
@@ -170,7 +172,7 @@ def frames(recording: Recording) -> list[Frame]:
     return result
 
 
-def as_recording(source: Any, title: str = "A recorded conversation") -> Recording:
+def as_recording(source: Any, title: str | None = None) -> Recording:
     """A Recording from a Recording, a message list, a memory (what it holds now), or
     anything with `to_recording()` (the chat app, or its state)."""
     if isinstance(source, Recording):
@@ -180,9 +182,11 @@ def as_recording(source: Any, title: str = "A recorded conversation") -> Recordi
     if hasattr(source, "to_api_format"):  # a memory: what it holds now
         source = source.to_api_format()
     if not isinstance(source, (list, tuple)) or not all(isinstance(m, Mapping) for m in source):
-        raise TypeError(f"the stepper replays a Recording, a list of message dicts or a chat "
-                        f"app, got {type(source).__name__} {source!r:.60}: e.g. "
-                        "stepper(memory.to_api_format()) or stepper(app)")
+        raise TypeError(_("the stepper replays a Recording, a list of message dicts or a chat "
+                          "app, got {kind} {value}: e.g. "
+                          "stepper(memory.to_api_format()) or stepper(app)").format(
+                              kind=type(source).__name__, value=f"{source!r:.60}"))
+    title = _("A recorded conversation") if title is None else title
     return Recording(title, [copy.deepcopy(dict(m)) for m in source])
 
 
@@ -195,7 +199,7 @@ class StepperState:
                  *, scale: float = 1.3):      # zoom of the request picture (projector: 1.3+)
         self.recording = as_recording(recording)
         if not self.recording.messages:
-            raise ValueError("this recording has no messages: record a conversation first")
+            raise ValueError(_("this recording has no messages: record a conversation first"))
         check_scale(scale)
         self.frames = frames(self.recording)
         self.scale = scale
@@ -253,8 +257,8 @@ class StepperState:
 
     def position_text(self) -> str:
         """'Step 5 of 9', plus where the rules break, if they do."""
-        text = f"Step {self.step} of {self.total}"
-        return text + (f" · ✗ the rules break at step {self.broken_at}"
+        text = _("Step {step} of {total}").format(step=self.step, total=self.total)
+        return text + (_(" · ✗ the rules break at step {step}").format(step=self.broken_at)
                        if self.broken_at else "")
 
     def title_html(self) -> str:
@@ -281,16 +285,18 @@ class StepperState:
 
     def summary(self) -> str:
         """One deterministic line: the title, the step, and where the rules break."""
-        where = (f"the rules break at step {self.broken_at}" if self.broken_at
-                 else "the API would accept every step")
-        return f"{self.recording.title!r}, step {self.step} of {self.total}, {where}"
+        where = (_("the rules break at step {step}").format(step=self.broken_at)
+                 if self.broken_at else _("the API would accept every step"))
+        return _("{title}, step {step} of {total}, {where}").format(
+            title=repr(self.recording.title), step=self.step, total=self.total, where=where)
 
     def __repr__(self) -> str:
         return f"<StepperState: {self.summary()}>"
 
     def __str__(self) -> str:
         f = self.frame
-        head = f"{self.recording.title} — {self.position_text()}: newest is {f.message['role']}"
+        head = _("{title} — {position}: newest is {role}").format(
+            title=self.recording.title, position=self.position_text(), role=f.message["role"])
         return f"{head}\n{show_messages(f.request, dropped=f.dropped)}"
 
 
@@ -303,8 +309,8 @@ def _esc(text: Any) -> str:
 def check_scale(scale: float) -> None:
     """A zoom must be a number above 0 (1 is the normal size)."""
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        raise ValueError(f"scale is a zoom factor above 0 (1: normal size, 1.3+: a projector), "
-                         f"got {scale!r}")
+        raise ValueError(_("scale is a zoom factor above 0 (1: normal size, 1.3+: a projector), "
+                           "got {scale}").format(scale=repr(scale)))
 
 
 def _position_html(text: str) -> str:
@@ -325,8 +331,8 @@ def _message_lines(message: Mapping) -> list[str]:
         fn = call.get("function") or {}
         lines.append(f"→ {fn.get('name')}({fn.get('arguments')})")
     if message.get("role") == "tool":
-        lines.insert(0, f"↳ answers {message.get('tool_call_id')}")
-    return lines or ["(no content)"]
+        lines.insert(0, _("↳ answers {call_id}").format(call_id=message.get("tool_call_id")))
+    return lines or [_("(no content)")]
 
 
 def caption_html(frame: Frame, total: int) -> str:
@@ -336,10 +342,12 @@ def caption_html(frame: Frame, total: int) -> str:
                     for t in _message_lines(m))
     note = (f'<div style="font:italic 22px {SANS};color:#374151;margin-top:8px">'
             f'{_esc(frame.note)}</div>' if frame.note else "")
+    newest = _esc(_("Newest message ({step} of {total})").format(step=frame.step, total=total))
     return (f'<div style="border-left:12px solid {colour};background:#ffffff;color:{INK};'
             f'padding:10px 18px;margin:8px 0;font-family:{SANS};line-height:1.35">'
-            f'<div style="font-size:20px;color:#374151;margin-bottom:6px">Newest message '
-            f'({frame.step} of {total}) &nbsp;{_big_chip(m.get("role", "?"))}</div>'
+            f'<div style="font-size:20px;color:#374151;margin-bottom:6px">'
+            f'{newest}'
+            f' &nbsp;{_big_chip(m.get("role", "?"))}</div>'
             f'<div style="font-size:30px;line-height:1.35">{lines}</div>{note}</div>')
 
 
@@ -351,23 +359,30 @@ def banner_html(frame: Frame,
     amber while a tool round is open (a wait, not a mistake); a quiet line otherwise."""
     if frame.problems:
         first = frame.problems[0]
-        again = "" if since == broken_at else " again"
-        head = (f"✗ The rules break here{again}: the API would answer 400" if frame.step == since
-                else f"✗ Still broken (since step {since}): the API would answer 400")
-        more = f" (+{len(frame.problems) - 1} more)" if len(frame.problems) > 1 else ""
+        if frame.step != since:
+            head = _("✗ Still broken (since step {step}): the API would answer 400").format(
+                step=since)
+        elif since == broken_at:
+            head = _("✗ The rules break here: the API would answer 400")
+        else:
+            head = _("✗ The rules break here again: the API would answer 400")
+        more = (_(" (+{n} more)").format(n=len(frame.problems) - 1)
+                if len(frame.problems) > 1 else "")
         return (f'<div style="background:{RED};color:#ffffff;padding:12px 18px;line-height:1.35;'
                 f'border-radius:8px;margin:6px 0;font:700 26px {SANS}">{_esc(head)}'
                 f'<div style="font:600 20px {MONO};margin-top:8px">{_esc(first.message)}'
                 f'{_esc(more)}</div><div style="font:400 20px {SANS};margin-top:6px">'
                 f'→ {_esc(first.explanation)}</div></div>')
     if frame.waiting:
-        due = plural(len(frame.waiting), "tool result")
-        text, colour = (f"… Not sendable yet: waiting for {due} "
-                        f"({', '.join(map(str, frame.waiting))}). Nothing is sent "
-                        "until every call has its reply; sent now, it would be refused as "
-                        "shown below.", AMBER)
+        n = len(frame.waiting)
+        text, colour = (ngettext(
+            "… Not sendable yet: waiting for {n} tool result ({ids}). Nothing is sent "
+            "until every call has its reply; sent now, it would be refused as shown below.",
+            "… Not sendable yet: waiting for {n} tool results ({ids}). Nothing is sent "
+            "until every call has its reply; sent now, it would be refused as shown below.",
+            n).format(n=n, ids=", ".join(map(str, frame.waiting))), AMBER)
     else:
-        text, colour = "✓ The API would accept this request", GREEN
+        text, colour = _("✓ The API would accept this request"), GREEN
     return (f'<div style="font:600 22px {SANS};color:{colour};margin:6px 0;line-height:1.35">'
             f'{_esc(text)}</div>')
 
@@ -375,9 +390,10 @@ def banner_html(frame: Frame,
 def request_html(frame: Frame, scale: float = 1.3) -> str:
     """The request at this step, drawn as the series draws it, zoomed for a projector."""
     newest = len(frame.request) - 1
-    count = plural(len(frame.request), "message")
-    title = (f"The message list now: {count} (not a request yet)" if frame.waiting
-             else f"The request now: {count}")
+    n = len(frame.request)
+    count = ngettext("{n} message", "{n} messages", n).format(n=n)
+    title = (_("The message list now: {count} (not a request yet)").format(count=count)
+             if frame.waiting else _("The request now: {count}").format(count=count))
     view = show_messages(frame.request, dropped=frame.dropped, highlight=newest, title=title)
     return (f'<div style="zoom:{scale};text-align:left;line-height:1.35">'
             f'{view._repr_html_()}</div>')
@@ -408,10 +424,10 @@ class StepperView(ShownAsWidget):
         self.state = state
         big = {"layout": w.Layout(width="150px", height="52px"),
                "style": {"font_size": "22px", "font_weight": "bold"}}
-        self.first_button = w.Button(description="◀◀ First", **big)
-        self.back_button = w.Button(description="◀ Back", **big)
-        self.next_button = w.Button(description="Next ▶", button_style="primary", **big)
-        self.last_button = w.Button(description="Last ▶▶", **big)
+        self.first_button = w.Button(description=_("◀◀ First"), **big)
+        self.back_button = w.Button(description=_("◀ Back"), **big)
+        self.next_button = w.Button(description=_("Next ▶"), button_style="primary", **big)
+        self.last_button = w.Button(description=_("Last ▶▶"), **big)
         moves = ((self.first_button, state.first, "first"), (self.back_button, state.back, "back"),
                  (self.next_button, state.next, "next"), (self.last_button, state.last, "last"))
         for button, move, name in moves:
@@ -419,7 +435,7 @@ class StepperView(ShownAsWidget):
             button.add_class(f"lesson-stepper-{name}")  # a handle for browser tests
         self.title, self.position = w.HTML(state.title_html()), w.HTML()
         self.banner, self.caption, self.request = w.HTML(), w.HTML(), w.HTML()
-        self.root = w.VBox([self.title, w.HBox([b for b, _, _ in moves] + [self.position]),
+        self.root = w.VBox([self.title, w.HBox([b for b, _m, _n in moves] + [self.position]),
                             self.banner, self.caption, self.request])
         self.root.add_class("lesson-stepper")
         self.refresh()
@@ -482,19 +498,20 @@ def seed_three_rounds() -> Recording:
     """The source article's three rounds: a name, the weather in Chengdu, the name again."""
     from lesson_lib.memory import ShortTermMemory  # noqa: PLC0415
 
-    tape, _ = _record(["My name is Xiaoming.", "What's the weather in Chengdu?",
+    tape, _errors = _record(["My name is Xiaoming.", "What's the weather in Chengdu?",
                        "What is my name?"], ShortTermMemory(max_messages=40))
     calls = _first_step(tape, _asks)
-    notes = {1: "The system prompt: sent first on every call.",
-             2: "Round 1: Xiaoming says his name. The model only knows it while it is in "
-                "this list.",
-             calls: "Round 2: the model answers with tool_calls instead of text; the program "
-                    "must run the tool.",
-             calls + 1: "The tool's result, tied to its call by tool_call_id.",
-             calls + 2: "The second call went out with tools=None: the model answers from "
-                        "the result.",
-             len(tape): "Round 3: the name is still in the list, so the model 'remembers' it."}
-    return Recording("The seed's three rounds", tape, None, notes)
+    notes = {1: _("The system prompt: sent first on every call."),
+             2: _("Round 1: Xiaoming says his name. The model only knows it while it is in "
+                  "this list."),
+             calls: _("Round 2: the model answers with tool_calls instead of text; the program "
+                      "must run the tool."),
+             calls + 1: _("The tool's result, tied to its call by tool_call_id."),
+             calls + 2: _("The second call went out with tools=None: the model answers from "
+                          "the result."),
+             len(tape): _("Round 3: the name is still in the list, so the model 'remembers' "
+                          "it.")}
+    return Recording(_("The seed's three rounds"), tape, None, notes)
 
 
 def trim_pitfall() -> Recording:
@@ -508,18 +525,18 @@ def trim_pitfall() -> Recording:
     tape, errors = _record(["My name is Xiaoming.", "What's the weather in Chengdu?",
                             "Which is warmer, Shanghai or Beijing?",
                             "What time is it in New York?"], memory())
-    recording = Recording("The trim pitfall: NaiveMemory(max_messages=5)", tape, memory)
+    recording = Recording(_("The trim pitfall: NaiveMemory(max_messages=5)"), tape, memory)
     steps = frames(recording)
     trimmed = next(f.step for f in steps if f.dropped)
     broken = next(f.step for f in steps if f.problems)
     refused = errors[0].body.get("message", "") if errors else ""
     recording.notes = {
-        1: "NaiveMemory keeps 5 messages and drops the oldest one, one at a time.",
-        trimmed: "Six messages: the first trim. What it dropped is struck through above the "
-                 "list.",
-        broken: "Six messages: the trim dropped the oldest, the assistant that asked for two "
-                "weather lookups, and left its two results behind as orphans. "
-                f"The live run got: {refused}"}
+        1: _("NaiveMemory keeps 5 messages and drops the oldest one, one at a time."),
+        trimmed: _("Six messages: the first trim. What it dropped is struck through above the "
+                   "list."),
+        broken: _("Six messages: the trim dropped the oldest, the assistant that asked for two "
+                  "weather lookups, and left its two results behind as orphans. "
+                  "The live run got: {refused}").format(refused=refused)}
     return recording
 
 
@@ -528,14 +545,15 @@ def agent_loop_chain() -> Recording:
     results, then the answer (LoopAgent, three model calls)."""
     from lesson_lib.memory import ShortTermMemory  # noqa: PLC0415
 
-    tape, _ = _record(["Which is warmer right now, Beijing or Shanghai, and what time is it "
+    tape, _errors = _record(["Which is warmer right now, Beijing or Shanghai, and what time is it "
                        "there?"], ShortTermMemory(max_messages=40), loop=True)
     turn1 = _first_step(tape, _asks)
     turn2 = _first_step(tape, _asks, after=turn1)
-    notes = {turn1: "Turn 1: two weather calls in parallel, in one assistant message.",
-             turn2: "Turn 2: only now can the model ask for the time in the warmer city.",
-             len(tape): "Turn 3: no tool_calls, so the while loop stops and this is the answer."}
-    return Recording("The agent loop: a chain of tool calls", tape, None, notes)
+    notes = {turn1: _("Turn 1: two weather calls in parallel, in one assistant message."),
+             turn2: _("Turn 2: only now can the model ask for the time in the warmer city."),
+             len(tape): _("Turn 3: no tool_calls, so the while loop stops and this is the "
+                          "answer.")}
+    return Recording(_("The agent loop: a chain of tool calls"), tape, None, notes)
 
 
 RECORDINGS = {"seed_three_rounds": seed_three_rounds, "trim_pitfall": trim_pitfall,

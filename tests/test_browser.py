@@ -10,7 +10,8 @@ change; find no error output anywhere (except in cells tagged raises-exception);
 kernel down. Screenshots go to artifacts/browser/<lab|notebook>/ (gitignored).
 
 A second test opens notebook 10 in JupyterLab, runs it, and picks another stored session in
-its chat app's Session menu: that session's conversation comes back on screen.
+its chat app's Session menu: that session's conversation comes back on screen. Another opens
+the Chinese capstone (notebooks/zh/08) in JupyterLab: its app and stepper speak Chinese.
 
 A third, in both front ends, opens notebook 09 as a learner meets it: its check cells are
 collapsed, Run All shows no error, and an exercise typed into its cell passes its check,
@@ -374,6 +375,50 @@ def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
         app.screenshot(path=str(artifacts / "monday-picked.png"))
         errors = page.evaluate(ERRORS)
         assert not errors, f"error output after picking a session: {errors}"
+
+
+# ----------------------------------------------------------------- the Chinese capstone
+
+ZH_NOTEBOOK = "zh/08_the_chat_app.ipynb"
+
+
+def test_the_chinese_capstone_speaks_chinese_in_a_real_browser(tmp_path):
+    """notebooks/zh/08 in JupyterLab: its kernel starts in notebooks/zh/, so the library speaks
+    Chinese (lesson_lib.i18n). Run All shows no error; the chat app's button, status line and
+    inspector are in Chinese, a /help sent with Enter is answered in Chinese, and the stepper
+    counts its steps in Chinese. Screenshots go to artifacts/browser/lab-zh/."""
+    artifacts = ARTIFACTS / "lab-zh"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    for old in artifacts.glob("*.png"):  # no stale picture from an earlier run
+        old.unlink()
+    with _notebook_page(tmp_path, ZH_NOTEBOOK, FRONT_ENDS[0], artifacts) as (sync_api, page):
+        expect = sync_api.expect
+        _run_all_cleanly(page)
+        app = page.locator(".lesson-chat-app").first
+        app.scroll_into_view_if_needed()
+        chat, memory = app.locator(".lesson-chat-chat"), app.locator(".lesson-chat-memory")
+        expect(memory).to_contain_text(re.compile(r"记忆：\w+\("))
+        expect(memory).to_contain_text("条消息")
+        expect(app.locator(".lesson-chat-send")).to_contain_text("发送")
+        expect(app).to_contain_text("就绪 · 离线教学模型")
+        box = app.locator(".lesson-chat-input input")
+        box.click()
+        page.keyboard.type("/help")
+        page.keyboard.press("Enter")
+        expect(chat).to_contain_text("命令：/clear", timeout=30 * SECONDS)
+        expect(chat).to_contain_text("列出命令")
+        app.screenshot(path=str(artifacts / "chat-app.png"))
+
+        steps = page.locator(".lesson-stepper").first
+        steps.scroll_into_view_if_needed()
+        expect(steps).to_contain_text("第 1 步，共")
+        steps.locator(".lesson-stepper-next").click()
+        expect(steps).to_contain_text("第 2 步，共")
+        expect(steps).to_contain_text("最新一条消息（第 2 条")
+        expect(steps.locator(".lesson-stepper-next")).to_contain_text("下一步")
+        steps.screenshot(path=str(artifacts / "stepper.png"))
+        errors = page.evaluate(ERRORS)
+        assert not errors, f"error output after the interactions: {errors}"
 
 
 @contextlib.contextmanager

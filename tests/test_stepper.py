@@ -16,11 +16,11 @@ from lesson_lib.stepper import (
     agent_loop_chain,
     frames,
     open_round,
-    plural,
     seed_three_rounds,
     stepper,
     trim_pitfall,
 )
+from lesson_lib.text import plural
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 USER = {"role": "user", "content": "What's the weather in Chengdu?"}
