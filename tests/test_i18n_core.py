@@ -122,7 +122,7 @@ def test_check_trim_reports_in_chinese(speak, capsys):
     assert out.startswith("check_trim(naive_trim, 'messages')：得分 ")
     assert "❌ 裁剪点落在并行工具调用组上（9 条消息，预算 6）：API 会拒绝它：消息 1" in out
     assert "条消息，预算 " in out
-    assert "这个用例防范的是：删掉 assistant 消息时只删了紧跟其后的一条 tool 消息" in out
+    assert "这个用例防的是：删掉 assistant 消息时只删了紧跟其后的一条 tool 消息" in out
     assert "API 会拒绝它：消息 " in out and ORPHAN_TEXT in out  # the API's text, verbatim
     assert "  还没完成：看 ❌ 的那几行。" in out
     assert trim_case("parallel group at the cut").name == "parallel group at the cut"  # a key

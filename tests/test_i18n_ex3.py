@@ -79,7 +79,7 @@ def test_nb08_wrong_answers_in_chinese_and_in_english(speak, capsys):
     assert nb08.check_forget("five cities") is False
     out = _out(capsys)
     assert out.startswith("忘掉名字：")
-    assert "my_messages 是一个 dict：策略名 → 消息列表" in out and "收到的是 str" in out
+    assert "my_messages 是一个 dict：策略名 → 消息列表" in out and "现在得到的是 str" in out
     assert nb08.check_forget({"ShortTermMemory": ["/clear"]}) is False
     out = _out(capsys)
     assert "ShortTermMemory：不能用命令" in out and "/clear 会一下子忘掉所有内容" in out
