@@ -70,3 +70,13 @@ def test_an_unwritten_exercise_says_so_in_chinese(speak, capsys):
     speak("zh")
     assert not_done("Exercise 1", "先写 f()") is False
     assert "❌ 还没有完成" in capsys.readouterr().out
+
+
+def test_the_catalogue_follows_the_glossary():
+    from test_zh_edition import glossary  # noqa: PLC0415
+
+    said = "\n".join(s for m in translations.merged() if m.id
+                     for s in (m.string if isinstance(m.string, tuple) else (m.string,)))
+    wrong = [f"{word!r} (the glossary says {row['zh']!r})"
+             for row in glossary() for word in row["rejected"] if word in said]
+    assert not wrong, "the catalogue uses rejected words: " + "; ".join(wrong)
