@@ -24,6 +24,9 @@ default embedder, the offline model's `/v1/embeddings` through the backend switc
     whether a score threshold alone could say "I don't know" (longterm_eval.abstention).
 (d) deleting at the largest size: delete() of one memory, forget(about=…) of one subject;
     with SQLite older than 3.44 each purges the lexical index ('optimize').
+(e) end to end, before the distractors: each question asked of the offline model with
+    retrieval before the call (longterm_eval.answer_accuracy): right answers, per language,
+    and "I don't know" for the questions nothing answers.
 
 Prints one table per part and exits 0; no target fails the run. With the default sizes
 about two to four minutes on two cores (building 100,000 memories is most of it).
@@ -44,7 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from lesson_lib.longterm import METHODS, LongTermMemory  # noqa: E402
-from lesson_lib.longterm_eval import abstention, fill, load_eval, recall  # noqa: E402
+from lesson_lib.longterm_eval import abstention, answer_accuracy, fill, load_eval, recall  # noqa: E402
 from lesson_lib.sessions import SessionStore  # noqa: E402
 
 # ----------------------------------------------------------------- distractors
@@ -177,6 +180,11 @@ def main() -> None:
         print(f"'I don't know' by a score alone (the evaluation only, best dense cosine): the "
               f"best threshold, {gate['threshold']:.3f}, keeps {gate['answerable_kept']:.0%} of "
               f"the answerable and refuses {gate['unanswerable_refused']:.0%} of the rest")
+        right = answer_accuracy(memory, data, ids)
+        print("(e) end to end, the offline model answering after retrieval (the evaluation "
+              f"only): right {right['all']:.3f} (en {right['en']:.3f}, zh {right['zh']:.3f}); "
+              f"answerable {right['answerable']:.3f}, 'I don't know' when nothing answers "
+              f"{right['unanswerable']:.3f}")
         for size in sizes:
             added, seconds = grow(memory, size, seed=size)
             if added:
