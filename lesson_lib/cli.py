@@ -1,27 +1,5 @@
-"""The terminal chat: `python -m lesson_lib` (or `lesson-chat`) talks to the memory agent.
-
-Without --session nothing is kept: the conversation lives in the process, in a
-ShortTermMemory, and ends with it (as in Part I). With --session NAME it is kept in a
-session store (mid-term memory, lesson_lib.sessions): the whole log is stored, a window of
-it is sent, and running the chat again with the same NAME resumes it. NAME is the
-session's title, one per user (or the id a notebook's session got). A new session starts
-with your profile (lesson_lib.profile: what the agent knows about you) in its system
-prompt; a resumed session keeps the system prompt it started with.
-
-Commands: /clear forgets everything but the system prompt (with --session: in the store
-too), /memory prints the message list the next call would send (with --session: and how
-many messages are stored), /sessions lists your stored sessions, /forget deletes this one
-for good (it asks for /forget yes first), /help lists the commands, /exit quits (so does
-end of input, Ctrl-D, and Ctrl-C at the prompt). The offline model answers unless the
-environment chooses a real provider (see lesson_lib.llm).
-
-When something goes wrong you get one line saying what happened and what to do,
-never a traceback: a provider that cannot be reached, a 401, a 429 or any other
-API error, or Ctrl-C while the model is answering. The chat then goes on, and
-the memory is still a valid message list (it is checked after every failure; a stored
-session's log only ever gets whole units). A store that cannot be opened stops the chat
-with one line (exit code 2).
-"""
+"""The terminal chat. Its description is DESCRIPTION below, which is also its --help, in
+the learner's language, and this module's __doc__."""
 
 from __future__ import annotations
 
@@ -65,8 +43,7 @@ NOTHING_STORED = N_("Nothing is stored in this chat (it was started without --se
 RESTART = N_("(The chat reads these settings at start: fix them in your shell, then run it "
              "again.)")
 
-# The --help text: the module's docstring, as a literal the catalogue can see (a test keeps
-# the two the same).
+# What the terminal chat does: the --help text (a literal, so the catalogue can see it).
 DESCRIPTION = N_("""The terminal chat: `python -m lesson_lib` (or `lesson-chat`) talks to the memory agent.
 
 Without --session nothing is kept: the conversation lives in the process, in a
@@ -91,6 +68,7 @@ the memory is still a valid message list (it is checked after every failure; a s
 session's log only ever gets whole units). A store that cannot be opened stops the chat
 with one line (exit code 2).
 """)
+__doc__ = DESCRIPTION  # help(lesson_lib.cli) shows the whole of it
 
 
 def _print_tool(event: ToolEvent) -> None:
