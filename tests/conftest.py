@@ -62,3 +62,14 @@ def sqlite_store(tmp_path):
 
     with SessionStore(f"sqlite:///{tmp_path / 'sessions.db'}") as store:
         yield store
+
+
+@pytest.fixture
+def speak(monkeypatch):
+    """Set the language the library speaks for one test (`speak("zh")`); the process's
+    own choice comes back after it."""
+    from lesson_lib import i18n
+
+    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
+    yield i18n.use_language
+    i18n.use_language(None)

@@ -8,7 +8,6 @@ import httpx
 import openai
 import pytest
 
-from lesson_lib import i18n
 from lesson_lib.budget import OverBudgetError
 from lesson_lib.exercises import nb11, nb12
 from lesson_lib.notices import describe_error
@@ -24,14 +23,6 @@ UNANSWERED = [{"role": "user", "content": "Weather?"},
                   {"id": "call_a", "type": "function",
                    "function": {"name": "get_current_weather", "arguments": "{}"}}]},
               {"role": "user", "content": "Well?"}]
-
-
-@pytest.fixture
-def speak(monkeypatch):
-    """Set the language for one test; the process's choice comes back after it."""
-    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
-    yield i18n.use_language
-    i18n.use_language(None)
 
 
 # ----------------------------------------------------------------- protocol

@@ -12,14 +12,6 @@ from lesson_lib import i18n
 from lesson_lib.exercises import nb00, nb01, nb02, nb03
 
 
-@pytest.fixture
-def speak(monkeypatch):
-    """Set the language for one test; the process's choice comes back after it."""
-    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
-    yield i18n.use_language
-    i18n.use_language(None)
-
-
 def report(check, capsys, *args) -> tuple[bool, str]:
     passed = check(*args)
     return passed, capsys.readouterr().out

@@ -6,18 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from lesson_lib import i18n
 from lesson_lib.agent import Agent
 from lesson_lib.exercises import nb04, nb05, nb06, scripted
 from lesson_lib.memory import NaiveMemory
-
-
-@pytest.fixture
-def speak(monkeypatch):
-    """Set the language for one test; the process's choice comes back after it."""
-    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
-    yield i18n.use_language
-    i18n.use_language(None)
 
 
 class LeansOnTheLibrary(Agent):

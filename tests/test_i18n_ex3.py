@@ -4,19 +4,9 @@ rules, findings and hints come from the catalogue (lesson_lib/locale/zh_CN/exerc
 
 from __future__ import annotations
 
-import pytest
-
 from lesson_lib import i18n
 from lesson_lib.exercises import nb07, nb08, nb09, nb10
 from lesson_lib.exercises.contract import failed_rules
-
-
-@pytest.fixture
-def speak(monkeypatch):
-    """Set the language for one test; the process's choice comes back after it."""
-    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
-    yield i18n.use_language
-    i18n.use_language(None)
 
 
 def _keeps_everything(messages, budget):

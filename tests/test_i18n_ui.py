@@ -25,14 +25,6 @@ PAIRED = [{"role": "user", "content": "Weather?"},
           {"role": "tool", "tool_call_id": "call_1", "content": "22°C"}]
 
 
-@pytest.fixture
-def speak(monkeypatch):
-    """Set the language for one test; the process's choice comes back after it."""
-    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
-    yield i18n.use_language
-    i18n.use_language(None)
-
-
 # ----------------------------------------------------------------- display
 
 def test_show_messages_in_english_is_unchanged(speak):

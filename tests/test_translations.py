@@ -18,14 +18,6 @@ ROOT = Path(__file__).resolve().parent.parent
 translations = load_script("translations")
 
 
-@pytest.fixture
-def speak(monkeypatch):
-    """Set the language for one test; the process's choice comes back after it."""
-    monkeypatch.delenv(i18n.LANG_ENV, raising=False)
-    yield i18n.use_language
-    i18n.use_language(None)
-
-
 def test_every_marked_string_has_its_chinese_and_the_compiled_catalogue_is_current():
     problems = translations.problems()
     assert not problems, "\n".join(problems)
