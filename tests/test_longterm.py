@@ -415,11 +415,18 @@ def test_the_rough_scores_are_within_their_bound():
     assert not matrix.stale
     query = np.random.default_rng(2).standard_normal(16).astype(np.float32)
     size = len(matrix)
-    rough = (matrix.codes[:size].astype(np.float32) @ query) * matrix.scale[:size]
+    codes, scale, error = longterm.rough_copy(query)
+    assert codes.dtype == np.int8 and np.abs(codes).max() == 127
+    assert np.isclose(error, np.linalg.norm(query - codes.astype(np.float32) * scale))
+    rough = (matrix.codes[:size].astype(np.float32) @ codes.astype(np.float32)) \
+        * matrix.scale[:size] * scale
+    assert np.array_equal(rough, matrix._scan(matrix.codes, codes, size) * matrix.scale[:size]
+                          * scale)  # simsimd's integer product is numpy's, to the last bit
     exact = matrix.matrix[:size] @ query
-    bound = matrix.error[:size] * np.linalg.norm(query)
+    bound = matrix.error[:size] * np.linalg.norm(query) + matrix.length[:size] * error
     assert np.all(np.abs(rough - exact) <= bound + longterm.SLACK)
     assert matrix.codes.dtype == np.int8 and np.abs(matrix.codes).max() == 127
+    assert np.allclose(matrix.length[:size], 1, atol=0.05)  # the rough copy of a unit row
     assert 0 < bound.max() < 0.05 * np.linalg.norm(query)  # rough, but close
 
 
@@ -455,8 +462,9 @@ def test_a_piece_the_helper_took_but_never_finished_is_scored_all_the_same(monke
     assert matrix.top(query, 3, _StalledPool()) == matrix.top(query, 3)
     assert matrix.top(query, 1, _StalledPool())[0][0] == 2
     stalled = _StalledPool()
-    rough = matrix._scan(matrix.codes, query, len(matrix), stalled)
-    assert np.array_equal(rough, matrix._scan(matrix.codes, query, len(matrix)))
+    codes = longterm.rough_copy(query)[0]
+    rough = matrix._scan(matrix.codes, codes, len(matrix), stalled)
+    assert np.array_equal(rough, matrix._scan(matrix.codes, codes, len(matrix)))
     assert not stalled.worker_scores[:5].any(), "the scan wrote where the worker still writes"
 
 
