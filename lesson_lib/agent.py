@@ -48,10 +48,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lesson_lib.i18n import _, ngettext
 from lesson_lib.llm import chat
 from lesson_lib.memory import ShortTermMemory
+from lesson_lib.notices import stopped_notice
 from lesson_lib.protocol import assistant_to_dict
-from lesson_lib.text import plural
 from lesson_lib.tools import ToolRegistry, default_registry, memory_tools, profile_tools
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ class ToolEvent:
     result: str      # the JSON string the tool returned (errors included)
 
     def __str__(self) -> str:
-        return f"turn {self.turn}: {self.name}({self.arguments}) → {self.result}"
+        return _("turn {turn}: {call} → {result}").format(
+            turn=self.turn, call=f"{self.name}({self.arguments})", result=self.result)
 
 
 @dataclass
@@ -94,9 +96,10 @@ class LoopResult:
 
     def __str__(self) -> str:
         lines = [str(e) for e in self.events]
-        lines.append(f"{plural(self.turns, 'model call')}; "
-                     + ("stopped by max_turns" if self.hit_max_turns else "final answer"))
-        return "\n".join(lines + [f"reply: {self.reply}"])
+        calls = ngettext("{n} model call", "{n} model calls", self.turns).format(n=self.turns)
+        ended = _("stopped by max_turns") if self.hit_max_turns else _("final answer")
+        lines.append(_("{calls}; {ended}").format(calls=calls, ended=ended))
+        return "\n".join(lines + [_("reply: {reply}").format(reply=self.reply)])
 
 
 class Agent:
@@ -234,8 +237,7 @@ class LoopAgent(Agent):
     def remember_notice(self, events: list[ToolEvent]) -> str:
         """Tell the user the cap was hit (and keep that in memory, as they saw it)."""
         asked = sorted({e.name for e in events})
-        notice = (f"I stopped after {plural(self.max_turns, 'round')} of tool calls without reaching "
-                  f"an answer (max_turns={self.max_turns}; tools used: {', '.join(asked)}).")
+        notice = stopped_notice(self.max_turns, asked)  # in the learner's language
         self.memory.add({"role": "assistant", "content": notice})
         return notice
 

@@ -1022,7 +1022,8 @@ def chat_html(entries: list[ChatEntry],
 
 def gauge_html(label: str, value: int, limit: int | None, note: str = "") -> str:
     """`value` against `limit` as a bar: green, amber past 75 %, red past 100 %."""
-    text = f"{label}: <b>{value}</b>" + (f" / {limit}" if limit else "") + f" {_esc(note)}"
+    text = _("{label}: {value}").format(label=label, value=f"<b>{value}</b>") \
+        + (f" / {limit}" if limit else "") + f" {_esc(note)}"
     if not limit:
         return f'<div style="margin:2px 0">{text}</div>'
     share = value / limit

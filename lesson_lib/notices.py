@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from lesson_lib.budget import OverBudgetError
-from lesson_lib.i18n import N_, _
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import ProtocolError, find_problems
 
 
@@ -32,6 +32,14 @@ HINTS = {  # what to do about an API error, by HTTP status
     404: N_("Check the model name (LESSON_MODEL)."),
     429: N_("Rate limited: wait a moment and send again; your message is in the memory."),
 }
+
+
+def stopped_notice(max_turns: int, tools: list[str]) -> str:
+    """What an agent says when its loop hit `max_turns` without an answer (LoopAgent)."""
+    rounds = ngettext("{n} round", "{n} rounds", max_turns).format(n=max_turns)
+    return _("I stopped after {rounds} of tool calls without reaching an answer "
+             "(max_turns={max_turns}; tools used: {tools}).").format(
+        rounds=rounds, max_turns=max_turns, tools=", ".join(tools))
 
 
 def _hint(status: int, code: str | None, messages: list[dict]) -> str:
