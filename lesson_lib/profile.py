@@ -25,6 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from lesson_lib.i18n import _
 from lesson_lib.sessions import SessionStore, _check_text, _now, _sa, tables
 
 PROMPT_HEAD = "What you know about this user: "
@@ -40,9 +41,13 @@ class ProfileEntry:
     source: str               # who said it: e.g. the user's words, or "settings page"
 
     def __str__(self) -> str:
-        where = f" in session {self.session_id}" if self.session_id else ""
-        said = f" ({self.source})" if self.source else ""
-        return f"{_show(self.value)}, set {self.set_at[:19].replace('T', ' ')} UTC{where}{said}"
+        when = self.set_at[:19].replace("T", " ")
+        text = (_("{value}, set {when} UTC in session {session}") if self.session_id else
+                _("{value}, set {when} UTC"))
+        text = text.format(value=_show(self.value), when=when, session=self.session_id)
+        if not self.source:
+            return text
+        return _("{entry} ({source})").format(entry=text, source=self.source)
 
 
 class UserProfile:
@@ -125,8 +130,8 @@ class UserProfile:
 
 def _check_key(key: Any) -> str:
     if not isinstance(key, str) or not key.strip() or len(key) > 64 or "\n" in key:
-        raise ValueError(f"a profile key is a short name such as 'diet' or 'units' (1 to 64 "
-                         f"characters, one line), got {key!r}")
+        raise ValueError(_("a profile key is a short name such as 'diet' or 'units' (1 to 64 "
+                           "characters, one line), got {key}").format(key=repr(key)))
     return key.strip()
 
 
@@ -135,12 +140,14 @@ def _check_value(key: str, value: Any) -> str:
     plain = isinstance(value, SCALARS) or (
         isinstance(value, list) and all(isinstance(v, SCALARS) for v in value))
     if value is None or not plain or (isinstance(value, str) and not value.strip()):
-        raise ValueError(f"the value for {key!r} must be a non-empty string, a number, a bool, "
-                         f"or a list of them, got {value!r} (to remove a key: forget({key!r}))")
+        raise ValueError(_("the value for {key} must be a non-empty string, a number, a bool, "
+                           "or a list of them, got {value} (to remove a key: forget({key}))"
+                           ).format(key=repr(key), value=repr(value)))
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except ValueError as e:
-        raise ValueError(f"the value for {key!r} cannot be stored as JSON: {e}") from e
+        raise ValueError(_("the value for {key} cannot be stored as JSON: {error}").format(
+            key=repr(key), error=e)) from e
 
 
 def _show(value: Any) -> str:

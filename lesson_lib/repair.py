@@ -37,8 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from lesson_lib.i18n import _, ngettext
 from lesson_lib.protocol import ProtocolError, message_problem
-from lesson_lib.text import plural
 
 INTERRUPTED = json.dumps({"error": "interrupted: the run stopped before this tool call "
                                    "returned a result; call the tool again if you still need it"})
@@ -55,10 +55,10 @@ class Change:
     """One thing repair_messages() changed."""
     kind: str     # e.g. "orphan dropped", "result moved", "interrupted call answered"
     index: int    # where the message concerned stood in the input
-    detail: str   # what happened, in words
+    detail: str   # what happened, in words (in the language spoken when it was made)
 
     def __str__(self) -> str:
-        return f"message {self.index}: {self.detail}"
+        return _("message {index}: {detail}").format(index=self.index, detail=self.detail)
 
 
 class Repaired(NamedTuple):
@@ -68,8 +68,10 @@ class Repaired(NamedTuple):
 
     def __str__(self) -> str:
         if not self.changes:
-            return "repair_messages: nothing to repair"
-        lines = [f"repair_messages: {plural(len(self.changes), 'change')}"]
+            return _("repair_messages: nothing to repair")
+        n = len(self.changes)
+        lines = [ngettext("repair_messages: {n} change", "repair_messages: {n} changes",
+                          n).format(n=n)]
         return "\n".join(lines + [f"  {change}" for change in self.changes])
 
 
@@ -102,7 +104,8 @@ def repair_messages(messages: Sequence[Mapping],  # a history, possibly broken (
                     ) -> Repaired:                   # "drop": remove the call instead
     """The history made valid for the API, and a list of every change made to it."""
     if interrupted not in ("answer", "drop"):
-        raise ValueError(f"interrupted must be 'answer' or 'drop', got {interrupted!r}")
+        raise ValueError(_("interrupted must be 'answer' or 'drop', got {value}").format(
+            value=repr(interrupted)))
     _check_shapes(messages)
     changes: list[Change] = []
     items = _read(copy.deepcopy(list(messages)), changes)
@@ -122,8 +125,9 @@ def _check_shapes(messages: Sequence) -> None:
         if isinstance(m, Mapping) and m.get("role") == "assistant" and m.get("tool_calls") == []:
             continue  # an empty tool_calls list is repaired, not refused
         if (problem := message_problem(i, m)) is not None:
-            problem.explanation += (": repair_messages() fixes where tool results stand, not "
-                                    "the shape of a message; fix this one first")
+            problem.explanation = _("{explanation}: repair_messages() fixes where tool results "
+                                    "stand, not the shape of a message; fix this one first"
+                                    ).format(explanation=problem.explanation)
             raise problem
 
 
@@ -138,7 +142,8 @@ def _read(messages: list[dict], changes: list[Change]) -> list:
             continue
         group = None
         if m["role"] == "assistant" and m.get("tool_calls") == []:
-            m = _without_calls(i, m, changes, EMPTY_CALLS, "its empty tool_calls list was removed")
+            m = _without_calls(i, m, changes, EMPTY_CALLS,
+                               _("its empty tool_calls list was removed"))
         elif m["role"] == "assistant" and m.get("tool_calls"):
             m = group = _group(i, m, changes)
         if m is not None:
@@ -157,8 +162,9 @@ def _group(i: int, m: dict, changes: list[Change]) -> _Group:
             new = f"{cid}~{k}"
         if new != cid:
             call["id"] = new
-            changes.append(Change(RENAMED, i, f"a second call with id {cid} was renamed {new} "
-                                              "(ids must differ; its result follows it)"))
+            changes.append(Change(RENAMED, i, _("a second call with id {id} was renamed {new} "
+                                                "(ids must differ; its result follows it)"
+                                                ).format(id=cid, new=new)))
         ids.append(new)
     return _Group(i, m, raw, ids)
 
@@ -170,8 +176,9 @@ def _answer(group: _Group, i: int, m: dict, changes: list[Change]) -> bool:
         return False
     cid = group.missing(raw_id)
     if cid is None:
-        changes.append(Change(DUPLICATE, i, f"a second result for {raw_id} (assistant message "
-                                            f"{group.at}) was dropped: the first one counts"))
+        changes.append(Change(DUPLICATE, i, _("a second result for {id} (assistant message "
+                                              "{at}) was dropped: the first one counts").format(
+                                                  id=raw_id, at=group.at)))
         return True
     group.replies[cid] = m if cid == raw_id else {**m, "tool_call_id": cid}
     return True
@@ -188,14 +195,17 @@ def _place_strays(items: list, changes: list[Change]) -> None:
         raw_id = item.message["tool_call_id"]
         home = next((g for g in (before, after) if g is not None and g.missing(raw_id)), None)
         if home is None:
-            changes.append(Change(ORPHAN, item.at, f"tool result for {raw_id} was dropped: no "
-                                                   "call next to it asked for it (an orphan)"))
+            changes.append(Change(ORPHAN, item.at, _("tool result for {id} was dropped: no call "
+                                                     "next to it asked for it (an orphan)").format(
+                                                         id=raw_id)))
             continue
         cid = home.missing(raw_id)
         home.replies[cid] = {**item.message, "tool_call_id": cid}
-        where = "late" if home is before else "before its call"
-        changes.append(Change(MOVED, item.at, f"tool result for {raw_id} (stored {where}) was "
-                                              f"moved back after assistant message {home.at}"))
+        text = (_("tool result for {id} (stored late) was moved back after assistant message "
+                  "{at}") if home is before else
+                _("tool result for {id} (stored before its call) was moved back after assistant "
+                  "message {at}"))
+        changes.append(Change(MOVED, item.at, text.format(id=raw_id, at=home.at)))
 
 
 def _close(group: _Group, interrupted: str, changes: list[Change]) -> list[dict]:
@@ -204,13 +214,15 @@ def _close(group: _Group, interrupted: str, changes: list[Change]) -> list[dict]
     if interrupted == "answer":
         for cid in missing:
             group.replies[cid] = {"role": "tool", "tool_call_id": cid, "content": INTERRUPTED}
-            changes.append(Change(ANSWERED, group.at, f"call {cid} never got a result: "
-                                                      "answered it with an 'interrupted' error"))
+            changes.append(Change(ANSWERED, group.at, _("call {id} never got a result: answered "
+                                                        "it with an 'interrupted' error").format(
+                                                            id=cid)))
         return [group.message, *group.replies.values()]
     m = group.message
     for cid in missing:
-        changes.append(Change(CALL_DROPPED, group.at, f"call {cid} never got a result: "
-                                                      "removed it from the assistant message"))
+        changes.append(Change(CALL_DROPPED, group.at, _("call {id} never got a result: removed "
+                                                        "it from the assistant message").format(
+                                                            id=cid)))
     m["tool_calls"] = [c for c in m["tool_calls"] if c["id"] not in missing]
     if not m["tool_calls"]:
         m = _without_calls(group.at, m, changes, None, "")
@@ -225,8 +237,8 @@ def _without_calls(i: int, m: dict, changes: list[Change], kind: str | None,
     m = {key: value for key, value in m.items() if key != "tool_calls"}
     if m.get("content"):
         return m
-    changes.append(Change(EMPTY_DROPPED, i, "assistant message with no text and no calls "
-                                            "left was dropped"))
+    changes.append(Change(EMPTY_DROPPED, i, _("assistant message with no text and no calls "
+                                              "left was dropped")))
     return None
 
 
@@ -245,16 +257,18 @@ def find_duplicate_ids(messages: Sequence[Mapping]) -> list[ProtocolError]:
             problems += [ProtocolError(  # reconstructed
                 f"Invalid parameter: Duplicate value for 'tool_calls.id' of '{cid}' in "
                 f"messages[{i}].", param=f"messages.[{i}].tool_calls", index=i,
-                explanation=f"assistant message {i} has two calls with id {cid}: give each "
-                            "call its own id (repair_messages() renames them apart)")
+                explanation=_("assistant message {i} has two calls with id {id}: give each "
+                              "call its own id (repair_messages() renames them apart)").format(
+                                  i=i, id=cid))
                 for cid in twice]
         elif (cid := m.get("tool_call_id")) in seen:
             problems.append(ProtocolError(  # verbatim (captured from the real API)
                 f"Invalid parameter: Duplicate value for 'tool_call_id' of '{cid}', in "
                 f"messages[{seen[cid]}] and messages[{i}].",
                 param=f"messages.[{i}].tool_call_id", index=i,
-                explanation=f"messages {seen[cid]} and {i} both answer {cid}: keep one "
-                            "result per call (repair_messages() keeps the first)"))
+                explanation=_("messages {first} and {second} both answer {id}: keep one "
+                              "result per call (repair_messages() keeps the first)").format(
+                                  first=seen[cid], second=i, id=cid)))
         else:
             seen[cid] = i
     return problems

@@ -78,10 +78,10 @@ from typing import Any
 
 from lesson_lib.budget import TokenBudgetMemory
 from lesson_lib.clock import now
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.protocol import ProtocolError, find_problems, message_problem
 from lesson_lib.repair import Change, Repaired, find_duplicate_ids, repair_messages
-from lesson_lib.text import plural
 
 DEFAULT_URL = "sqlite:///sessions.db"
 SCHEMA = "lesson_lib.sessions/1"   # what the lesson_store table says: "this is a session store"
@@ -119,8 +119,9 @@ class UnitError(ProtocolError, StoreError):
 
 # ----------------------------------------------------------------- the unit rule
 
-UNIT_FIX = ("a unit must close every tool call it opens: write the assistant message and all "
-            "its tool replies together, in one add_many([assistant, *replies]) (or add_items)")
+UNIT_FIX = N_("a unit must close every tool call it opens: write the assistant message and "
+              "all its tool replies together, in one add_many([assistant, *replies]) (or "
+              "add_items)")
 
 
 def check_unit(messages: Iterable[Any]) -> list[tuple[dict, str]]:
@@ -136,12 +137,14 @@ def check_unit(messages: Iterable[Any]) -> list[tuple[dict, str]]:
         problem = message_problem(k, message)
         if problem is not None:
             if not isinstance(message, Mapping) and hasattr(message, "role"):
-                problem.explanation += ": store the SDK's reply as assistant_to_dict(reply)"
+                problem.explanation = _("{explanation}: store the SDK's reply as "
+                                        "assistant_to_dict(reply)").format(
+                                            explanation=problem.explanation)
             raise _unit_error(problem, "")
         checked.append((dict(message), _json_exactly(k, message)))
     problems = find_problems([m for m, _ in checked]) + find_duplicate_ids(unit)
     if problems:
-        raise _unit_error(min(problems, key=lambda p: p.index or 0), UNIT_FIX)
+        raise _unit_error(min(problems, key=lambda p: p.index or 0), _(UNIT_FIX))
     return checked
 
 
@@ -154,18 +157,23 @@ def _json_exactly(k: int, message: Mapping) -> str:
     except (TypeError, ValueError):
         pass
     raise UnitError(
-        f"message {k} of the unit cannot be stored as JSON exactly as given",
-        index=k, explanation=f"message {k} holds something JSON changes or cannot hold (a "
-        "tuple, a set, a non-string key, NaN, an object): store plain dicts, lists, strings "
-        "and numbers (an SDK reply: assistant_to_dict(reply)) — nothing was written")
+        _("message {k} of the unit cannot be stored as JSON exactly as given").format(k=k),
+        index=k, explanation=_("message {k} holds something JSON changes or cannot hold (a "
+                               "tuple, a set, a non-string key, NaN, an object): store plain "
+                               "dicts, lists, strings and numbers (an SDK reply: "
+                               "assistant_to_dict(reply)) — nothing was written").format(k=k))
 
 
 def _unit_error(problem: ProtocolError, fix: str) -> UnitError:
     """The API's error about a unit, said as the store's: the rule, the place, the fix."""
-    explanation = f"in the unit being written, {problem.explanation}"
-    explanation += f"; {fix}" if fix else ""
+    if fix:
+        explanation = _("in the unit being written, {explanation}; {fix} — nothing was "
+                        "written").format(explanation=problem.explanation, fix=fix)
+    else:
+        explanation = _("in the unit being written, {explanation} — nothing was "
+                        "written").format(explanation=problem.explanation)
     return UnitError(problem.message, param=problem.param, code=problem.code,
-                     index=problem.index, explanation=explanation + " — nothing was written")
+                     index=problem.index, explanation=explanation)
 
 
 # ----------------------------------------------------------------- the database
@@ -301,9 +309,11 @@ class SessionInfo:
     message_count: int   # messages in its log
 
     def __str__(self) -> str:
-        title = f"{self.title!r}" if self.title else "(untitled)"
-        return (f"{self.session_id}: {title}, {plural(self.message_count, 'message')}, "
-                f"last used {self.updated_at[:19].replace('T', ' ')} UTC")
+        title = f"{self.title!r}" if self.title else _("(untitled)")
+        n = self.message_count
+        return ngettext("{id}: {title}, {n} message, last used {when} UTC",
+                        "{id}: {title}, {n} messages, last used {when} UTC", n).format(
+            id=self.session_id, title=title, n=n, when=self.updated_at[:19].replace("T", " "))
 
 
 @dataclass(frozen=True)
@@ -315,8 +325,10 @@ class RepairRecord:
     before: list[dict]         # the log as it was stored before the repair
 
     def __str__(self) -> str:
-        lines = [f"repaired at {self.repaired_at[:19].replace('T', ' ')} UTC "
-                 f"(interrupted={self.interrupted!r}): {plural(len(self.changes), 'change')}"]
+        n = len(self.changes)
+        lines = [ngettext("repaired at {when} UTC (interrupted={mode}): {n} change",
+                          "repaired at {when} UTC (interrupted={mode}): {n} changes", n).format(
+            when=self.repaired_at[:19].replace("T", " "), mode=repr(self.interrupted), n=n)]
         return "\n".join(lines + [f"  {change}" for change in self.changes])
 
 
@@ -336,17 +348,20 @@ class SessionStore:
         try:
             self._url = sa.engine.make_url(url)
         except (sa.exc.ArgumentError, TypeError) as e:
-            raise StoreError(f"{url!r} is not a database URL: write sqlite:///path/to/file.db "
-                             "or postgresql+psycopg://user@127.0.0.1:5432/dbname") from e
+            raise StoreError(_("{url} is not a database URL: write sqlite:///path/to/file.db "
+                               "or postgresql+psycopg://user@127.0.0.1:5432/dbname").format(
+                                   url=repr(url))) from e
         self.where = self._url.render_as_string(hide_password=True)
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
-            raise ValueError(f"synchronous must be NORMAL or FULL, got {synchronous!r}")
+            raise ValueError(_("synchronous must be NORMAL or FULL, got {value}").format(
+                value=repr(synchronous)))
         self._check_folder()
         try:
             self._engine = _engine(self._url, synchronous.upper(), busy_timeout)
         except (sa.exc.ArgumentError, ImportError) as e:  # an unknown database or driver
-            raise StoreError(f"cannot open {self.where} ({e}): use sqlite:///path/to/file.db, "
-                             "or postgresql+psycopg://… with psycopg installed") from e
+            raise StoreError(_("cannot open {where} ({error}): use sqlite:///path/to/file.db, "
+                               "or postgresql+psycopg://… with psycopg installed").format(
+                                   where=self.where, error=e)) from e
         self.dialect = self._engine.dialect.name  # "sqlite" or "postgresql"
         try:
             self._open()
@@ -363,11 +378,13 @@ class SessionStore:
             return
         folder = Path(path).expanduser().resolve().parent
         if not folder.is_dir():
-            raise StoreUnavailableError(f"cannot open {self.where}: the folder {folder} does not "
-                                        "exist; create it first, or choose another path")
+            raise StoreUnavailableError(_("cannot open {where}: the folder {folder} does not "
+                                          "exist; create it first, or choose another path"
+                                          ).format(where=self.where, folder=folder))
         if Path(path).is_dir():
-            raise StoreUnavailableError(f"cannot open {self.where}: {path} is a folder, not a "
-                                        "file; name a file, e.g. sqlite:///sessions.db")
+            raise StoreUnavailableError(_("cannot open {where}: {path} is a folder, not a "
+                                          "file; name a file, e.g. sqlite:///sessions.db"
+                                          ).format(where=self.where, path=path))
 
     def _open(self) -> None:
         """Check the database is a session store (or empty), then create what is missing.
@@ -377,14 +394,17 @@ class SessionStore:
             marker = self._marker(conn) if "lesson_store" in names else None
         if names and marker is None:
             listed = ", ".join(sorted(names)[:8]) + (" …" if len(names) > 8 else "")
-            raise NotAStoreError(f"{self.where} is not a session store: it has other tables "
-                                 f"({listed}) and no lesson_store table. Nothing was changed "
-                                 "in it. Give the store a database of its own, e.g. "
-                                 "sqlite:///sessions.db")
+            raise NotAStoreError(_("{where} is not a session store: it has other tables "
+                                   "({tables}) and no lesson_store table. Nothing was changed "
+                                   "in it. Give the store a database of its own, e.g. "
+                                   "sqlite:///sessions.db").format(where=self.where,
+                                                                   tables=listed))
         if marker not in (None, SCHEMA):
-            raise NotAStoreError(f"{self.where} is a session store of another version "
-                                 f"({marker!r}; this code reads {SCHEMA!r}). Nothing was "
-                                 "changed: open it with the version that wrote it")
+            raise NotAStoreError(_("{where} is a session store of another version "
+                                   "({version}; this code reads {schema}). Nothing was "
+                                   "changed: open it with the version that wrote it").format(
+                                       where=self.where, version=repr(marker),
+                                       schema=repr(SCHEMA)))
         if self.dialect == "sqlite":
             self._wal()
         if marker is None:
@@ -468,9 +488,9 @@ class SessionStore:
 
     def _not_found(self, session_id: str) -> SessionNotFoundError:
         return SessionNotFoundError(
-            f"no session {session_id!r} in {self.where}: it was never created there, or it "
-            "was deleted. List them with store.list_sessions(user_id), or start one with "
-            "store.create_session(user_id)")
+            _("no session {id} in {where}: it was never created there, or it was deleted. "
+              "List them with store.list_sessions(user_id), or start one with "
+              "store.create_session(user_id)").format(id=repr(session_id), where=self.where))
 
     # ------------------------------------------------------------- sessions
 
@@ -483,9 +503,9 @@ class SessionStore:
         s, stamp = tables().sessions, _now()
         with self._writing() as conn:
             if conn.execute(_sa().select(s.c.id).where(s.c.id == session_id)).first():
-                raise StoreError(f"a session with id {session_id!r} already exists in "
-                                 f"{self.where}: resume it with store.session({session_id!r}), "
-                                 "or choose another id")
+                raise StoreError(_("a session with id {id} already exists in {where}: "
+                                   "resume it with store.session({id}), or choose another "
+                                   "id").format(id=repr(session_id), where=self.where))
             conn.execute(s.insert().values(id=session_id, user_id=user_id, title=str(title),
                                            created_at=stamp, updated_at=stamp, touched=0))
             self._touch(conn, session_id, user_id)
@@ -702,11 +722,13 @@ class SessionStore:
             start = min(last.unit, last.seq) if whole_unit else last.seq
             if not whole_unit and last.role == "tool":
                 raise UnitError(
-                    "pop_item() would remove a tool reply and leave its call without a result",
-                    index=last.seq, explanation=f"message {last.seq} of session "
-                    f"{session_id!r} is a tool reply: removing it alone would orphan the "
-                    "call it answers; session.pop_unit() removes the whole last unit "
-                    f"(messages {min(last.unit, last.seq)}–{last.seq}) — nothing was removed")
+                    _("pop_item() would remove a tool reply and leave its call without a "
+                      "result"),
+                    index=last.seq, explanation=_(
+                        "message {seq} of session {id} is a tool reply: removing it alone "
+                        "would orphan the call it answers; session.pop_unit() removes the "
+                        "whole last unit (messages {first}–{seq}) — nothing was removed").format(
+                            seq=last.seq, id=repr(session_id), first=min(last.unit, last.seq)))
             popped = self._log(conn, session_id, m.c.seq >= start)
             self._delete_messages(conn, session_id, m.c.seq >= start)
         return popped
@@ -769,7 +791,8 @@ class Session:
         `limit`, starting at a unit boundary: never a tool reply without its call."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
                                   or limit < 0):
-            raise ValueError(f"limit is a number of messages (0 or more) or None, got {limit!r}")
+            raise ValueError(_("limit is a number of messages (0 or more) or None, got "
+                               "{value}").format(value=repr(limit)))
         log = self.store.load(self.session_id, interrupted=self.interrupted).messages
         if limit is None:
             return log
@@ -833,9 +856,11 @@ class StoredMemory:
     def __init__(self, session: Session, window: Any = None):  # an empty memory to send from
         self.session = session
         self.window = window if window is not None else ShortTermMemory()
-        if self.window.message_count():
-            raise ValueError("the window must be empty: a StoredMemory fills it from the log "
-                             f"(it holds {plural(self.window.message_count(), 'message')})")
+        if n := self.window.message_count():
+            raise ValueError(ngettext(
+                "the window must be empty: a StoredMemory fills it from the log (it holds {n} "
+                "message)", "the window must be empty: a StoredMemory fills it from the log (it "
+                "holds {n} messages)", n).format(n=n))
         self._stale = False
         self.repairs = session.store.fill_window(session.session_id, self.window,
                                                  interrupted=session.interrupted)
@@ -897,9 +922,10 @@ class StoredMemory:
 
     def _check_in_step(self) -> None:
         if self._stale:
-            raise StoreError("this StoredMemory's window holds a unit its log does not (a "
-                             "commit failed): resume the session with a new window, e.g. "
-                             f"store.resume({self.session.session_id!r}, window=...)")
+            raise StoreError(_("this StoredMemory's window holds a unit its log does not (a "
+                               "commit failed): resume the session with a new window, e.g. "
+                               "store.resume({id}, window=...)").format(
+                                   id=repr(self.session.session_id)))
 
     def __getattr__(self, name: str) -> Any:  # anything else is the window's
         if name in ("window", "session", "_stale") or name.startswith("__"):
@@ -910,9 +936,12 @@ class StoredMemory:
         return self.window.message_count()
 
     def __repr__(self) -> str:
-        return (f"StoredMemory(session {self.session.session_id!r}: "
-                f"{plural(self.stored_count(), 'message')} stored, {self.message_count()} sent; "
-                f"window: {self.window!r})")
+        n = self.stored_count()
+        return "StoredMemory({})".format(ngettext(
+            "session {id}: {n} message stored, {sent} sent; window: {window}",
+            "session {id}: {n} messages stored, {sent} sent; window: {window}", n).format(
+                id=repr(self.session.session_id), n=n, sent=self.message_count(),
+                window=repr(self.window)))
 
 
 # ----------------------------------------------------------------- resuming a window
@@ -1040,9 +1069,9 @@ def _repaired(session_id: str, log: list[dict], interrupted: str) -> Repaired:
         return repair_messages(log, interrupted=interrupted)
     except ProtocolError as e:  # a row that is not a message: no reordering fixes it
         raise CorruptSessionError(
-            f"message {e.index} of session {session_id!r} is not a valid message "
-            f"({e.message}), so the log cannot be repaired: fix or delete that row "
-            f"(messages.seq = {e.index}); nothing was changed") from e
+            _("message {seq} of session {id} is not a valid message ({error}), so the log "
+              "cannot be repaired: fix or delete that row (messages.seq = {seq}); nothing was "
+              "changed").format(seq=e.index, id=repr(session_id), error=e.message)) from e
 
 
 def _rows(session_id: str, log: list[dict]) -> list[dict]:
@@ -1061,25 +1090,28 @@ def _parse(session_id: str, seq: int, text: str) -> dict:
     try:
         message = json.loads(text)
     except (TypeError, ValueError) as e:
-        raise CorruptSessionError(f"message {seq} of session {session_id!r} is not JSON "
-                                  f"({e}): fix or delete that row; nothing was changed") from e
+        raise CorruptSessionError(_("message {seq} of session {id} is not JSON ({error}): fix "
+                                    "or delete that row; nothing was changed").format(
+                                        seq=seq, id=repr(session_id), error=e)) from e
     if not isinstance(message, dict):
-        raise CorruptSessionError(f"message {seq} of session {session_id!r} is JSON but not "
-                                  f"an object ({type(message).__name__}): fix or delete that "
-                                  "row; nothing was changed")
+        raise CorruptSessionError(_("message {seq} of session {id} is JSON but not an object "
+                                    "({type}): fix or delete that row; nothing was changed"
+                                    ).format(seq=seq, id=repr(session_id),
+                                             type=type(message).__name__))
     return message
 
 
 def _check_text(what: str, value: Any) -> None:
     if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise ValueError(f"{what} must be a non-empty string of at most 200 characters, "
-                         f"got {value!r}")
+        raise ValueError(_("{what} must be a non-empty string of at most 200 characters, "
+                           "got {value}").format(what=what, value=repr(value)))
 
 
 def _check_interrupted(interrupted: str) -> None:
     if interrupted not in INTERRUPTED:
-        raise ValueError(f"interrupted must be 'answer' (answer an open call with an "
-                         f"'interrupted' result) or 'drop' (remove it), got {interrupted!r}")
+        raise ValueError(_("interrupted must be 'answer' (answer an open call with an "
+                           "'interrupted' result) or 'drop' (remove it), got {value}").format(
+                               value=repr(interrupted)))
 
 
 def _translate(error: Any, where: str) -> StoreError:
@@ -1087,23 +1119,28 @@ def _translate(error: Any, where: str) -> StoreError:
     text = str(getattr(error, "orig", error)).strip()
     low = text.lower()
     if "not a database" in low or "malformed" in low:
-        return NotAStoreError(f"{where} is not a SQLite database, or it is damaged ({text}). "
-                              "Nothing was changed: point the store at a new file, or at a "
-                              "store this module made")
+        return NotAStoreError(_("{where} is not a SQLite database, or it is damaged "
+                                "({error}). Nothing was changed: point the store at a new "
+                                "file, or at a store this module made").format(
+                                    where=where, error=text))
     if "readonly" in low or "read-only" in low or "unable to open" in low:
-        return StoreUnavailableError(f"cannot write {where} ({text}): the file or its folder is "
-                                     "read-only for this process (SQLite also writes -wal and "
-                                     "-shm files beside it); choose a writable path, or fix "
-                                     "the permissions")
+        return StoreUnavailableError(_("cannot write {where} ({error}): the file or its folder "
+                                       "is read-only for this process (SQLite also writes -wal "
+                                       "and -shm files beside it); choose a writable path, or "
+                                       "fix the permissions").format(where=where, error=text))
     if "unique" in low or "duplicate key" in low:
-        return StoreError(f"{where}: that id is already taken ({text}); choose another id")
+        return StoreError(_("{where}: that id is already taken ({error}); choose another "
+                            "id").format(where=where, error=text))
     if "locked" in low or "lock timeout" in low:
-        return StoreUnavailableError(f"{where} is busy ({text}): another writer held the lock "
-                                     "longer than busy_timeout; retry, or raise busy_timeout")
+        return StoreUnavailableError(_("{where} is busy ({error}): another writer held the "
+                                       "lock longer than busy_timeout; retry, or raise "
+                                       "busy_timeout").format(where=where, error=text))
     if "connection" in low or "connect" in low:
-        return StoreUnavailableError(f"cannot reach {where} ({text}): is the server running "
-                                     "and the URL right? (tests: source .ci/postgres.sh start)")
-    return StoreError(f"{where}: the database refused ({text})")
+        return StoreUnavailableError(_("cannot reach {where} ({error}): is the server running "
+                                       "and the URL right? (tests: source .ci/postgres.sh "
+                                       "start)").format(where=where, error=text))
+    return StoreError(_("{where}: the database refused ({error})").format(where=where,
+                                                                          error=text))
 
 
 # ----------------------------------------------------------------- where the terminal chat keeps it
