@@ -842,6 +842,13 @@ class Session:
 
 # ----------------------------------------------------------------- stored vs sent
 
+def _unstored(session_id: str) -> str:
+    """StoredMemory.add_many's error when the commit failed after the window took the unit."""
+    return _("the unit was not stored (its commit failed), but the window already holds it: "
+             "resume the session to send what is stored, e.g. {call}").format(
+        call=f"store.resume({session_id!r}, window=...)")
+
+
 class StoredMemory:
     """The memory API over a stored session: the whole log is **stored**, the window (a
     ShortTermMemory, a TokenBudgetMemory …) decides what is **sent**.
@@ -886,9 +893,7 @@ class StoredMemory:
             if not added:
                 raise
             self._stale = True  # the commit failed after the window took the unit
-            raise StoreError("the unit was not stored (its commit failed), but the window "
-                             "already holds it: resume the session to send what is stored, "
-                             f"e.g. store.resume({self.session.session_id!r}, window=...)") from e
+            raise StoreError(_unstored(self.session.session_id)) from e
 
     def add_system(self, text: str) -> None:
         """Store a system message (the agent's standing instructions)."""
