@@ -195,7 +195,8 @@ def evaluate(memory: LongTermMemory, data: EvalData | None = None,
     method, overall and per language, and recall@5 per kind of question (fused)."""
     data = data or load_eval()
     if len(memory):
-        raise ValueError(f"evaluate() needs an empty memory; this one has {len(memory)}")
+        raise ValueError(_("evaluate() needs an empty memory; this one has {n}").format(
+            n=len(memory)))
     ids = fill(memory, data)
     return {"data": str(data), "kept": len(ids),
             "recall": {k: recall(memory, data, ids, k) for k in ks},
