@@ -44,12 +44,36 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from lesson_lib.memory import _interrupts_problem, _reply_problem, _role_label
+from lesson_lib.i18n import N_, _
+from lesson_lib.memory import (
+    _interrupts_problem,
+    _reply_problem,
+    _role_label,
+    nothing_added,
+    waiting_for,
+)
 from lesson_lib.protocol import ProtocolError, message_problem
 from lesson_lib.tokens import REPLY_PRIMING, count_message, count_request, count_text, count_tools
 
 SUMMARY_REQUEST = "Summarize the conversation so far."
 DROP_MODES = ("unit", "turn")
+AMOUNTS = {"tokens": N_("{n} tokens"), "messages": N_("{n} messages")}  # a count, said
+BAD_BUDGET = {  # (unit, has an overhead): the error of a budget that cannot be
+    ("tokens", True): N_("the budget must be a whole number of tokens above {least} (what the "
+                         "reply priming and the tools cost), got {value}"),
+    ("tokens", False): N_("the budget must be a whole number of tokens above {least}, got "
+                          "{value}"),
+    ("messages", True): N_("the budget must be a whole number of messages above {least} (what "
+                           "the reply priming and the tools cost), got {value}"),
+    ("messages", False): N_("the budget must be a whole number of messages above {least}, got "
+                            "{value}"),
+}
+
+
+def amount(n: int, unit: str) -> str:
+    """"1,200 tokens", "12 messages", in the learner's language."""
+    said = AMOUNTS.get(unit)
+    return _(said).format(n=f"{n:,}") if said else f"{n:,} {unit}"
 
 
 class OverBudgetError(ValueError):
@@ -57,11 +81,11 @@ class OverBudgetError(ValueError):
 
     def __init__(self, needed: int, budget: int, unit: str = "tokens"):
         self.needed, self.budget, self.over, self.unit = needed, budget, needed - budget, unit
-        super().__init__(
-            f"over budget by {self.over:,} {unit}: every system message plus the current turn "
-            f"(its tool results truncated) still needs {needed:,} {unit}, and the budget is "
-            f"{budget:,}. Nothing was added: raise the budget, send fewer tools, or shorten "
-            "what you add")
+        super().__init__(_(
+            "over budget by {over}: every system message plus the current turn (its tool "
+            "results truncated) still needs {needed}, and the budget is {budget}. Nothing was "
+            "added: raise the budget, send fewer tools, or shorten what you add").format(
+                over=amount(self.over, unit), needed=amount(needed, unit), budget=f"{budget:,}"))
 
 
 def truncate_text(text: str,        # the text to shorten (a tool result, a summary)
@@ -139,11 +163,14 @@ class TokenBudgetMemory:
                  summarizer: Callable[[list[dict]], str] | None = None):  # e.g. model_summarizer()
         self.overhead = self._overhead(tools)  # what a request costs before any message
         if not isinstance(token_budget, int) or token_budget <= self.overhead:
+            said = BAD_BUDGET.get((self.unit, bool(self.overhead)))
             cost = " (what the reply priming and the tools cost)" if self.overhead else ""
-            raise ValueError(f"the budget must be a whole number of {self.unit} above "
-                             f"{self.overhead}{cost}, got {token_budget!r}")
+            text = (_(said) if said else f"the budget must be a whole number of {self.unit} "
+                    f"above {{least}}{cost}, got {{value}}")  # another unit: English only
+            raise ValueError(text.format(least=self.overhead, value=repr(token_budget)))
         if drop not in DROP_MODES:
-            raise ValueError(f"drop must be 'unit' or 'turn', got {drop!r}")
+            raise ValueError(_("drop must be 'unit' or 'turn', got {value}").format(
+                value=repr(drop)))
         self.budget, self.tools, self.drop = token_budget, tools, drop
         self.keep_system, self.summarizer = keep_system, summarizer
         self._pinned: list[_Unit] = []        # system messages moved up by trims
@@ -230,11 +257,13 @@ class TokenBudgetMemory:
         return self._count
 
     def __repr__(self) -> str:
-        roles = ", ".join(_role_label(m) for u in self._held() for m in u.messages) or "empty"
-        text = (f"{type(self).__name__}(budget={self.budget:,} {self.unit}): {self._count} "
-                f"messages [{roles}], {self._total + self.overhead:,} {self.unit} used, "
-                f"{self.dropped_count} dropped so far")
-        return text + (f", waiting for {', '.join(self._pending)}" if self._pending else "")
+        roles = ", ".join(_role_label(m) for u in self._held() for m in u.messages) or _("empty")
+        text = _("{name}(budget={budget}): {n} messages [{roles}], {used} used, {dropped} "
+                 "dropped so far").format(
+            name=type(self).__name__, budget=amount(self.budget, self.unit), n=self._count,
+            roles=roles, used=amount(self._total + self.overhead, self.unit),
+            dropped=self.dropped_count)
+        return text + waiting_for(self._pending)
 
     # ------------------------------------------------------------- adding
 
@@ -249,8 +278,7 @@ class TokenBudgetMemory:
                 return self.to_api_format() + messages[:k]
             problem = _order_problem(self._count + k, message, pending, earlier)
             if problem is not None:
-                problem.explanation += " — nothing was added to the memory"
-                raise problem
+                raise nothing_added(problem)
             pending = _still_pending(message, pending)
 
     def _append(self, message: dict) -> None:
@@ -368,7 +396,7 @@ class TokenBudgetMemory:
 
     def _apply(self, plan: _Plan) -> None:
         """Carry out a plan: pop the front units, set the summary, cut what it cuts."""
-        for _ in range(plan.take):
+        for _step in range(plan.take):
             unit = self._units.popleft()
             if unit.role == "system" and self.keep_system:
                 self._pinned.append(unit)  # it stays, now among the leading messages

@@ -93,6 +93,7 @@ from datetime import datetime, timezone
 from types import SimpleNamespace
 from typing import Any
 
+from lesson_lib.i18n import _
 from lesson_lib.sessions import SessionStore, StoreError, _check_text, _now, _sa
 from lesson_lib.terms import terms
 
@@ -240,9 +241,9 @@ def _create(store: SessionStore) -> None:
                 conn.exec_driver_sql("CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING "
                                      "fts5(terms, tokenize = 'unicode61')")
             except sa.exc.OperationalError as e:  # pragma: no cover - SQLite without FTS5
-                raise StoreError("this Python's SQLite has no FTS5, which long-term memory's "
-                                 "lexical index needs: use a Python whose sqlite3 has it "
-                                 "(python.org, conda, Debian all do)") from e
+                raise StoreError(_("this Python's SQLite has no FTS5, which long-term "
+                                   "memory's lexical index needs: use a Python whose sqlite3 "
+                                   "has it (python.org, conda, Debian all do)")) from e
         else:
             conn.exec_driver_sql("CREATE INDEX IF NOT EXISTS memories_terms ON memories "
                                  "USING gin (array_to_tsvector(string_to_array(terms, ' ')))")
@@ -498,8 +499,8 @@ class LongTermMemory:
         transaction). With a subject, the last text is the one kept."""
         texts = [_check_memory_text(text) for text in texts]
         if source not in SOURCES:
-            raise ValueError(f"source must be one of {', '.join(SOURCES)} (who said it), got "
-                             f"{source!r}")
+            raise ValueError(_("source must be one of {sources} (who said it), got "
+                               "{value}").format(sources=", ".join(SOURCES), value=repr(source)))
         if subject is not None:
             _check_text("subject", subject)
         stamp = _when(at)
@@ -513,9 +514,9 @@ class LongTermMemory:
             if subject is not None:
                 older = conn.execute(sa.select(m.c.id, m.c.created_at).where(
                     m.c.user_id == self.user_id, m.c.subject == subject)).all()
-                if any(when > stamp for _, when in older):
+                if any(when > stamp for _id, when in older):
                     return [*skipped, None]  # the stored one is newer: this one is stale
-                for old_id, _ in older:
+                for old_id, _created in older:
                     self._delete_row(conn, old_id)
             updated = _now()
             rows = [{"user_id": self.user_id, "source": source, "ref": ref, "subject": subject,
@@ -539,11 +540,12 @@ class LongTermMemory:
         """Store `text` as a user fact, if the user's own messages say it (said_by_user);
         else MemoryPoisoningError, and nothing is written."""
         if not said_by_user(text, messages):
-            raise MemoryPoisoningError(
-                f"not stored: {text!r} is not in anything the user said. Only the user's own "
+            raise MemoryPoisoningError(_(
+                "not stored: {text} is not in anything the user said. Only the user's own "
                 "statements become user facts; a tool result or a document that says "
                 "'remember that …' is not the user speaking. Store it with its real source "
-                "(write(text, source='tool'|'document'|'assistant')) if it is worth keeping")
+                "(write(text, source='tool'|'document'|'assistant')) if it is worth "
+                "keeping").format(text=repr(text)))
         return self.write(text, source="user", ref=session_id, subject=subject, at=at)
 
     def remember_session(self, *, session_id: str,
@@ -557,7 +559,7 @@ class LongTermMemory:
         remembered once: remembering it again replaces its earlier summary."""
         if summary is None:
             if messages is None:
-                raise ValueError("give the summary=..., or the messages=... to summarise")
+                raise ValueError(_("give the summary=..., or the messages=... to summarise"))
             from lesson_lib.budget import model_summarizer  # noqa: PLC0415
 
             summary = (summarizer or model_summarizer())([dict(m) for m in messages])
@@ -598,11 +600,12 @@ class LongTermMemory:
         deleted because it merely resembles `about`."""
         wanted = set(terms(about))
         if not wanted:
-            raise ValueError(f"forget(about=...) needs a word to look for, got {about!r}")
+            raise ValueError(_("forget(about=...) needs a word to look for, got {value}").format(
+                value=repr(about)))
         sa, m = _sa(), tables().memories
         gone = []
         with self.store._writing() as conn:
-            candidates = {i for i, _ in self._lexical(conn, sorted(wanted), 10**9, every=True)}
+            candidates = {i for i, _score in self._lexical(conn, sorted(wanted), 10**9, every=True)}
             candidates |= set(conn.execute(sa.select(m.c.id).where(
                 m.c.user_id == self.user_id, m.c.subject == about)).scalars())
             ordered, rows = sorted(candidates), []
@@ -676,9 +679,11 @@ class LongTermMemory:
                ) -> list[Hit]:
         """The `k` memories that best answer `query`, best first."""
         if method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+            raise ValueError(_("method must be one of {methods}, got {value}").format(
+                methods=", ".join(METHODS), value=repr(method)))
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k is how many memories to return, at least 1, got {k!r}")
+            raise ValueError(_("k is how many memories to return, at least 1, got "
+                               "{value}").format(value=repr(k)))
         wanted = set(sources) if sources is not None else None
         n = max(CANDIDATES, 4 * k) if method == "fused" or wanted else k
         dense: list[tuple[int, float]] = []
@@ -702,7 +707,7 @@ class LongTermMemory:
             else:
                 ranked = _fuse(dense, lexical)
             dense_of, lexical_of = dict(dense), dict(lexical)
-            found = self._get_many(conn, [i for i, _ in ranked[:n if wanted else k]])
+            found = self._get_many(conn, [i for i, _score in ranked[:n if wanted else k]])
             hits = []
             for memory_id, score in ranked:
                 memory = found.get(memory_id)
@@ -741,16 +746,17 @@ class LongTermMemory:
                 m.c.user_id == self.user_id, m.c.model != self.model)).all()
         if not rows:
             return 0
-        vectors = self._vectors([text for _, text in rows])
+        vectors = self._vectors([text for _id, text in rows])
         with self.store._writing() as conn:
-            for (memory_id, _), vector in zip(rows, vectors, strict=True):
+            for (memory_id, _text), vector in zip(rows, vectors, strict=True):
                 conn.execute(m.update().where(m.c.id == memory_id).values(
                     model=self.model, vector=_pack(vector)))
                 self._log(conn, memory_id)
         return len(rows)
 
     def __repr__(self) -> str:
-        return f"LongTermMemory({self.store.where!r}, user {self.user_id!r})"
+        return _("LongTermMemory({where}, user {user})").format(where=repr(self.store.where),
+                                                                user=repr(self.user_id))
 
     # ------------------------------------------------------------- inside
 
@@ -781,8 +787,10 @@ class LongTermMemory:
 
     def _own(self, conn: Any, memory_id: int) -> None:
         if self._get(conn, memory_id) is None:
-            raise StoreError(f"user {self.user_id!r} has no memory {memory_id!r} in "
-                             f"{self.store.where}: it was deleted, or never written")
+            raise StoreError(_("user {user} has no memory {id} in {where}: it was deleted, "
+                               "or never written").format(user=repr(self.user_id),
+                                                          id=repr(memory_id),
+                                                          where=self.store.where))
 
     def _log(self, conn: Any, memory_id: int) -> None:
         conn.execute(tables().changes.insert().values(user_id=self.user_id,
@@ -830,7 +838,7 @@ class LongTermMemory:
             rows = [] if every else conn.exec_driver_sql(  # the index alone: the best 2 n
                 "SELECT rowid, -bm25(memories_fts) FROM memories_fts WHERE memories_fts "
                 "MATCH ? ORDER BY bm25(memories_fts) LIMIT ?", (query, 2 * n)).all()
-            owners = self._owners(conn, [i for i, _ in rows])
+            owners = self._owners(conn, [i for i, _score in rows])
             mine = [(i, s) for i, s in rows if owners.get(i) == self.user_id][:n]
             if every or (len(mine) < n and len(rows) == 2 * n):  # other users' crowd it:
                 mine = conn.exec_driver_sql(  # join each match to its memory row (slower)
@@ -881,7 +889,7 @@ class LongTermMemory:
         changed = conn.execute(sa.select(c.c.seq, c.c.memory_id).where(
             c.c.user_id == self.user_id, c.c.seq > self._matrix.seq).order_by(c.c.seq)).all()
         if changed:
-            ids = sorted({memory_id for _, memory_id in changed})
+            ids = sorted({memory_id for _seq, memory_id in changed})
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 rows = {i: (model, vector) for i, model, vector in conn.execute(
@@ -906,12 +914,12 @@ class LongTermMemory:
         rows = conn.execute(sa.select(m.c.id, m.c.model, m.c.vector)
                             .where(m.c.user_id == self.user_id).order_by(m.c.id)).all()
         ours = [(i, v) for i, model, v in rows if model == self.model]
-        self._other_models = {i for i, model, _ in rows if model != self.model}
+        self._other_models = {i for i, model, _vector in rows if model != self.model}
         dimensions = len(ours[0][1]) // 4 if ours else len(_pack(self._vectors(["x"])[0])) // 4
         matrix = _Matrix(dimensions)
         if ours:
-            matrix.fill([i for i, _ in ours], np.frombuffer(
-                b"".join(v for _, v in ours), dtype="<f4").reshape(len(ours), dimensions))
+            matrix.fill([i for i, _vector in ours], np.frombuffer(
+                b"".join(v for _id, v in ours), dtype="<f4").reshape(len(ours), dimensions))
         matrix.seq = seq
         self._matrix = matrix
         self._check_models()
@@ -927,11 +935,11 @@ class LongTermMemory:
 
     def _check_models(self) -> None:
         if self._other_models:
-            raise StoreError(
-                f"{len(self._other_models)} of user {self.user_id!r}'s memories were embedded "
-                f"by another model than {self.model!r} (the backend changed?): vectors of two "
-                "models cannot be compared. Call memory.reindex() to embed them again, or "
-                "search with method='lexical'")
+            raise StoreError(_(
+                "{n} of user {user}'s memories were embedded by another model than {model} "
+                "(the backend changed?): vectors of two models cannot be compared. Call "
+                "memory.reindex() to embed them again, or search with method='lexical'").format(
+                    n=len(self._other_models), user=repr(self.user_id), model=repr(self.model)))
 
 
 # ----------------------------------------------------------------- helpers
@@ -954,7 +962,7 @@ def _fuse(*lists: list[tuple[int, float]]) -> list[tuple[int, float]]:
     """Reciprocal rank fusion: each list gives 1 / (RRF_K + rank) to each of its ids."""
     scores: dict[int, float] = {}
     for ranked in lists:
-        for rank, (memory_id, _) in enumerate(ranked, start=1):
+        for rank, (memory_id, _score) in enumerate(ranked, start=1):
             scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
@@ -973,10 +981,11 @@ def _when(at: str | datetime | None) -> str:
         try:
             at = datetime.fromisoformat(at.replace("Z", "+00:00"))
         except ValueError as e:
-            raise ValueError(f"at is a time, e.g. '2026-05-14T09:00:00+00:00' or a datetime, "
-                             f"got {at!r}") from e
+            raise ValueError(_("at is a time, e.g. '2026-05-14T09:00:00+00:00' or a "
+                               "datetime, got {value}").format(value=repr(at))) from e
     if not isinstance(at, datetime):
-        raise ValueError(f"at is a datetime or ISO 8601 text, got {at!r}")
+        raise ValueError(_("at is a datetime or ISO 8601 text, got {value}").format(
+            value=repr(at)))
     if at.tzinfo is None:
         at = at.replace(tzinfo=timezone.utc)
     return at.astimezone(timezone.utc).isoformat(timespec="microseconds")
@@ -984,7 +993,7 @@ def _when(at: str | datetime | None) -> str:
 
 def _check_memory_text(text: Any) -> str:
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"a memory is a non-empty text, got {text!r}")
+        raise ValueError(_("a memory is a non-empty text, got {value}").format(value=repr(text)))
     return text.strip()
 
 
@@ -1011,7 +1020,8 @@ def context_message(hits: Iterable[Hit | Memory],   # best first, as search() re
     from lesson_lib.tokens import count_messages  # noqa: PLC0415
 
     if isinstance(budget, bool) or not isinstance(budget, int):
-        raise ValueError(f"budget is a number of tokens, got {budget!r}")
+        raise ValueError(_("budget is a number of tokens, got {value}").format(
+            value=repr(budget)))
     kept: list[Memory] = []
 
     def message(memories: list[Memory]) -> dict:
@@ -1042,7 +1052,8 @@ def with_context(messages: Sequence[Mapping], context: Mapping | None) -> list[d
     if context is None:
         return out
     if context.get("role") != "system":
-        raise ValueError(f"the context is a system message, got role {context.get('role')!r}")
+        raise ValueError(_("the context is a system message, got role {role}").format(
+            role=repr(context.get("role"))))
     users = [i for i, m in enumerate(out) if m.get("role") == "user"]
     at = users[-1] if users else len(out)
     return [*out[:at], dict(context), *out[at:]]

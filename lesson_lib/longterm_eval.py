@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from lesson_lib.i18n import _
 from lesson_lib.longterm import METHODS, LongTermMemory
 from lesson_lib.terms import terms
 
@@ -46,9 +47,10 @@ class EvalData:
 
     def __str__(self) -> str:
         kept = {m["subject"] or m["id"] for m in self.memories}
-        return (f"{len(self.memories)} memories written ({len(kept)} kept after the newer "
-                f"replace the older), {len(self.questions)} questions "
-                f"({len(self.answerable)} with an answer)")
+        return _("{written} memories written ({kept} kept after the newer replace the older), "
+                 "{questions} questions ({answerable} with an answer)").format(
+            written=len(self.memories), kept=len(kept), questions=len(self.questions),
+            answerable=len(self.answerable))
 
 
 def load_eval() -> EvalData:
@@ -120,7 +122,7 @@ def abstention(memory: LongTermMemory, data: EvalData) -> dict[str, float]:
     best = {"threshold": 0.0, "answerable_kept": 1.0, "unanswerable_refused": 0.0}
     answerable = [s for s, none in scored if not none]
     unanswerable = [s for s, none in scored if none]
-    for threshold in sorted({s for s, _ in scored}):
+    for threshold in sorted({s for s, _none in scored}):
         kept = sum(s >= threshold for s in answerable) / len(answerable)
         refused = sum(s < threshold for s in unanswerable) / len(unanswerable)
         if kept + refused > best["answerable_kept"] + best["unanswerable_refused"]:
@@ -193,7 +195,8 @@ def evaluate(memory: LongTermMemory, data: EvalData | None = None,
     method, overall and per language, and recall@5 per kind of question (fused)."""
     data = data or load_eval()
     if len(memory):
-        raise ValueError(f"evaluate() needs an empty memory; this one has {len(memory)}")
+        raise ValueError(_("evaluate() needs an empty memory; this one has {n}").format(
+            n=len(memory)))
     ids = fill(memory, data)
     return {"data": str(data), "kept": len(ids),
             "recall": {k: recall(memory, data, ids, k) for k in ks},

@@ -33,9 +33,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 
-from lesson_lib.protocol import ProtocolError, json_type
+from lesson_lib.i18n import _, ngettext
+from lesson_lib.protocol import ProtocolError, json_type, with_sdk_hint
 from lesson_lib.protocol import message_problem as shape_problem  # one message's shape rules
-from lesson_lib.text import plural
 
 
 class ShortTermMemory:
@@ -43,8 +43,9 @@ class ShortTermMemory:
 
     def __init__(self, max_messages: int = 40):  # most messages kept (system ones always are)
         if not isinstance(max_messages, int) or max_messages < 1:
-            raise ValueError(f"max_messages must be a whole number of at least 1, got "
-                             f"{max_messages!r}: a memory must keep the newest message")
+            raise ValueError(_("max_messages must be a whole number of at least 1, got "
+                               "{value}: a memory must keep the newest message").format(
+                                   value=repr(max_messages)))
         self.max_messages = max_messages
         self._messages: list[dict] = []
         self.last_dropped: list[dict] = []  # what the most recent add's trim removed
@@ -135,20 +136,17 @@ class ShortTermMemory:
         elif problem is None and pending:
             problem = _interrupts_problem(n, message["role"], pending, self._messages)
         if problem is not None:
-            if not isinstance(message, Mapping) and hasattr(message, "role"):
-                problem.explanation += ": store the SDK's reply as assistant_to_dict(reply)"
-            problem.explanation += " — nothing was added to the memory"
-            raise problem
+            raise nothing_added(with_sdk_hint(problem, message))
 
     def __len__(self) -> int:
         return len(self._messages)
 
     def __repr__(self) -> str:
-        roles = ", ".join(_role_label(m) for m in self._messages) or "empty"
-        text = (f"{type(self).__name__}(max_messages={self.max_messages}): "
-                f"{len(self._messages)} messages [{roles}], {self.dropped_count} dropped so far")
-        pending = self.pending_calls()
-        return text + (f", waiting for {', '.join(pending)}" if pending else "")
+        roles = ", ".join(_role_label(m) for m in self._messages) or _("empty")
+        text = _("{name}(max_messages={most}): {n} messages [{roles}], {dropped} dropped so "
+                 "far").format(name=type(self).__name__, most=self.max_messages,
+                               n=len(self._messages), roles=roles, dropped=self.dropped_count)
+        return text + waiting_for(self.pending_calls())
 
 
 class NaiveMemory(ShortTermMemory):
@@ -192,8 +190,21 @@ class SeedMemory(ShortTermMemory):
 
 def _role_label(m: Mapping) -> str:
     if m.get("role") == "assistant" and m.get("tool_calls"):
-        return f"assistant→{plural(len(m['tool_calls']), 'call')}"
+        n = len(m["tool_calls"])
+        return ngettext("assistant→{n} call", "assistant→{n} calls", n).format(n=n)
     return str(m.get("role"))
+
+
+def waiting_for(pending: list[str]) -> str:
+    """The end of a memory's repr while tool replies are due ("" when none is)."""
+    return _(", waiting for {ids}").format(ids=", ".join(pending)) if pending else ""
+
+
+def nothing_added(problem: ProtocolError) -> ProtocolError:
+    """`problem`, its explanation saying that the memory refused the message."""
+    problem.explanation = _("{explanation} — nothing was added to the memory").format(
+        explanation=problem.explanation)
+    return problem
 
 
 def _calls_list_problem(n: int, message: Mapping) -> ProtocolError | None:
@@ -205,8 +216,8 @@ def _calls_list_problem(n: int, message: Mapping) -> ProtocolError | None:
         f"Invalid type for 'messages[{n}].tool_calls': expected an array of objects, but got "
         f"{json_type(calls)} instead.", param=f"messages[{n}].tool_calls",
         code="invalid_type", index=n,
-        explanation=f"message {n} (assistant): tool_calls must be a list, even for one call: "
-                    "wrap it in [...]")
+        explanation=_("message {n} (assistant): tool_calls must be a list, even for one "
+                      "call: wrap it in [...]").format(n=n))
 
 
 def _asking_index(messages: list[dict]) -> int | None:
@@ -226,16 +237,17 @@ def _reply_problem(n: int, call_id: str, pending: list[str],
         return ProtocolError(  # the API's verbatim text for an orphan tool message
             "Invalid parameter: messages with role 'tool' must be a response to a "
             "preceeding message with 'tool_calls'.", param=f"messages.[{n}].role", index=n,
-            explanation=f"message {n} (tool, {call_id}) answers no open call: add the "
-                        "assistant message with its tool_calls first, then one tool message "
-                        "per call id")
+            explanation=_("message {n} (tool, {id}) answers no open call: add the "
+                          "assistant message with its tool_calls first, then one tool message "
+                          "per call id").format(n=n, id=call_id))
     ask = _asking_index(messages)
     return ProtocolError(  # the API's verbatim text for an unknown tool_call_id
         f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of "
         "previous message.", param=f"messages.[{n}].tool_call_id", index=n,
-        explanation=f"message {n} (tool) answers {call_id!r}, but assistant message {ask} "
-                    f"still waits for {', '.join(pending)} (each call is answered once): "
-                    "copy tool_call.id into tool_call_id")
+        explanation=_("message {n} (tool) answers {id}, but assistant message {ask} still "
+                      "waits for {pending} (each call is answered once): copy tool_call.id "
+                      "into tool_call_id").format(n=n, id=repr(call_id), ask=ask,
+                                                  pending=", ".join(pending)))
 
 
 def _interrupts_problem(n: int, role: str, pending: list[str],
@@ -246,6 +258,7 @@ def _interrupts_problem(n: int, role: str, pending: list[str],
         "An assistant message with 'tool_calls' must be followed by tool messages responding "
         "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
         f"{', '.join(pending)}", param=f"messages.[{n}].role", index=n,
-        explanation=f"message {n} ({role}) cannot come yet: assistant message {ask} still "
-                    f"waits for {', '.join(pending)}; add one tool message per call first "
-                    "(an error text is a fine content)")
+        explanation=_("message {n} ({role}) cannot come yet: assistant message {ask} still "
+                      "waits for {pending}; add one tool message per call first (an error "
+                      "text is a fine content)").format(n=n, role=role, ask=ask,
+                                                        pending=", ".join(pending)))

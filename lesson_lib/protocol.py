@@ -200,6 +200,15 @@ def message_problem(i: int, m: Any) -> ProtocolError | None:
     return _content_problem(i, m)
 
 
+def with_sdk_hint(problem: ProtocolError, message: Any) -> ProtocolError:
+    """`problem`, its explanation ending with how to store an SDK reply when `message` is
+    one (an object with a role, not a dict): memories and stored units both say it."""
+    if not isinstance(message, Mapping) and hasattr(message, "role"):
+        problem.explanation = _("{explanation}: store the SDK's reply as "
+                                "assistant_to_dict(reply)").format(explanation=problem.explanation)
+    return problem
+
+
 def _call_problem(i: int, k: int, call: Any) -> ProtocolError | None:
     """The first rule tool call `k` of assistant message `i` breaks, or None."""
     fn = call.get("function") if isinstance(call, Mapping) else None

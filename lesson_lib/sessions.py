@@ -80,7 +80,7 @@ from lesson_lib.budget import TokenBudgetMemory
 from lesson_lib.clock import now
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import ShortTermMemory
-from lesson_lib.protocol import ProtocolError, find_problems, message_problem
+from lesson_lib.protocol import ProtocolError, find_problems, message_problem, with_sdk_hint
 from lesson_lib.repair import Change, Repaired, find_duplicate_ids, repair_messages
 
 DEFAULT_URL = "sqlite:///sessions.db"
@@ -136,11 +136,7 @@ def check_unit(messages: Iterable[Any]) -> list[tuple[dict, str]]:
     for k, message in enumerate(unit):
         problem = message_problem(k, message)
         if problem is not None:
-            if not isinstance(message, Mapping) and hasattr(message, "role"):
-                problem.explanation = _("{explanation}: store the SDK's reply as "
-                                        "assistant_to_dict(reply)").format(
-                                            explanation=problem.explanation)
-            raise _unit_error(problem, "")
+            raise _unit_error(with_sdk_hint(problem, message), "")
         checked.append((dict(message), _json_exactly(k, message)))
     problems = find_problems([m for m, _ in checked]) + find_duplicate_ids(unit)
     if problems:
