@@ -62,7 +62,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -70,12 +69,11 @@ from urllib.parse import urlsplit
 
 from lesson_lib.agent import CONTEXT_BUDGET, SYSTEM_PROMPT, LoopAgent, LoopResult, ToolEvent
 from lesson_lib.display import MONO, SANS, show_messages
-from lesson_lib.i18n import N_, _, is_chinese, ngettext
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.notices import describe_error, redact
 from lesson_lib.protocol import ProtocolError, find_problems
 from lesson_lib.stepper import Recording, ShownAsWidget, TapedMemory, check_scale
-from lesson_lib.text import plural
 from lesson_lib.tokens import count_request, count_tools
 from lesson_lib.tools import ToolRegistry, default_registry, memory_tools, profile_tools
 
@@ -116,6 +114,10 @@ class Strategy:
 
     def label(self, budget: int) -> str:
         return f"{self.name}({self.budget_name}={budget})"
+
+    def what_it_drops(self) -> str:
+        """`about`, in the learner's language."""
+        return _(self.about)
 
 
 STRATEGIES: dict[str, Strategy] = {}
@@ -393,8 +395,6 @@ class ChatAppState:
         """Add a line to the chat panel and tell the view."""
         if kind == "user":
             self.forget_pending = False  # /forget yes must follow /forget at once
-        if kind in ("info", "notice"):  # what the app says, never what the learner typed
-            text, detail = spoken(text), spoken(detail)
         self.entries.append(ChatEntry(kind, redact(text), redact(detail), recalled))
         if self.on_change is not None:
             self.on_change()
@@ -499,19 +499,24 @@ class ChatAppState:
         try:
             fresh = TapedMemory(strategy.make(budget, self.tool_schemas()))
         except (TypeError, ValueError) as error:
-            return self.refuse(f"{strategy.label(budget)} is not possible", str(error))
+            return self.refuse(_("{memory} is not possible").format(memory=strategy.label(budget)),
+                               str(error))
         try:
             for message in self.memory.tape:
                 fresh.add(message)
         except ValueError as error:  # a ProtocolError, or a budget this conversation exceeds
-            return self.refuse(f"{strategy.label(budget)} cannot hold this conversation",
-                               str(error))
+            return self.refuse(_("{memory} cannot hold this conversation").format(
+                memory=strategy.label(budget)), str(error))
         self.strategy, self.budget, self.memory = strategy, budget, fresh
         self._build_agent()
         if announce:
-            self.post("info", f"Memory is now {strategy.label(budget)}. {strategy.about}",
-                      f"Rebuilt from this conversation ({plural(len(fresh.tape), 'message')}), "
-                      "as if it had been used from the start.")
+            n = len(fresh.tape)
+            self.post("info", _("Memory is now {memory}. {about}").format(
+                memory=strategy.label(budget), about=strategy.what_it_drops()),
+                      ngettext("Rebuilt from this conversation ({n} message), as if it had been "
+                               "used from the start.",
+                               "Rebuilt from this conversation ({n} messages), as if it had been "
+                               "used from the start.", n).format(n=n))
         return True
 
     def _switch(self, strategy: Strategy, budget: int, announce: bool = True) -> bool:
@@ -538,7 +543,7 @@ class ChatAppState:
         if announce:
             n, window_n = len(fresh.tape), fresh.message_count()
             self.post("info", _("Memory is now {memory}. {about}").format(
-                memory=strategy.label(budget), about=_(strategy.about)),
+                memory=strategy.label(budget), about=strategy.what_it_drops()),
                       _("Rebuilt from the stored log of session {title} ({stored}): the window "
                         "holds the newest {window} it can.").format(
                             title=repr(self.session_title),
@@ -886,41 +891,6 @@ class ChatAppState:
 
 # ----------------------------------------------------------------- what _rebuild says
 
-# ChatAppState._rebuild is shown as source in notebook 08, so it keeps its English f-strings;
-# post() passes what it says through spoken(), which puts it in the learner's language.
-_REBUILD_SAYS = (
-    (re.compile(r"(?P<memory>\S+) is not possible"), N_("{memory} is not possible")),
-    (re.compile(r"(?P<memory>\S+) cannot hold this conversation"),
-     N_("{memory} cannot hold this conversation")),
-    (re.compile(r"Memory is now (?P<memory>\S+)\. (?P<about>.+)", re.DOTALL),
-     N_("Memory is now {memory}. {about}")),
-)
-_REBUILT = re.compile(r"Rebuilt from this conversation \((?P<n>\d+) messages?\), as if it had "
-                      r"been used from the start\.")
-
-
-def spoken(text: str) -> str:
-    """`text` in the learner's language, when it is one of the sentences _rebuild builds in
-    English (every other notice is translated where it is made); else `text` as it is."""
-    if not text or not is_chinese():
-        return text
-    found = _REBUILT.fullmatch(text)
-    if found:
-        n = int(found["n"])
-        return ngettext("Rebuilt from this conversation ({n} message), as if it had been "
-                        "used from the start.",
-                        "Rebuilt from this conversation ({n} messages), as if it had been "
-                        "used from the start.", n).format(n=n)
-    for pattern, template in _REBUILD_SAYS:
-        found = pattern.fullmatch(text)
-        if found:
-            parts = found.groupdict()
-            if "about" in parts:
-                parts["about"] = _(parts["about"])
-            return _(template).format(**parts)
-    return text
-
-
 # ----------------------------------------------------------------- HTML
 
 def describe_store_error(error: BaseException) -> str:
@@ -1069,7 +1039,7 @@ def memory_html(state: ChatAppState) -> str:
     return (f'<div style="zoom:{state.scale};font:14px/1.35 {SANS};color:{INK};'
             'text-align:left">'
             f'<div style="font-weight:700;font-size:16px">{heading}</div>'
-            f'<div style="color:{GREY}">{_esc(_(state.strategy.about))}</div>{stored}'
+            f'<div style="color:{GREY}">{_esc(state.strategy.what_it_drops())}</div>{stored}'
             f'{messages}{tokens}<div style="color:{GREY}">{for_tools}'
             f'</div>{_validity_html(s["problems"])}'
             f'<div style="margin:4px 0">{_esc(dropped)}</div>{view._repr_html_()}'
