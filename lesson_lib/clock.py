@@ -19,6 +19,8 @@ from datetime import datetime
 
 import pytz
 
+from lesson_lib.i18n import _
+
 ENV_VAR = "LESSON_FROZEN_TIME"
 EXAMPLE = "2026-05-01T09:30:00+00:00"
 
@@ -53,9 +55,9 @@ def _frozen_instant() -> datetime | None:
     instant = parse_instant(value)
     if instant is None:
         raise FrozenTimeError(
-            f"{ENV_VAR}={value!r} is not an ISO 8601 instant with a UTC offset: "
-            f"set it like {ENV_VAR}={EXAMPLE}, or unset it to use the real clock"
-        )
+            _("{variable}={value} is not an ISO 8601 instant with a UTC offset: set it like "
+              "{variable}={example}, or unset it to use the real clock").format(
+                variable=ENV_VAR, value=repr(value), example=EXAMPLE))
     return instant
 
 
@@ -76,9 +78,8 @@ def frozen(at: str | datetime) -> Iterator[datetime]:
     instant = at if isinstance(at, datetime) else parse_instant(at)
     if instant is None or instant.utcoffset() is None:
         raise FrozenTimeError(
-            f"frozen({at!r}) needs an ISO 8601 instant with a UTC offset "
-            f"or an aware datetime, e.g. frozen({EXAMPLE!r})"
-        )
+            _("frozen({value}) needs an ISO 8601 instant with a UTC offset or an aware "
+              "datetime, e.g. frozen({example})").format(value=repr(at), example=repr(EXAMPLE)))
     previous, _frozen_at = _frozen_at, instant
     try:
         yield instant

@@ -20,13 +20,16 @@ stays flat, but something is forgotten. This module makes that measurable:
 from __future__ import annotations
 
 import copy
+import functools
 import io
 import json
 import logging
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lesson_lib import i18n  # i18n._(), not _(): run_turn (shown in notebook 07) loops with `_`
 from lesson_lib.agent import SYSTEM_PROMPT
 from lesson_lib.llm import complete
 from lesson_lib.memory import ShortTermMemory
@@ -241,7 +244,8 @@ def run_conversation(memory: Any,                   # an empty memory (a system 
         try:
             run.turns.append(run_turn(memory, question, registry, meter, turn))
         except Exception as error:  # a learner's trim may raise anything: a finding
-            run.error = f"turn {turn}: {type(error).__name__}: {error}"
+            run.error = i18n._("turn {turn}: {kind}: {error}").format(
+                turn=turn, kind=type(error).__name__, error=error)
             break
     return run
 
@@ -255,7 +259,7 @@ class FunctionTrimMemory(ShortTermMemory):
                  token_budget: int,                  # tokens a whole request may cost
                  *, tools: list[dict] | None = None):  # the tools sent with each request
         super().__init__(max_messages=token_budget)
-        self.trim, self.budget = trim, token_budget - count_tools(tools)
+        self.trim, self.budget = _checked(trim), token_budget - count_tools(tools)
 
     def _trim(self) -> None:
         kept = self.trim(copy.deepcopy(self._messages), self.budget)
@@ -268,9 +272,28 @@ class FunctionTrimMemory(ShortTermMemory):
         self._messages = copy.deepcopy(kept)
 
     def __repr__(self) -> str:
-        return (f"FunctionTrimMemory({getattr(self.trim, '__name__', 'trim')}, budget="
-                f"{self.budget:,} tokens for the messages): {len(self._messages)} messages, "
-                f"{count_messages(self._messages):,} tokens, {self.dropped_count} dropped so far")
+        return i18n._("FunctionTrimMemory({name}, budget={budget} tokens for the messages): "
+                      "{messages} messages, {tokens} tokens, {dropped} dropped so far").format(
+            name=getattr(self.trim, "__name__", "trim"), budget=f"{self.budget:,}",
+            messages=len(self._messages), tokens=f"{count_messages(self._messages):,}",
+            dropped=self.dropped_count)
+
+
+def _checked(trim: Callable[[list[dict], int], list[dict]]) -> Callable[[list[dict], int], Any]:
+    """`trim`, raising a TypeError in the learner's language when it returns something other
+    than a list: what FunctionTrimMemory._trim (shown in notebook 07) then checks in English."""
+    name = getattr(trim, "__name__", None)
+    if name is None:  # a callable object: _trim's own check words it
+        return trim
+
+    @functools.wraps(trim)
+    def checked(messages: list[dict], budget: int) -> Any:
+        kept = trim(messages, budget)
+        if not isinstance(kept, list):
+            raise TypeError(i18n._("{name} returned {kind}, not a list of messages").format(
+                name=name, kind=type(kept).__name__))
+        return kept
+    return checked
 
 
 # ----------------------------------------------------------------- the numbers, as text
@@ -279,21 +302,38 @@ def cost_table(runs: Sequence[ConversationRun],  # the runs to compare
                window: int = SMALL_WINDOW) -> str:  # the context window to compare with
     """One line per run: turns done, the last and the largest request, the first turn over
     the window, the total sent, messages held at the end, summaries made."""
-    width = max(len(r.name) for r in runs)
-    head = (f"{'memory':<{width}}  turns  last request  largest  over {window:,} at  "
-            f"total sent  held  summaries")
-    lines = [head, "-" * len(head)]
+    width = max(_width(r.name) for r in runs)
+    heads = [i18n._("turns"), i18n._("last request"), i18n._("largest"),
+             i18n._("over {window} at").format(window=f"{window:,}"), i18n._("total sent"),
+             i18n._("held"), i18n._("summaries")]
+    widths = [_width(h) for h in heads]
+    widths[3] = max(widths[3], 10 + len(f"{window:,}"))  # as wide as it has always been
+    head = "  ".join([_pad(i18n._("memory"), width, right=False), *heads])
+    lines = [head, "-" * _width(head)]
     for r in runs:
         over = r.first_over(window)
-        last = r.turns[-1].largest.tokens if r.turns else 0
-        largest = max((t.largest.tokens for t in r.turns), default=0)
-        lines.append(f"{r.name:<{width}}  {len(r.turns):>5}  {last:>12,}  {largest:>7,}  "
-                     f"{'turn ' + str(over.turn) if over else 'never':>{10 + len(f'{window:,}')}}"
-                     f"  {(r.cumulative() or [0])[-1]:>10,}  "
-                     f"{r.turns[-1].held if r.turns else 0:>4}  {r.summaries():>9}")
+        cells = [len(r.turns), f"{r.turns[-1].largest.tokens if r.turns else 0:,}",
+                 f"{max((t.largest.tokens for t in r.turns), default=0):,}",
+                 i18n._("turn {turn}").format(turn=over.turn) if over else i18n._("never"),
+                 f"{(r.cumulative() or [0])[-1]:,}", r.turns[-1].held if r.turns else 0,
+                 r.summaries()]
+        lines.append("  ".join([_pad(r.name, width, right=False),
+                                *(_pad(str(c), w) for c, w in zip(cells, widths, strict=True))]))
         if r.error:
-            lines.append(f"{'':<{width}}  stopped at {r.error[:120]}")
+            lines.append(_pad("", width) + "  " + i18n._("stopped at {error}").format(
+                error=r.error[:120]))
     return "\n".join(lines)
+
+
+def _width(text: str) -> int:
+    """How many columns `text` takes in a terminal or a notebook: a Chinese character two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int, right: bool = True) -> str:
+    """`text` padded with spaces to `width` columns, on the left (right-aligned) or right."""
+    gap = " " * max(0, width - _width(text))
+    return gap + text if right else text + gap
 
 
 # ----------------------------------------------------------------- the numbers, as plots

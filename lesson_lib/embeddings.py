@@ -38,6 +38,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lesson_lib.i18n import _
+
 DIMENSIONS = 256                 # the offline embedder's vectors
 MAX_INPUTS = 2048                # inputs in one request: the real API's limit
 MAX_INPUT_TOKENS = 8192          # tokens in one input: the real embedding models' limit
@@ -58,8 +60,8 @@ def offline_embedder() -> Any:
     try:
         import wordllama  # noqa: PLC0415  (lazy: most lessons never embed)
     except ImportError as e:  # pragma: no cover - it is a dependency of the project
-        raise RuntimeError("the offline embedder needs the package wordllama: "
-                           "pip install -e . (it is in pyproject.toml's dependencies)") from e
+        raise RuntimeError(_("the offline embedder needs the package wordllama: "
+                             "pip install -e . (it is in pyproject.toml's dependencies)")) from e
     finally:  # its import calls logging.basicConfig(level=INFO): every library's INFO
         for handler in root.handlers[:]:  # lines (each HTTP request…) would be printed
             if handler not in handlers:

@@ -15,6 +15,8 @@ import os
 from contextlib import contextmanager
 from typing import Any
 
+from lesson_lib.i18n import _
+
 BACKENDS = ("offline", "openai")
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -30,8 +32,9 @@ def backend_name() -> str:
     """'offline' (the default) or 'openai', from LESSON_BACKEND."""
     name = os.environ.get("LESSON_BACKEND", "offline").strip().lower() or "offline"
     if name not in BACKENDS:
-        raise BackendError(f"LESSON_BACKEND={name!r} is not a backend: use 'offline' "
-                           "(the default) or 'openai' (any OpenAI-compatible provider)")
+        raise BackendError(_("LESSON_BACKEND={name} is not a backend: use 'offline' (the "
+                             "default) or 'openai' (any OpenAI-compatible provider)").format(
+                               name=repr(name)))
     return name
 
 
@@ -41,9 +44,9 @@ def _make_client() -> tuple[Any, str]:
 
         return offline_client(), MODEL_ID
     if not os.environ.get("OPENAI_API_KEY"):
-        raise BackendError("LESSON_BACKEND=openai needs OPENAI_API_KEY in the environment "
-                           "(set it in your shell, not in a notebook cell); unset "
-                           "LESSON_BACKEND to go back to the offline model")
+        raise BackendError(_("LESSON_BACKEND=openai needs OPENAI_API_KEY in the environment "
+                             "(set it in your shell, not in a notebook cell); unset "
+                             "LESSON_BACKEND to go back to the offline model"))
     import openai
 
     base_url = os.environ.get("OPENAI_BASE_URL") or None  # None: api.openai.com
@@ -102,10 +105,12 @@ def describe_backend() -> str:
 
     client = get_client()
     if is_served(client):
-        return f"offline teaching model '{_model}' served at {client.base_url} (rule-based)"
+        return _("offline teaching model '{model}' served at {url} (rule-based)").format(
+            model=_model, url=client.base_url)
     if is_offline(client):
-        return f"offline teaching model '{_model}' (rule-based, no key, no network)"
-    return f"model '{_model}' at {client.base_url}"
+        return _("offline teaching model '{model}' (rule-based, no key, no network)").format(
+            model=_model)
+    return _("model '{model}' at {url}").format(model=_model, url=client.base_url)
 
 
 def complete(messages: list[dict], tools: list[dict] | None = None,

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lesson_lib.i18n import _
 from lesson_lib.llm import chat
 from lesson_lib.tools import ToolCallError, ToolRegistry, get_current_weather
 
@@ -41,7 +42,8 @@ class Router:
 
     def __init__(self, toolboxes: Mapping[str, tuple[str, ToolRegistry]]):
         if not toolboxes:
-            raise ValueError("a Router needs at least one toolbox: {name: (description, registry)}")
+            raise ValueError(_("a Router needs at least one toolbox: "
+                               "{{name: (description, registry)}}").format())
         self.toolboxes = dict(toolboxes)
 
     def route_tool(self) -> dict:
@@ -85,7 +87,8 @@ class TaskState:
 
     def done(self, step: str, result: str) -> None:
         if step not in self.steps:
-            raise ValueError(f"{step!r} is not a step of this task: {self.steps}")
+            raise ValueError(_("{step} is not a step of this task: {steps}").format(
+                step=repr(step), steps=self.steps))
         self.results[step] = result
 
     def pending(self) -> list[str]:
@@ -159,7 +162,7 @@ def with_fallback(*sources: Callable[..., str], valid: Callable[[dict], bool],
     whose JSON result fails `valid`, is passed over (noted in `log` when given); when none
     gives a valid result, the tool returns an error with a hint, for the model to relay."""
     if not sources:
-        raise ValueError("with_fallback needs at least one source function")
+        raise ValueError(_("with_fallback needs at least one source function"))
 
     def tool(**arguments: Any) -> str:
         for source in sources:
@@ -227,8 +230,8 @@ def retrying(fn: Callable[[], Any], *, attempts: int = 4,   # tries in all, the 
     retry in step, then tries again; any other error (a 400 never passes by itself) is
     raised at once, and so is the last failure when no attempt is left."""
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-        raise ValueError(f"attempts counts the tries, the first included: a whole number of "
-                         f"at least 1, got {attempts!r}")
+        raise ValueError(_("attempts counts the tries, the first included: a whole number of "
+                           "at least 1, got {value}").format(value=repr(attempts)))
     for k in range(attempts):
         try:
             return fn()

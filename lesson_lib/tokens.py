@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from lesson_lib.i18n import _
+
 ENCODINGS = ("o200k_base", "cl100k_base")
 DEFAULT_ENCODING = "o200k_base"
 CL100K_MODELS = ("gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3", "text-embedding-ada")
@@ -53,7 +55,8 @@ def encoding_name_for(model: str | None = None) -> str:
 def get_encoding(name: str = DEFAULT_ENCODING):
     """The tokenizer for an encoding name (loaded once, from the installed package)."""
     if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}: use one of {', '.join(ENCODINGS)}")
+        raise ValueError(_("unknown encoding {name}: use one of {encodings}").format(
+            name=repr(name), encodings=", ".join(ENCODINGS)))
     with warnings.catch_warnings():  # its loader uses an API that Python 3.11 calls deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
         import bpe_openai  # noqa: PLC0415  (imported on first use: keeps `import lesson_lib` fast)

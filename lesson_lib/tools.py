@@ -29,6 +29,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from pydantic import TypeAdapter
 
 from lesson_lib import clock
+from lesson_lib.i18n import _
 from lesson_lib.places import lookup
 
 
@@ -199,19 +200,22 @@ def _check_signature(fn: Callable) -> None:
     """Every parameter is named and annotated, so the model can be told its type."""
     for p in inspect.signature(fn).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TypeError(f"{fn.__name__}({p}): a tool takes named parameters only; "
-                            f"list each argument the model may send")
+            raise TypeError(_("{function}({parameter}): a tool takes named parameters only; "
+                              "list each argument the model may send").format(
+                                function=fn.__name__, parameter=p))
         if p.annotation is p.empty:
-            raise TypeError(f"parameter {p.name!r} of {fn.__name__} has no type annotation: "
-                            f"the schema needs one, e.g. `{p.name}: str` (or int, float, bool)")
+            raise TypeError(_("parameter {parameter} of {function} has no type annotation: the "
+                              "schema needs one, e.g. `{name}: str` (or int, float, bool)").format(
+                                parameter=repr(p.name), function=fn.__name__, name=p.name))
 
 
 def _summary(fn: Callable) -> str:
     """The docstring's first paragraph on one line: the description the model reads."""
     doc = inspect.getdoc(fn)
     if not doc:
-        raise TypeError(f"{fn.__name__} has no docstring: the model chooses tools by their "
-                        f"description, so write one (\"Use this when ...\") or pass description=")
+        raise TypeError(_("{function} has no docstring: the model chooses tools by their "
+                          "description, so write one (\"Use this when ...\") or pass "
+                          "description=").format(function=fn.__name__))
     return " ".join(doc.split("\n\n")[0].split())
 
 
@@ -345,15 +349,17 @@ def _check_schema(schema: Any) -> None:
     """Raise ValueError unless `schema` is a tool dict in the API's shape."""
     function = schema.get("function") if isinstance(schema, dict) else None
     if not isinstance(function, dict) or schema.get("type") != "function":
-        raise ValueError('a tool schema looks like {"type": "function", "function": {"name": ..., '
-                         f'"description": ..., "parameters": {{...}}}}}}, got {schema!r:.120}')
+        raise ValueError(_('a tool schema looks like {{"type": "function", "function": {{"name": '
+                           '..., "description": ..., "parameters": {{...}}}}}}, got {schema}').format(
+                             schema=f"{schema!r:.120}"))
     if not isinstance(function.get("name"), str) or not _NAME.fullmatch(function["name"]):
-        raise ValueError(f"tool name {function.get('name')!r} breaks the API's rule: 1-64 "
-                         "letters, digits, '_' or '-'")
+        raise ValueError(_("tool name {name} breaks the API's rule: 1-64 letters, digits, '_' "
+                           "or '-'").format(name=repr(function.get("name"))))
     parameters = function.get("parameters", {"type": "object"})
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
-        raise ValueError(f"parameters of {function['name']} must be a JSON schema with "
-                         f'"type": "object", got {parameters!r:.120}')
+        raise ValueError(_('parameters of {name} must be a JSON schema with "type": "object", '
+                           "got {parameters}").format(name=function["name"],
+                                                      parameters=f"{parameters!r:.120}"))
     jsonschema.validators.validator_for(parameters).check_schema(parameters)
 
 
@@ -519,7 +525,8 @@ class ToolRegistry:
         Registering a name again replaces the old tool (so a notebook cell can be re-run).
         """
         if not callable(fn):
-            raise TypeError(f"register() needs a function to run, got {fn!r:.80}")
+            raise TypeError(_("register() needs a function to run, got {value}").format(
+                value=f"{fn!r:.80}"))
         schema = schema_from_function(fn) if schema is None else copy.deepcopy(schema)
         _check_schema(schema)
         name = schema["function"]["name"]
@@ -553,7 +560,8 @@ class ToolRegistry:
         names = [names] if isinstance(names, str) else list(names)
         missing = [n for n in names if n not in self]
         if missing:
-            raise ValueError(f"no tools named {missing}; this registry has {self.names()}")
+            raise ValueError(_("no tools named {missing}; this registry has {names}").format(
+                missing=missing, names=self.names()))
         smaller = ToolRegistry()
         smaller._tools = {n: self._tools[n] for n in names}
         return smaller
