@@ -20,7 +20,6 @@ stays flat, but something is forgotten. This module makes that measurable:
 from __future__ import annotations
 
 import copy
-import functools
 import io
 import json
 import logging
@@ -259,13 +258,13 @@ class FunctionTrimMemory(ShortTermMemory):
                  token_budget: int,                  # tokens a whole request may cost
                  *, tools: list[dict] | None = None):  # the tools sent with each request
         super().__init__(max_messages=token_budget)
-        self.trim, self.budget = _checked(trim), token_budget - count_tools(tools)
+        self.trim, self.budget = trim, token_budget - count_tools(tools)
 
     def _trim(self) -> None:
         kept = self.trim(copy.deepcopy(self._messages), self.budget)
         if not isinstance(kept, list):
-            raise TypeError(f"{getattr(self.trim, '__name__', 'the trim')} returned "
-                            f"{type(kept).__name__}, not a list of messages")
+            raise TypeError(i18n._("{name} returned {kind}, not a list of messages").format(
+                name=getattr(self.trim, "__name__", "the trim"), kind=type(kept).__name__))
         dropped = [m for m in self._messages if m not in kept]
         self.last_dropped += dropped
         self.dropped_count += len(dropped)
@@ -277,23 +276,6 @@ class FunctionTrimMemory(ShortTermMemory):
             name=getattr(self.trim, "__name__", "trim"), budget=f"{self.budget:,}",
             messages=len(self._messages), tokens=f"{count_messages(self._messages):,}",
             dropped=self.dropped_count)
-
-
-def _checked(trim: Callable[[list[dict], int], list[dict]]) -> Callable[[list[dict], int], Any]:
-    """`trim`, raising a TypeError in the learner's language when it returns something other
-    than a list: what FunctionTrimMemory._trim (shown in notebook 07) then checks in English."""
-    name = getattr(trim, "__name__", None)
-    if name is None:  # a callable object: _trim's own check words it
-        return trim
-
-    @functools.wraps(trim)
-    def checked(messages: list[dict], budget: int) -> Any:
-        kept = trim(messages, budget)
-        if not isinstance(kept, list):
-            raise TypeError(i18n._("{name} returned {kind}, not a list of messages").format(
-                name=name, kind=type(kept).__name__))
-        return kept
-    return checked
 
 
 # ----------------------------------------------------------------- the numbers, as text

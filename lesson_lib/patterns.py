@@ -67,8 +67,9 @@ class Router:
         except (TypeError, IndexError, KeyError, ValueError):
             picked = None
         if picked not in self.toolboxes:  # validate what the model chose, as any input
-            raise ValueError(f"the router's model chose {picked!r}, which is not a toolbox "
-                             f"({', '.join(self.toolboxes)}): check its enum and descriptions")
+            raise ValueError(_("the router's model chose {picked}, which is not a toolbox "
+                               "({toolboxes}): check its enum and descriptions").format(
+                picked=repr(picked), toolboxes=", ".join(self.toolboxes)))
         return picked
 
     def tools_for(self, toolbox: str) -> ToolRegistry:
