@@ -23,7 +23,6 @@ import copy
 import io
 import json
 import logging
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from lesson_lib.agent import SYSTEM_PROMPT
 from lesson_lib.llm import complete
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.protocol import assistant_to_dict
+from lesson_lib.text import columns, pad
 from lesson_lib.tokens import count_messages, count_request, count_tools
 from lesson_lib.tools import (
     TIME_TOOL,
@@ -284,14 +284,14 @@ def cost_table(runs: Sequence[ConversationRun],  # the runs to compare
                window: int = SMALL_WINDOW) -> str:  # the context window to compare with
     """One line per run: turns done, the last and the largest request, the first turn over
     the window, the total sent, messages held at the end, summaries made."""
-    width = max(_width(r.name) for r in runs)
+    width = max(columns(r.name) for r in runs)
     heads = [i18n._("turns"), i18n._("last request"), i18n._("largest"),
              i18n._("over {window} at").format(window=f"{window:,}"), i18n._("total sent"),
              i18n._("held"), i18n._("summaries")]
-    widths = [_width(h) for h in heads]
+    widths = [columns(h) for h in heads]
     widths[3] = max(widths[3], 10 + len(f"{window:,}"))  # as wide as it has always been
-    head = "  ".join([_pad(i18n._("memory"), width, right=False), *heads])
-    lines = [head, "-" * _width(head)]
+    head = "  ".join([pad(i18n._("memory"), width, right=False), *heads])
+    lines = [head, "-" * columns(head)]
     for r in runs:
         over = r.first_over(window)
         cells = [len(r.turns), f"{r.turns[-1].largest.tokens if r.turns else 0:,}",
@@ -299,23 +299,12 @@ def cost_table(runs: Sequence[ConversationRun],  # the runs to compare
                  i18n._("turn {turn}").format(turn=over.turn) if over else i18n._("never"),
                  f"{(r.cumulative() or [0])[-1]:,}", r.turns[-1].held if r.turns else 0,
                  r.summaries()]
-        lines.append("  ".join([_pad(r.name, width, right=False),
-                                *(_pad(str(c), w) for c, w in zip(cells, widths, strict=True))]))
+        lines.append("  ".join([pad(r.name, width, right=False),
+                                *(pad(str(c), w) for c, w in zip(cells, widths, strict=True))]))
         if r.error:
-            lines.append(_pad("", width) + "  " + i18n._("stopped at {error}").format(
+            lines.append(pad("", width) + "  " + i18n._("stopped at {error}").format(
                 error=r.error[:120]))
     return "\n".join(lines)
-
-
-def _width(text: str) -> int:
-    """How many columns `text` takes in a terminal or a notebook: a Chinese character two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _pad(text: str, width: int, right: bool = True) -> str:
-    """`text` padded with spaces to `width` columns, on the left (right-aligned) or right."""
-    gap = " " * max(0, width - _width(text))
-    return gap + text if right else text + gap
 
 
 # ----------------------------------------------------------------- the numbers, as plots

@@ -1,6 +1,9 @@
-"""Wording shared by the library's messages: counts with the right noun."""
+"""Wording shared by the library's messages: counts with the right noun, and text padded
+to columns (a Chinese character takes two)."""
 
 from __future__ import annotations
+
+import unicodedata
 
 
 def plural(n: int,                # how many
@@ -9,3 +12,14 @@ def plural(n: int,                # how many
            ) -> str:
     """A count with its noun: '1 message', '0 messages', '2 tool results'."""
     return f"{n} {noun if n == 1 else many or noun + 's'}"
+
+
+def columns(text: str) -> int:
+    """How many columns `text` takes in a terminal or a notebook: a Chinese character two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int, right: bool = True) -> str:
+    """`text` padded with spaces to `width` columns, on the left (right-aligned) or right."""
+    gap = " " * max(0, width - columns(text))
+    return gap + text if right else text + gap

@@ -40,6 +40,7 @@ from lesson_lib.exercises import Report
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.repair import find_duplicate_ids, repair_messages
+from lesson_lib.text import columns, pad
 from lesson_lib.tokens import count_messages
 
 UNITS = ("messages", "tokens")
@@ -341,6 +342,26 @@ def judge_trim(fn: Callable, unit: str = "messages",
     if unit not in UNITS:
         raise ValueError(f"unit must be 'messages' or 'tokens', got {unit!r}")
     return [judge_one(fn, case, unit) for case in (TRIM_CASES if cases is None else cases)]
+
+
+def verdict_table(verdicts: Mapping[str, Sequence[TrimVerdict]]) -> str:
+    """judge_trim's verdicts of several trims side by side: {trim's name: verdicts}, each
+    list for the same cases. One row per case (pass or FAIL in each trim's column), then
+    each trim's score; in the learner's language."""
+    lists = list(verdicts.values())
+    if not lists:
+        return ""
+    width = max(columns(_(v.case.name) + (_(" (broken)") if v.case.broken else ""))
+                for v in lists[0]) + 2
+    width = max(width, 46)
+    lines = [pad(_("case"), width, right=False) + "".join(pad(name, 13) for name in verdicts)]
+    for k, verdict in enumerate(lists[0]):
+        name = _(verdict.case.name) + (_(" (broken)") if verdict.case.broken else "")
+        lines.append(pad(name, width, right=False) + "".join(
+            pad(_("pass") if v[k].passed else _("FAIL"), 13) for v in lists))
+    lines.append(pad(_("score"), width, right=False) + "".join(
+        pad(f"{sum(v.passed for v in one)}/{len(one)}", 13) for one in lists))
+    return "\n".join(lines)
 
 
 def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimmed list

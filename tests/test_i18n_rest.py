@@ -231,17 +231,17 @@ def test_the_cost_table_in_english_is_unchanged(speak):
 
 
 def test_the_cost_table_in_chinese_lines_up_its_columns(speak):
-    from lesson_lib.costs import _width
+    from lesson_lib.text import columns
 
     speak("zh")
     lines = cost_table(runs("保留全部"), window=2_048).splitlines()
     assert lines[0].split() == ["记忆", "轮数", "最后一次请求", "最大请求", "首次超过", "2,048", "时",
                                 "累计发送", "保留消息", "摘要次数"]
     assert "第 2 轮" in lines[2] and "从未" in lines[3] and "停在：turn 2: ValueError" in lines[4]
-    assert len({_width(line) for line in lines[:4]}) == 1, "every row as wide as the header"
+    assert len({columns(line) for line in lines[:4]}) == 1, "every row as wide as the header"
     for row, cell in ((2, "2,500"), (2, "第 2 轮"), (3, "从未"), (3, "800")):
-        ends = _width(lines[row][:lines[row].index(cell) + len(cell)])
-        assert any(_width(lines[0][:i]) == ends for i in range(len(lines[0]) + 1)), (
+        ends = columns(lines[row][:lines[row].index(cell) + len(cell)])
+        assert any(columns(lines[0][:i]) == ends for i in range(len(lines[0]) + 1)), (
             f"{cell} ends where a header ends")
 
 

@@ -366,3 +366,27 @@ def test_check_trim_never_raises_at_the_learner(capsys):
 
 # These tests read which cases a check names: every line is printed (conftest.every_line).
 pytestmark = pytest.mark.usefixtures("every_line")
+
+
+def test_the_verdict_table_puts_trims_side_by_side_in_the_learners_language(speak):
+    from lesson_lib.text import columns
+    from lesson_lib.trimcheck import verdict_table
+
+    verdicts = {"naive_trim": judge_trim(partial(naive_trim, unit="tokens"), "tokens"),
+                "budget_trim": judge_trim(budget_trim, "tokens")}
+    speak("en")
+    lines = verdict_table(verdicts).splitlines()
+    assert lines[0].split() == ["case", "naive_trim", "budget_trim"]
+    assert len(lines) == len(TRIM_CASES) + 2
+    naive_passes = sum(v.passed for v in verdicts["naive_trim"])
+    assert lines[-1].split() == ["score", f"{naive_passes}/{len(TRIM_CASES)}",
+                                 f"{len(TRIM_CASES)}/{len(TRIM_CASES)}"]
+    broken = next(k for k, case in enumerate(TRIM_CASES) if case.broken)
+    assert lines[broken + 1].startswith(TRIM_CASES[broken].name + " (broken)")
+    assert lines[broken + 1].split()[-2:] == ["FAIL", "pass"]
+    speak("zh")
+    lines = verdict_table(verdicts).splitlines()
+    assert lines[0].startswith("用例") and lines[-1].startswith("得分")
+    assert "（本身已损坏）" in lines[broken + 1] and lines[broken + 1].split()[-2:] == ["失败", "通过"]
+    assert len({columns(line) for line in lines}) == 1  # every column lines up
+    assert verdict_table({}) == ""
