@@ -84,6 +84,7 @@ _NOT_NAMES_ZH = ("什么", "谁", "啥", "哪", "多少", "学生", "老师", "�
                  "中国", "程序员", "开发")
 
 
+@lru_cache(maxsize=4096)  # a pure function of the text: each request reads it again
 def name_in(text: str) -> str | None:
     """The name a user gives in `text` ("My name is Xiaoming", "我叫小明"), or None."""
     text = tidy(text)
@@ -451,6 +452,7 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                  "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 
 
+@lru_cache(maxsize=4096)  # a pure function of the text: each request reads it again
 def math_symbols(text: str) -> str:
     """Operator words between numbers become symbols: "23 times 7" → "23 * 7", "2加3" → "2+3"."""
     for words_, symbol in _MATH_WORDS:
@@ -676,6 +678,7 @@ def tool_text(tool: Any) -> str:
     return " ".join(parts)
 
 
+@lru_cache(maxsize=4096)  # a pure function of the text: each request reads it again
 def without_places(text: str) -> str:
     """`text` with place names blanked: "Shanghai" must not pull in a tool whose
     description happens to say "e.g. Asia/Shanghai"."""
