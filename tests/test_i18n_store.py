@@ -204,67 +204,70 @@ def _break_behind_the_store(store, session_id):
                     '"{}"}}]}'))
 
 
-def test_listing_and_repairs_in_english_are_unchanged(speak, store):
-    speak("en")
-    store.create_session("xiaoming", title="Chengdu trip", session_id="trip")
-    _break_behind_the_store(store, "trip")
-    _, changes = store.load("trip")
-    assert [str(c) for c in changes] == [
-        "message 1: call call_half never got a result: answered it with an 'interrupted' error"]
-    record = str(store.repairs("trip")[-1]).splitlines()
-    assert record[0].startswith("repaired at ") and record[0].endswith(
-        " UTC (interrupted='answer'): 1 change")
-    info = str(store.list_sessions("xiaoming")[0])
-    assert info.startswith("trip: 'Chengdu trip', 3 messages, last used ") and info.endswith(" UTC")
-    store.create_session("xiaoming", session_id="bare")
-    assert str(store.info("bare")).startswith("bare: (untitled), 0 messages, last used ")
+LISTING = {  # language -> what the store says: a title, the repair, its record, the lists
+    "en": ("Chengdu trip",
+           "message 1: call call_half never got a result: answered it with an 'interrupted' error",
+           ("repaired at ", " UTC (interrupted='answer'): 1 change"),
+           "trip: 'Chengdu trip', 3 messages, last used ",
+           "bare: (untitled), 0 messages, last used "),
+    "zh": ("成都之行",
+           "消息 1：调用 call_half 一直没有得到结果：已用一条 'interrupted' 错误回答它",
+           ("修复于 ", " UTC（interrupted='answer'）：改动 1 处"),
+           "trip：'成都之行'，3 条消息，最近使用于 ",
+           "bare：（无标题），0 条消息，最近使用于 "),
+}
 
 
-def test_listing_and_repairs_in_chinese(speak, store):
-    speak("zh")
-    store.create_session("xiaoming", title="成都之行", session_id="trip")
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_listing_and_repairs_in_each_language(speak, store, language):
+    title, change, (record_starts, record_ends), listed, bare = LISTING[language]
+    speak(language)
+    store.create_session("xiaoming", title=title, session_id="trip")
     _break_behind_the_store(store, "trip")
     _, changes = store.load("trip")
-    assert [str(c) for c in changes] == [
-        "消息 1：调用 call_half 一直没有得到结果：已用一条 'interrupted' 错误回答它"]
+    assert [str(c) for c in changes] == [change]
     record = str(store.repairs("trip")[-1]).splitlines()
-    assert record[0].startswith("修复于 ") and record[0].endswith(
-        " UTC（interrupted='answer'）：改动 1 处")
+    assert record[0].startswith(record_starts) and record[0].endswith(record_ends)
     assert record[1] == "  " + str(changes[0])
     info = str(store.list_sessions("xiaoming")[0])
-    assert info.startswith("trip：'成都之行'，3 条消息，最近使用于 ") and info.endswith(" UTC")
+    assert info.startswith(listed) and info.endswith(" UTC")
     store.create_session("xiaoming", session_id="bare")
-    assert str(store.info("bare")).startswith("bare：（无标题），0 条消息，最近使用于 ")
+    assert str(store.info("bare")).startswith(bare)
 
 
 # ----------------------------------------------------------------- the profile
 
-def test_the_profile_in_english_is_unchanged(speak, store):
-    speak("en")
+PROFILE = {  # language -> (two values and a source, their history lines, the prompt, refusal)
+    "en": (("vegetarian", "vegan", "settings page"),
+           ("vegetarian, set ", " UTC in session monday (settings page)", "vegan, set "),
+           "What you know about this user: diet: vegan",
+           r"a profile key is a short name such as 'diet'"),
+    "zh": (("素食", "纯素", "设置页面"),
+           ("素食，设于 ", " UTC，在会话 monday 中（设置页面）", "纯素，设于 "),
+           "What you know about this user: diet: 纯素",  # the model reads it: English
+           r"用户资料的键是一个简短的名字，比如 'diet' 或 'units'（1 到 64 个字符，只占一行），收到的是 ''"),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_profile_in_each_language(speak, store, language):
+    (before, after, source), (first_starts, first_ends, second_starts), prompt, refusal = \
+        PROFILE[language]
+    speak(language)
     profile = store.profile("xiaoming")
-    profile.set("diet", "vegetarian", source="settings page", session_id="monday")
-    profile.set("diet", "vegan")
+    profile.set("diet", before, source=source, session_id="monday")
+    profile.set("diet", after)
     first, second = (str(e) for e in profile.history("diet"))
-    assert first.startswith("vegetarian, set ")
-    assert first.endswith(" UTC in session monday (settings page)")
-    assert second.startswith("vegan, set ") and second.endswith(" UTC")
-    assert profile.as_prompt() == "What you know about this user: diet: vegan"
-    with pytest.raises(ValueError, match=r"a profile key is a short name such as 'diet'"):
+    assert first.startswith(first_starts) and first.endswith(first_ends)
+    assert second.startswith(second_starts) and second.endswith(" UTC")
+    assert profile.as_prompt() == prompt
+    with pytest.raises(ValueError, match=refusal):
         profile.set("", "x")
 
 
-def test_the_profile_in_chinese(speak, store):
+def test_the_profiles_value_errors_in_chinese(speak, store):
     speak("zh")
     profile = store.profile("xiaoming")
-    profile.set("diet", "素食", source="设置页面", session_id="monday")
-    profile.set("diet", "纯素")
-    first, second = (str(e) for e in profile.history("diet"))
-    assert first.startswith("素食，设于 ") and first.endswith(" UTC，在会话 monday 中（设置页面）")
-    assert second.startswith("纯素，设于 ") and second.endswith(" UTC")
-    assert profile.as_prompt() == "What you know about this user: diet: 纯素"  # the model reads it
-    with pytest.raises(ValueError, match=r"用户资料的键是一个简短的名字，比如 'diet' 或 'units'"
-                                         r"（1 到 64 个字符，只占一行），收到的是 ''"):
-        profile.set("", "x")
     with pytest.raises(ValueError, match=r"'diet' 的值必须是非空字符串、数字、布尔值，或由它们组成的"
                                          r"列表，收到的是 None（要删除一个键：forget\('diet'\)）"):
         profile.set("diet", None)
