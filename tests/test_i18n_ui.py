@@ -214,3 +214,31 @@ def test_the_inspector_numbers_stay_data_and_their_labels_speak_chinese(speak):
     state = ChatAppState()
     assert state.stats()["token_limit_name"] == "the context window"  # data, as code reads it
     assert "(上下文窗口)" in state.memory_html()
+
+
+AGENT_LINES = {  # language -> what a LoopAgent that hit max_turns shows, and a gauge's label
+    "en": ("turn 1: get_current_weather", "3 model calls; stopped by max_turns", "reply: ",
+           "I stopped after 3 rounds of tool calls without reaching an answer (max_turns=3; "
+           "tools used: get_current_weather).", "Messages: <b>"),
+    "zh": ("第 1 轮：get_current_weather", "3 次模型调用；因 max_turns 而停止", "回复：",
+           "我进行了 3 轮工具调用，仍没有得到回答，所以停了下来（max_turns=3；用过的工具："
+           "get_current_weather）。", "消息：<b>"),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_agents_own_lines_and_the_gauges_in_each_language(speak, language):
+    from lesson_lib.agent import LoopAgent
+    from lesson_lib.offline import offline_client
+
+    turn, ended, reply, notice, gauge = AGENT_LINES[language]
+    speak(language)
+    agent = LoopAgent(max_turns=3, client=offline_client())
+    result = agent.run("Keep checking the weather in Chengdu until it is sunny.")
+    lines = str(result).splitlines()
+    assert result.hit_max_turns and lines[0].startswith(turn)
+    assert lines[-2:] == [ended, reply + notice]
+    assert agent.memory.to_api_format()[-1]["content"] == notice  # kept as the user saw it
+    state = ChatAppState()
+    state.send("Hello")
+    assert gauge in state.memory_html()
