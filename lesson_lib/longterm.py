@@ -334,15 +334,9 @@ class _Matrix:
 
     def _encode(self, rows: Any) -> None:
         """The rough copy of `rows` (a slice or row numbers), from the float32 rows."""
-        np = self.np
-        exact = self.matrix[rows]
-        scale = np.abs(exact).max(axis=-1, keepdims=True) / np.float32(127)
-        scale[scale == 0] = 1  # a row of zeros: codes 0, error 0
-        codes = np.rint(exact / scale).astype(np.int8)
-        self.codes[rows] = codes
-        self.scale[rows] = scale[..., 0]
-        self.error[rows] = np.linalg.norm(exact - codes * scale, axis=-1)
-        self.length[rows] = np.linalg.norm(codes * scale, axis=-1)
+        codes, scale, error = rough_copy(self.matrix[rows])
+        self.codes[rows], self.scale[rows], self.error[rows] = codes, scale, error
+        self.length[rows] = self.np.linalg.norm(codes * scale[..., None], axis=-1)
 
     def put(self, memory_id: int, vector: Any) -> None:
         np = self.np
@@ -453,13 +447,16 @@ class _Matrix:
         return mine
 
 
-def rough_copy(vector: Any) -> tuple[Any, Any, Any]:
-    """(int8 codes, scale, |vector - codes × scale|): a vector as _Matrix keeps its rows."""
+def rough_copy(vectors: Any) -> tuple[Any, Any, Any]:
+    """(int8 codes, scale, |vector - codes × scale|) of one vector, or of each row of a
+    matrix: its largest component becomes ±127 (a vector of zeros: codes 0, error 0)."""
     import numpy as np  # noqa: PLC0415
 
-    scale = np.float32(np.abs(vector).max() / 127) or np.float32(1)  # zeros: codes 0
-    codes = np.rint(vector / scale).astype(np.int8)
-    return codes, scale, np.float32(np.linalg.norm(vector - codes * scale))
+    scale = np.abs(vectors).max(axis=-1, keepdims=True) / np.float32(127)
+    scale[scale == 0] = 1
+    codes = np.rint(vectors / scale).astype(np.int8)
+    error = np.linalg.norm(vectors - codes * scale, axis=-1).astype(np.float32)
+    return codes, scale[..., 0], error
 
 
 # ----------------------------------------------------------------- the memory
