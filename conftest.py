@@ -7,10 +7,15 @@ take one of them before the kernel binds it, and the kernel dies at start ("Kern
 before replying to kernel_info"), failing every cell of a notebook that is fine. CI saw
 this once under Python 3.13. A start that fails is tried again with fresh ports, and what
 the dead kernel printed is reported as a warning so a real start-up fault stays visible
-(a kernel that fails three times still fails the notebook)."""
+(a kernel that fails three times still fails the notebook).
 
+And nbval's kernels are forked from a warm process (tests/kernel_fork.py), as the Run All
+runs' are: the same kernel, without paying Python's and IPython's start each time."""
+
+import sys
 import tempfile
 import warnings
+from pathlib import Path
 
 from lesson_lib.testing import apply_notebook_env
 
@@ -48,3 +53,12 @@ def pytest_configure(config):
 
     start_new_kernel.retries_start = True
     nbval_kernel.start_new_kernel = start_new_kernel
+
+    sys.path.insert(0, str(Path(__file__).parent / "tests"))
+    from kernel_fork import with_forking  # noqa: PLC0415
+
+    class ForkingSpecs(nbval_kernel.NbvalKernelspecManager):
+        def get_kernel_spec(self, kernel_name):
+            return with_forking(super().get_kernel_spec(kernel_name))
+
+    nbval_kernel.NbvalKernelspecManager = ForkingSpecs

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from kernel_fork import ForkingKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async
@@ -296,6 +297,7 @@ def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIME
     name = label(path)
     nb = nbformat.read(path, as_version=4)  # in memory only: never written back
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                            kernel_manager_class=ForkingKernelManager,  # a warm start
                             resources={"metadata": {"path": str(path.parent)}})
     starts: list[tuple[float, int]] = []  # (time.time(), cell index) as each code cell starts
     lines: dict[int, str] = {}  # cell index → "line N: code" of the error (%xmode Minimal hides it)
