@@ -275,9 +275,10 @@ def test_the_world_reaches_the_kernel(tmp_path, other_model):
 
 # ----------------------------------------------------------------- the notebooks
 #
-# 45 runs of 5 to 50 s each. With --dist loadfile every test of this file goes to one
-# worker, so the runs are started ahead, JOBS at a time, in kernels of their own (the
-# longest first), and each test waits for its own. The tests still pass or fail one by one.
+# 130 runs (26 notebooks in 5 worlds) of 1 to 15 s each. With --dist loadfile every test of
+# this file goes to one worker, so the runs are started ahead, JOBS at a time, in kernels of
+# their own (forked from a warm process: tests/kernel_fork.py; the longest first), and each
+# test waits for its own. The tests still pass or fail one by one.
 
 # Kernels at once; the suite runs on 2 cores next to the other xdist worker.
 JOBS = max(1, int(os.environ.get("LESSON_RUN_ALL_JOBS", "2")))
