@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lesson_lib.exercises.deadline import CALL_SECONDS, RULE_SECONDS, TookTooLong, time_limit
+from lesson_lib.exercises import deadline
+from lesson_lib.exercises.deadline import TookTooLong, time_limit
 from lesson_lib.i18n import N_, _, ngettext
 
 # How often each finding has failed in this kernel: a hint given as steps shows one more
@@ -116,19 +117,23 @@ def _learner_frame(error: BaseException) -> traceback.FrameSummary:
 
 def not_called(error: BaseException) -> bool:
     """True when `error` is Python refusing the check's call of the learner's function (a
-    TypeError raised before any line of theirs ran: a parameter missing, or one too many)."""
-    return isinstance(error, TypeError) and not _their_frames(error)
+    TypeError raised before any line of theirs ran: a parameter missing, one too many, or
+    something that is no function at all)."""
+    return isinstance(error, TypeError) and not _their_frames(error) and (
+        "argument" in str(error) or "not callable" in str(error))
 
 
 CALL_REFUSED = N_("your function cannot take what the check gives it: keep the parameters "
                   "the exercise's stub has, in that order")
+NOT_A_FUNCTION = N_("what the check was given cannot be called: pass the function itself (its "
+                    "name, without parentheses)")
 
 
 def where_hint(error: BaseException) -> str:
     """The hint under "your code raised …": the line of the learner's code where it
     happened, or, when the call itself failed, what to fix in the function's parameters."""
     if not_called(error):
-        return _(CALL_REFUSED)
+        return _(NOT_A_FUNCTION) if "not callable" in str(error) else _(CALL_REFUSED)
     where = _learner_frame(error)
     return _("see line {line} of {function}()").format(line=where.lineno, function=where.name)
 
@@ -145,6 +150,7 @@ def signature_problem(fn: Any, expected: str, *args: Any, **kwargs: Any) -> str 
         signature.bind(*args, **kwargs)
     except TypeError:
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        name = name.rsplit("<locals>.", 1)[-1]  # a function defined inside another
         return _("your {name}{has} cannot be called the way the check calls it, {expected}: "
                  "give it the parameters the exercise asks for").format(
                      name=name, has=signature, expected=expected)
@@ -180,24 +186,26 @@ LOOP_HINTS = (N_("a loop that cannot reach its end runs for ever: look at the li
 
 def did_not_finish(error: BaseException, seconds: float, on: str,
                    who: str = N_("your code")) -> str:
-    """"your trim did not finish in 5 s on this history: …; it was running line 12 of
-    _trim() when the check stopped it"."""
-    said = _("{who} did not finish in {seconds} s on {on}").format(who=_(who), seconds=f"{seconds:g}",
-                                                                   on=on)
+    """"your trim did not finish in 5 s on this history: …; it was running _trim() when
+    the check stopped it" (the function, not the line: the line differs from one run to the
+    next, and the report of one mistake must not)."""
+    said = _("{who} did not finish in {seconds} s on {on}").format(
+        who=_(who), seconds=f"{seconds:g}", on=on)
     theirs = _their_frames(error)
     if not theirs:
         return said
-    return _("{said}; it was running line {line} of {function}() when the check stopped "
-             "it").format(said=said, line=theirs[-1].lineno, function=theirs[-1].name)
+    return _("{said}; it was running {function}() when the check stopped it").format(
+        said=said, function=theirs[-1].name)
 
 
 @contextmanager
 def finishing(on: Callable[[], str], *, who: str = N_("your code"),
               hints: Sequence[str] = LOOP_HINTS,
-              seconds: float = CALL_SECONDS) -> Iterator[None]:
-    """The block (the learner's code on one input) must end within `seconds`; if it does
-    not, it is stopped and Stuck is raised, saying on what (`on()`, e.g. "this history:
-    [system, user 'hi']") and where it was."""
+              seconds: float | None = None) -> Iterator[None]:
+    """The block (the learner's code on one input) must end within `seconds` (None:
+    deadline.CALL_SECONDS); if it does not, it is stopped and Stuck is raised, saying on
+    what (`on()`, e.g. "this history: [system, user 'hi']") and where it was."""
+    seconds = deadline.CALL_SECONDS if seconds is None else seconds
     try:
         with time_limit(seconds) as limit:
             yield
@@ -213,14 +221,15 @@ def run_check(title: str, body: Callable[[Report], None]) -> bool:
     finish (a loop that never ends) is stopped and named."""
     report = Report(title)
     try:
-        with time_limit(RULE_SECONDS) as limit:
+        with time_limit(deadline.RULE_SECONDS) as limit:
             body(report)
     except Stuck as stuck:
         report.expect(False, stuck.what, stuck.hints or "")
     except TookTooLong as error:
         if error.limit is not limit:
             raise
-        report.expect(False, did_not_finish(error, RULE_SECONDS, _("this check")), LOOP_HINTS)
+        report.expect(False, did_not_finish(error, deadline.RULE_SECONDS, _("this check")),
+                      LOOP_HINTS)
     except Exception as error:  # the learner's code failed: report it, don't crash
         report.expect(False, _("your code raised {error}: {message}").format(
                           error=type(error).__name__, message=error),

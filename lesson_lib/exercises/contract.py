@@ -34,16 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from lesson_lib.exercises import (
-    CALL_REFUSED,
     LOOP_HINTS,
     Report,
     Stuck,
     _learner_frame,
+    deadline,
     did_not_finish,
     not_called,
     not_done,
+    where_hint,
 )
-from lesson_lib.exercises.deadline import RULE_SECONDS, TookTooLong, time_limit
+from lesson_lib.exercises.deadline import TookTooLong, time_limit
 from lesson_lib.i18n import _, ngettext
 
 WAITING = "not judged until "  # a verdict's start for a rule whose `needs` failed (never shown)
@@ -150,7 +151,7 @@ def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
             continue
         judged += 1
         try:
-            with time_limit(RULE_SECONDS) as limit:
+            with time_limit(deadline.RULE_SECONDS) as limit:
                 what = rule.verdict(impl)
         except NotImplementedError as error:
             unwritten += 1
@@ -162,12 +163,12 @@ def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
         except TookTooLong as error:
             if error.limit is not limit:
                 raise
-            what = Finding(did_not_finish(error, RULE_SECONDS, _("this rule's inputs")),
+            what = Finding(did_not_finish(error, deadline.RULE_SECONDS, _("this rule's inputs")),
                            LOOP_HINTS)
         except Exception as error:  # the learner's code failed: say where, don't crash
             if not_called(error):
                 what = Finding(_("the check could not call your code: {message}").format(
-                    message=error), (CALL_REFUSED,))
+                    message=error), (where_hint(error),))
             else:
                 where = _learner_frame(error)
                 what = _("your code raised {error}: {message} (line {line} of "
