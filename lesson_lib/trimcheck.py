@@ -336,8 +336,8 @@ def _forgot(case: TrimCase, unit: str, result: list[dict],
         return [(_("it kept {did} of the earlier messages where {can} can stay: it dropped "
                    "more than the budget needs").format(did=did, can=can),
                  _("drop one unit at a time (a message, or a call with all its results), "
-                   "oldest first, and stop as soon as the list fits: dropping a whole turn "
-                   "where one message would do forgets for nothing"))]
+                   "oldest first, and stop as soon as the list fits (a list exactly at the "
+                   "budget fits): every unit more is forgotten for nothing, a whole turn too"))]
     can, did = (max(sum(m["role"] == "user" for m in x) - 1, 0) for x in (reference, result))
     if did >= can:
         return []
@@ -378,8 +378,12 @@ TRIM_HINTS = (N_("a trim's loop must end even when nothing more can be dropped (
 def history_label(messages: list, budget: int, unit: str = "messages") -> str:
     """A history in a few words each, for a report: [system, user 'hi', assistant→1 call,
     tool, …] (max_messages=4)."""
-    shown = ", ".join(_label(m) if isinstance(m, Mapping) else type(m).__name__
-                      for m in messages[:12])
+    def label(m: Any) -> str:
+        if not isinstance(m, Mapping):
+            return type(m).__name__
+        return f"tool({m.get('tool_call_id')})" if m.get("role") == "tool" else _label(m)
+
+    shown = ", ".join(label(m) for m in messages[:12])
     more = _(", … {n} more").format(n=len(messages) - 12) if len(messages) > 12 else ""
     name = "max_messages" if unit == "messages" else "budget"
     return f"[{shown}{more}] ({name}={budget})"
