@@ -341,7 +341,7 @@ def test_a_trim_that_never_ends_is_stopped_and_named(capsys):
     assert "❌ when only system messages are left to drop, the trim stops" in out, out
     assert (f"your trim did not finish in {deadline.CALL_SECONDS:g} s on this history: "
             "max_messages=2, adding [system 1, system 2, system 3]") in out, out
-    assert "it was running _trim() when the check stopped it" in out, out
+    assert "it was running add() → _trim() when the check stopped it" in out, out
     assert nb02.check_my_memory(NeverStopsWhenOnlySystemsAreLeft) is False  # asked again
     assert "there is nothing the trim may drop: the loop must stop" in capsys.readouterr().out
 

@@ -102,12 +102,33 @@ class Report:
         return lines
 
 
+def _theirs(filename: str) -> bool:
+    """Is this file the learner's (not lesson_lib's, not an installed library's)?"""
+    ours = (str(Path(__file__).resolve().parent.parent), sys.prefix, sys.base_prefix)
+    return not filename.startswith(ours)
+
+
 def _their_frames(error: BaseException) -> list[traceback.FrameSummary]:
     """The frames of the learner's own code (not lesson_lib's, not a library's), outermost
     first."""
-    frames = traceback.extract_tb(error.__traceback__)
-    ours = (str(Path(__file__).resolve().parent.parent), sys.prefix, sys.base_prefix)
-    return [f for f in frames if not f.filename.startswith(ours)]
+    return [f for f in traceback.extract_tb(error.__traceback__) if _theirs(f.filename)]
+
+
+def _stuck_in(error: BaseException) -> str | None:
+    """Where in the learner's code a stopped loop is: their functions found at every look
+    the timer took before it stopped the code (deadline.Limit.seen), outermost first,
+    "add() → _trim()", so that it reads the same whatever line the stop landed on; without
+    looks, the function where it stopped."""
+    theirs = [f.name for f in _their_frames(error)]
+    seen = getattr(getattr(error, "limit", None), "seen", None) or []
+    always = None
+    for look in seen:
+        names = {name for filename, name in look if _theirs(filename)}
+        always = names if always is None else always & names
+    inside = list(dict.fromkeys(name for name in theirs if name in (always or ())))
+    if inside:
+        return " → ".join(f"{name}()" for name in inside)
+    return f"{theirs[-1]}()" if theirs else None
 
 
 def _learner_frame(error: BaseException) -> traceback.FrameSummary:
@@ -191,11 +212,11 @@ def did_not_finish(error: BaseException, seconds: float, on: str,
     next, and the report of one mistake must not)."""
     said = _("{who} did not finish in {seconds} s on {on}").format(
         who=_(who), seconds=f"{seconds:g}", on=on)
-    theirs = _their_frames(error)
-    if not theirs:
+    function = _stuck_in(error)
+    if function is None:
         return said
-    return _("{said}; it was running {function}() when the check stopped it").format(
-        said=said, function=theirs[-1].name)
+    return _("{said}; it was running {function} when the check stopped it").format(
+        said=said, function=function)
 
 
 @contextmanager

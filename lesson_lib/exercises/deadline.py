@@ -37,14 +37,19 @@ from typing import Any
 CALL_SECONDS = 5     # one call of the learner's function on one input (a trim: milliseconds)
 RULE_SECONDS = 60    # a whole rule or check, hundreds of calls included: only a hang takes this
 AGAIN = 0.5          # seconds before a swallowed TookTooLong is raised again
+WATCH = 0.5          # seconds before a deadline when the timer starts looking where the code is
+TICK = 0.05          # how often it looks, and how often a swallowed TookTooLong comes again
 
 
 @dataclass(eq=False)
 class Limit:
-    """One time limit in force: its length and when it ends (time.monotonic())."""
+    """One time limit in force: its length, when it ends (time.monotonic()), and where the
+    code was at each look in its last half second (functions, outermost first): the
+    function in every one of them is where the code is stuck, wherever the stop lands."""
     seconds: float
     deadline: float
     raised: float | None = field(default=None)  # when its TookTooLong was last raised
+    seen: list[list[tuple[str, str]]] = field(default_factory=list)  # (file, function)s
 
 
 class TookTooLong(BaseException):  # noqa: N818  (what it says to the check that catches it)
@@ -59,6 +64,15 @@ _LIMITS: list[Limit] = []       # the limits in force (signal way), outermost fi
 _SAVED: list[Any] = []          # [handler, (seconds left, interval)] found before the first
 
 
+def stack(frame: Any) -> list[tuple[str, str]]:
+    """(file, function) of each frame from `frame` outwards, outermost first."""
+    found = []
+    while frame is not None:
+        found.append((frame.f_code.co_filename, frame.f_code.co_name))
+        frame = frame.f_back
+    return found[::-1]
+
+
 def _on_alarm(signum: int, frame: Any) -> None:  # noqa: ARG001  (a signal handler's signature)
     now = time.monotonic()
     for limit in _LIMITS:  # the outermost expired limit wins: it stops everything inside
@@ -67,17 +81,22 @@ def _on_alarm(signum: int, frame: Any) -> None:  # noqa: ARG001  (a signal handl
                 limit.raised = now
                 raise TookTooLong(limit)
             return
+    for limit in _LIMITS:
+        if limit.deadline - now <= WATCH and len(limit.seen) < 2 * WATCH / TICK:
+            limit.seen.append(stack(frame))
     _arm()
 
 
 def _arm() -> None:
-    """Set the timer for the nearest deadline, repeating every 50 ms after it (in case the
-    first TookTooLong is swallowed); or stop it when no limit is left."""
+    """Set the timer for the nearest deadline (ticking every TICK in the WATCH before it,
+    and after it, in case the first TookTooLong is swallowed); or stop it when no limit is
+    left."""
     if not _LIMITS:
         signal.setitimer(signal.ITIMER_REAL, 0)
         return
     left = min(limit.deadline for limit in _LIMITS) - time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), 0.05)
+    start = left - WATCH if left > WATCH else left
+    signal.setitimer(signal.ITIMER_REAL, max(start, 0.001), TICK)
 
 
 def _signals_work() -> bool:
