@@ -549,7 +549,15 @@ def show_trim(trim: Callable,  # a trim function: trim(messages, max_messages) -
     from lesson_lib.display import show_messages, side_by_side  # noqa: PLC0415
 
     case = trim_case(name, VALID_CASES if cases is None else cases)
-    after = trim(copy.deepcopy(case.messages), case.max_messages)
+    try:
+        with finishing(lambda: _("this history: {history}").format(
+                           history=history_label(case.messages, case.max_messages)),
+                       who=N_("your trim"), hints=TRIM_CALL_HINTS):
+            after = trim(copy.deepcopy(case.messages), case.max_messages)
+    except Stuck as stuck:  # the report says so; nothing to draw
+        _stuck(_("{case} (max_messages={max_messages})").format(
+            case=_(case.name), max_messages=case.max_messages), stuck)
+        return None
     after = after if isinstance(after, list) and all(isinstance(m, Mapping) for m in after) \
         else []
     return side_by_side(show_messages(case.messages),

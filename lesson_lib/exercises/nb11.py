@@ -283,6 +283,9 @@ def check_my_recall(my_recall: Any) -> bool:  # my_recall(question, memory, budg
     if not callable(my_recall) or isinstance(my_recall, type):
         return not_done(_(RECALL_TITLE), _("define my_recall(question, memory, budget) above "
                                            "and pass the function itself (no parentheses)"))
+    if wrong_signature(_(RECALL_TITLE), signature_problem(
+            my_recall, "my_recall(question, memory, budget)", "", None, 0)):
+        return False
     return check_rules(_(RECALL_TITLE), my_recall, RECALL_RULES,
                        start=_("write the body of my_recall, then run this check again"))
 

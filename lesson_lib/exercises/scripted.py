@@ -16,8 +16,7 @@ of every request (messages and tools). No model, no network: the same verdict fo
 
 The scripted model behaves as a real one where a check needs it to: a reply may carry text
 beside its calls (`script.calls(..., content="Let me check.")`, as real models sometimes
-write), or be a refusal (`script.refuse("I can't help with that.")`: content None, the
-refusal's text in `refusal`). And it refuses, as the API does, a request whose `tools` or
+write), and it refuses, as the API does, a request whose `tools` or
 `tool_choice` the API refuses (`tool_choice` without `tools`, `tools=[]` …): a genuine
 `openai.BadRequestError` with the API's own text (lesson_lib.protocol.check_tools), the
 request still kept, the refusal in `client.refused`. It does not judge the messages: the
@@ -82,17 +81,14 @@ class Call:
 
 @dataclass(frozen=True)
 class Reply:
-    """One reply of the scripted model: words; tool calls (content None, as the API sends
-    them, or a sentence beside them); or a refusal (content None, its text in `refusal`)."""
+    """One reply of the scripted model: words, or tool calls (content None, as the API sends
+    them, or a sentence beside them)."""
     content: str | None = None
     calls: tuple[Call, ...] = ()
-    refusal: str | None = None
 
     def message(self) -> dict:
         """The assistant message as the API sends it (as a plain dict)."""
         item: dict = {"role": "assistant", "content": self.content}
-        if self.refusal is not None:
-            item["refusal"] = self.refusal
         if self.calls:
             item["tool_calls"] = [{"id": c.id, "type": "function",
                                    "function": {"name": c.name, "arguments": c.arguments}}
@@ -103,8 +99,6 @@ class Reply:
         if self.calls:
             return ngettext("{n} tool call", "{n} tool calls", len(self.calls)).format(
                 n=len(self.calls))
-        if self.refusal is not None:
-            return _("a refusal {text}").format(text=repr(self.refusal))
         return repr(self.content)
 
 
@@ -116,10 +110,6 @@ class Script:
 
     def answer(self, text: str) -> Reply:
         return self._add(Reply(text))
-
-    def refuse(self, text: str) -> Reply:
-        """A refusal: no content, the model's reason in `refusal`."""
-        return self._add(Reply(None, (), text))
 
     def calls(self, *calls: tuple[str, dict], content: str | None = None) -> Reply:
         """A reply asking for tools: (name, arguments) pairs, in one assistant message;
