@@ -354,7 +354,7 @@ def test_my_tool_must_return_a_json_string(capsys):
 
     out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
     assert "❌ it returns a JSON string (got float 60.8)" in out, out
-    assert "return json.dumps({...})" in out, out
+    assert "return json.dumps({\"celsius\": ..., \"fahrenheit\": ...})" in out, out
 
 
 def test_results_for_returning_the_assistant_message_is_told_so(capsys):

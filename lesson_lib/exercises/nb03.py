@@ -77,10 +77,9 @@ def _my_tool(report: Report, registry: Any, name: str) -> None:
         report.expect(isinstance(raw, str) and _is_json(raw),
                       _("it returns a JSON string (got {kind} {value})").format(
                           kind=type(raw).__name__, value=repr(raw)[:60]),
-                      _("a tool's result becomes the content of a tool message, a string the "
-                        "model reads: return json.dumps({...}), not the number or the dict "
-                        "itself (the registry turned it into text for you here; the API "
-                        "would not)"))
+                      _('a tool message\'s content is text the model reads: return '
+                        'json.dumps({"celsius": ..., "fahrenheit": ...}) as the exercise asks '
+                        "(-> str), not a bare number, which says nothing of its unit"))
     wrong = []
     for c, f in CONVERSIONS[1:]:
         got = _fahrenheit(registry.execute(name, json.dumps({"celsius": c})))
