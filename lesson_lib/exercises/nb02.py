@@ -62,9 +62,11 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
     report.expect(said == list(TURNS), _("the user messages hold the three texts, in order"),
                   _("expected {expected}, got {got}").format(expected=list(TURNS), got=said))
     last = memory.to_api_format()[-1]
-    if not report.expect(last.get("role") == "assistant",
-                         _("after each turn the memory ends with the model's reply (it ends "
-                           "with a {role} message)").format(role=last.get("role")),
+    stored = last.get("role") == "assistant"
+    if not report.expect(stored,
+                         _("after each turn the memory ends with the model's reply") if stored
+                         else _("after each turn the memory ends with the model's reply (it "
+                                "ends with a {role} message)").format(role=last.get("role")),
                          _("add the reply, {'role': 'assistant', 'content': reply.content}, to "
                            "the memory before you return: the next turn's call must see "
                            "it")):
