@@ -272,3 +272,15 @@ def test_the_notebooks_stub_is_reported_not_raised(capsys):
     assert not passed and "Agent(tools=my_tools)" in out
     passed, out = run(check_my_agent, Agent(tools=tools), QUESTION, CHENGDU, capsys=capsys)
     assert not passed and "❌ recommend_local_dish's description says when to use it" in out, out
+
+
+def test_a_tool_the_api_would_refuse_is_said_before_the_agent_runs(capsys):
+    from lesson_lib.tools import ToolRegistry
+
+    tools = ToolRegistry()
+    tools.register(lambda **city: "mapo tofu", {"type": "function", "function": {
+        "name": "local_dish", "description": "Use this when the user asks what to eat.",
+        "parameters": {"type": "object"}}})  # the registry takes it; the API does not
+    passed, out = run(check_my_agent, Agent(tools=tools), QUESTION, {}, capsys=capsys)
+    assert not passed and "❌ the API accepts the agent's tools" in out, out
+    assert "object schema missing properties" in out and "see line" not in out, out

@@ -54,6 +54,7 @@ from lesson_lib.exercises.scripted import (
     normalized,
     parsed,
     tool_names,
+    tools_refused,
     weather_calls,
     weather_tools,
 )
@@ -274,6 +275,10 @@ def _check_tool(r: Report, agent: Any, question: Any, arguments: Any) -> None:
                     _("my_arguments is a dict of the arguments a model would send"),
                     _('got {kind}: write e.g. {{"city": "Chengdu"}}').format(
                         kind=type(arguments).__name__)):
+        return
+    refused = tools_refused(agent.registry.schemas())
+    if refused is not None:  # (said only when it does not: the usual case needs no line)
+        r.expect(False, _("the API accepts the agent's tools"), refused)
         return
     events = _scripted_turn(agent.registry, question, mine[0], arguments)
     result = events[0].result if events else ""

@@ -54,6 +54,7 @@ from lesson_lib.exercises.scripted import (
     normalized,
     parsed,
     tool_names,
+    tools_refused,
     weather_calls,
     weather_tools,
 )
@@ -668,6 +669,10 @@ def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
                     "value (e.g. Beijing)").format(names=", ".join(bare)))
     city = _city_parameter(report, schema)
     if city is None:
+        return
+    refused = tools_refused(my_registry.schemas())
+    if refused is not None:  # (said only when it does not: the usual case needs no line)
+        report.expect(False, _("the API accepts my_registry's tools"), refused)
         return
     result = _chain(my_registry, own[0], city)
     mine = [e for e in result.events if e.name == own[0]]

@@ -158,6 +158,19 @@ def _refused(problem: Any) -> Exception:
                                   body=body["error"])
 
 
+def tools_refused(schemas: list[dict]) -> str | None:
+    """The API's 400 for these tool schemas (as the scripted model would answer it), or
+    None when the API takes them: a check says so before it runs an agent with them."""
+    from lesson_lib.protocol import ProtocolError, check_tools  # noqa: PLC0415
+
+    try:
+        check_tools(schemas, None)
+    except ProtocolError as problem:
+        return f"{problem.message} ({problem.explanation})" if problem.explanation \
+            else problem.message
+    return None
+
+
 def _completion(reply: Reply, n: int) -> Any:
     from openai.types.chat import ChatCompletion  # noqa: PLC0415  (lazy: openai is slow)
 
