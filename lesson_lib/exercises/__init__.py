@@ -3,7 +3,11 @@
 Each notebook's checks live in a module named after it (`nb01`, `nb02`, …). A
 check runs the learner's answer, prints what is right or what is wrong with a
 hint, and returns True or False. It never raises a bare AssertionError at the
-learner: a mistake in their code is reported as a finding, not a crash.
+learner: a mistake in their code is reported as a finding, not a crash. Nor does it
+hang: the learner's code runs under a time limit (`deadline`; `finishing` for one call),
+and code that never ends is stopped and named, with the input it was given. A function
+whose parameters are not the ones the check calls it with is told so in one sentence
+(`signature_problem`), not sent into the check's own lines.
 """
 
 from __future__ import annotations
