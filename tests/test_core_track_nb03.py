@@ -280,3 +280,13 @@ def test_the_fixed_replies_are_what_the_sdk_returns():
             k: v for k, v in data.items() if v is not None}
     names = [c["function"]["name"] for c in nb03.PARALLEL_REPLY["tool_calls"]]
     assert len(names) == 3 and len(set(names)) == 2, "the same tool twice, and another"
+
+
+def test_wrong_parameters_are_told_in_one_sentence(capsys):
+    def my_assistant_to_dict(message, memory):
+        return independent(message)
+
+    assert nb03.check_assistant_to_dict(my_assistant_to_dict) is False
+    out = capsys.readouterr().out
+    assert ("your my_assistant_to_dict(message, memory) cannot be called the way the check "
+            "calls it, my_assistant_to_dict(message)") in out and len(out.splitlines()) == 3, out

@@ -800,6 +800,9 @@ def check_assistant_to_dict(fn: Callable) -> bool:  # your assistant_to_dict(mes
     if not callable(fn):
         return not_done(_(ASSISTANT_TITLE), _("write my_assistant_to_dict(message) in the cell "
                                               "above, then pass the function itself"))
+    if wrong_signature(_(ASSISTANT_TITLE), signature_problem(
+            fn, "my_assistant_to_dict(message)", None)):
+        return False
     return check_rules(_(ASSISTANT_TITLE), fn, ASSISTANT_RULES,
                        start=_("write the body of my_assistant_to_dict(message) in the cell "
                                "above, then run this check again"))
