@@ -197,6 +197,9 @@ class StepperState:
 
     def __init__(self, recording: Any,        # a Recording, a message list, or a chat app
                  *, scale: float = 1.3):      # zoom of the request picture (projector: 1.3+)
+        # what it was made from, when that goes on (a chat app): a check can tell a stepper
+        # made before the chat went on from one that shows the whole conversation
+        self.source = recording if hasattr(recording, "to_recording") else None
         self.recording = as_recording(recording)
         if not self.recording.messages:
             raise ValueError(_("this recording has no messages: record a conversation first"))

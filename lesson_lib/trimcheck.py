@@ -20,7 +20,15 @@ A result passes when:
    breaks the API's rules before any trim: hand back a valid list anyway
    (repair_messages() first, or drop the broken part);
 5. it forgets no more than a whole-turn trim would (as many user messages kept as
-   budget_trim(..., drop="turn") keeps), and the list it was given is left unchanged.
+   budget_trim(..., drop="turn") keeps), and the list it was given is left unchanged. A
+   trim that drops one unit at a time is held to more: `drop="unit"` (judge_one,
+   judge_trim, check_trim) asks it to keep as many of the earlier messages as
+   budget_trim(..., drop="unit") keeps, so that dropping a whole turn where one message
+   would do is caught.
+
+Each call of the trim has a time limit (lesson_lib.exercises.deadline): a trim whose loop
+never ends is stopped and reported ("your trim did not finish in 5 s on this history: …"),
+and a trim whose parameters are not (messages, budget) is told so in one sentence.
 
 `naive_trim` and `seed_trim` are the two tempting ways, for comparison; `budget_trim` is
 the library's (repair, then TokenBudgetMemory's or MessageBudgetMemory's trimming).
@@ -30,13 +38,20 @@ from __future__ import annotations
 
 import copy
 import json
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lesson_lib.budget import MessageBudgetMemory, TokenBudgetMemory
-from lesson_lib.exercises import Report
+from lesson_lib.exercises import (
+    Report,
+    Stuck,
+    finishing,
+    not_called,
+    signature_problem,
+    where_hint,
+    wrong_signature,
+)
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.repair import find_duplicate_ids, repair_messages
@@ -44,6 +59,7 @@ from lesson_lib.text import columns, pad
 from lesson_lib.tokens import count_messages
 
 UNITS = ("messages", "tokens")
+DROPS = ("turn", "unit")  # what a trim is held to forget no more than (rule 5)
 
 
 @dataclass(frozen=True)
@@ -218,12 +234,36 @@ def _lost(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
                           question=repr(turn[0]['content'][:60])),
                       _("find the latest user message first and never drop it or anything "
                         "after it: the model must see the question it is answering")))
+    elif not case.broken and (cut := unmarked_cut(turn, result)) is not None:
+        found.append((_("it cut the tool result for {id} without saying so: {kept} of its "
+                        "{was} characters, and no 'truncated' marker").format(
+                          id=cut[0], kept=f"{cut[1]:,}", was=f"{cut[2]:,}"),
+                      _("a result cut short must say so, or the model takes the part for the "
+                        "whole: truncate_text() (lesson_lib.budget) adds '[truncated … "
+                        "characters]'")))
     elif not case.broken and not _is_subsequence(turn, result, lambda t, r: _same(r, t)):
         found.append((_("it dropped part of the current turn ({n} messages from the latest "
                         "question on)").format(n=len(turn)),
                       _("keep every tool round after the latest question: without its results "
                         "the model calls the same tools again")))
     return found
+
+
+def unmarked_cut(turn: list[dict], result: list) -> tuple[str, int, int] | None:
+    """(call id, characters kept, characters it had) for a tool result of `turn` that
+    `result` holds shortened without a "truncated" marker; None when there is none."""
+    for original in turn:
+        if original.get("role") != "tool" or not isinstance(original.get("content"), str):
+            continue
+        for kept in result:
+            if (isinstance(kept, Mapping) and kept.get("role") == "tool"
+                    and kept.get("tool_call_id") == original.get("tool_call_id")
+                    and isinstance(kept.get("content"), str)
+                    and len(kept["content"]) < len(original["content"])
+                    and "truncated" not in kept["content"].lower()):
+                return str(original["tool_call_id"]), len(kept["content"]), \
+                    len(original["content"])
+    return None
 
 
 def _over(case: TrimCase, unit: str, result: list[dict]) -> list[tuple[str, str]]:
@@ -280,11 +320,24 @@ def _gaps(case: TrimCase, result: list[dict]) -> list[tuple[str, str]]:
                "conversation, whole (the model needs the most recent context)"))]
 
 
-def _forgot(case: TrimCase, unit: str, result: list[dict]) -> list[tuple[str, str]]:
-    """As many earlier user messages kept as a whole-turn trim keeps."""
+def _forgot(case: TrimCase, unit: str, result: list[dict],
+            drop: str = "turn") -> list[tuple[str, str]]:
+    """drop="turn": as many earlier user messages kept as a whole-turn trim keeps.
+    drop="unit": as many earlier messages (system ones aside) as a trim that drops one unit
+    at a time keeps (a message, or a call with its results)."""
     if too_big(case, unit):
         return []
-    reference = budget_trim(case.messages, case.budget(unit), unit=unit, drop="turn")
+    reference = budget_trim(case.messages, case.budget(unit), unit=unit, drop=drop)
+    if drop == "unit":
+        can, did = (sum(m["role"] != "system" for m in x[:len(x) - len(_current_turn(x))])
+                    for x in (reference, result))
+        if did >= can:
+            return []
+        return [(_("it kept {did} of the earlier messages where {can} can stay: it dropped "
+                   "more than the budget needs").format(did=did, can=can),
+                 _("drop one unit at a time (a message, or a call with all its results), "
+                   "oldest first, and stop as soon as the list fits (a list exactly at the "
+                   "budget fits): every unit more is forgotten for nothing, a whole turn too"))]
     can, did = (max(sum(m["role"] == "user" for m in x) - 1, 0) for x in (reference, result))
     if did >= can:
         return []
@@ -309,26 +362,51 @@ def _raised(case: TrimCase, unit: str, error: Exception) -> list[tuple[str, str]
     """An exception passes only where nothing can fit, and only a ValueError."""
     if isinstance(error, ValueError) and too_big(case, unit):
         return []
-    where = traceback.extract_tb(error.__traceback__)[-1]
-    hint = (_("see line {line} of {function}()").format(line=where.lineno, function=where.name)
-            if not too_big(case, unit)
+    hint = (where_hint(error) if not too_big(case, unit) or not_called(error)
             else _("nothing can fit here: raise ValueError saying by how much"))
     return [(_("it raised {error}: {message}").format(error=type(error).__name__,
                                                      message=str(error)[:120]), hint)]
 
 
-def judge_one(fn: Callable, case: TrimCase, unit: str = "messages") -> TrimVerdict:
-    """Run `fn` on a copy of one case and list what is wrong with what it returns."""
+TRIM_HINTS = (N_("a trim's loop must end even when nothing more can be dropped (only system "
+                 "messages and the current turn are left): then stop, `break`"),
+              N_("a `for` that looks for the message to drop needs `else: break` for when it "
+                 "finds none, and next(...) a default, next((...), None), checked before "
+                 "anything is dropped"))
+
+
+def history_label(messages: list, budget: int, unit: str = "messages") -> str:
+    """A history in a few words each, for a report: [system, user 'hi', assistant→1 call,
+    tool, …] (max_messages=4)."""
+    def label(m: Any) -> str:
+        if not isinstance(m, Mapping):
+            return type(m).__name__
+        return f"tool({m.get('tool_call_id')})" if m.get("role") == "tool" else _label(m)
+
+    shown = ", ".join(label(m) for m in messages[:12])
+    more = _(", … {n} more").format(n=len(messages) - 12) if len(messages) > 12 else ""
+    name = "max_messages" if unit == "messages" else "budget"
+    return f"[{shown}{more}] ({name}={budget})"
+
+
+def judge_one(fn: Callable, case: TrimCase, unit: str = "messages",
+              drop: str = "turn") -> TrimVerdict:
+    """Run `fn` on a copy of one case and list what is wrong with what it returns (rule 5
+    against a trim that drops whole turns, or one unit at a time: `drop`). A trim that does
+    not finish in deadline.CALL_SECONDS raises Stuck, saying on which history."""
     verdict, given = TrimVerdict(case, unit), copy.deepcopy(case.messages)
     try:
-        verdict.result = fn(given, case.budget(unit))
+        with finishing(lambda: _("this history: {history}").format(
+                           history=history_label(case.messages, case.budget(unit), unit)),
+                       who=N_("your trim"), hints=TRIM_HINTS):
+            verdict.result = fn(given, case.budget(unit))
     except Exception as error:  # the learner's code failed: a finding, not a crash
         verdict.problems += _raised(case, unit, error)
     else:
         verdict.problems += _shape(verdict.result) or (
             _validity(case, verdict.result) + _lost(case, verdict.result)
             + _over(case, unit, verdict.result) + _invented(case, verdict.result)
-            + _gaps(case, verdict.result) + _forgot(case, unit, verdict.result))
+            + _gaps(case, verdict.result) + _forgot(case, unit, verdict.result, drop))
     if given != case.messages:
         verdict.problems.append((_("it changed the list it was given"),
                                  _("work on a copy: trimmed = list(messages), then remove "
@@ -337,11 +415,14 @@ def judge_one(fn: Callable, case: TrimCase, unit: str = "messages") -> TrimVerdi
 
 
 def judge_trim(fn: Callable, unit: str = "messages",
-               cases: Sequence[TrimCase] | None = None) -> list[TrimVerdict]:
-    """A verdict per case (no printing): what check_trim() reports."""
+               cases: Sequence[TrimCase] | None = None, drop: str = "turn") -> list[TrimVerdict]:
+    """A verdict per case (no printing): what check_trim() reports. Stops at a case the
+    trim does not finish (Stuck: the check reports it alone)."""
     if unit not in UNITS:
         raise ValueError(f"unit must be 'messages' or 'tokens', got {unit!r}")
-    return [judge_one(fn, case, unit) for case in (TRIM_CASES if cases is None else cases)]
+    if drop not in DROPS:
+        raise ValueError(f"drop must be 'turn' or 'unit', got {drop!r}")
+    return [judge_one(fn, case, unit, drop) for case in (TRIM_CASES if cases is None else cases)]
 
 
 def verdict_table(verdicts: Mapping[str, Sequence[TrimVerdict]]) -> str:
@@ -367,7 +448,8 @@ def verdict_table(verdicts: Mapping[str, Sequence[TrimVerdict]]) -> str:
 def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimmed list
                unit: str = "messages",  # what the budget counts: "messages" or "tokens"
                cases: Sequence[TrimCase] | None = None,
-               detail: bool = False) -> bool:  # True: a line for every case, however many
+               detail: bool = False,    # True: a line for every case, however many
+               drop: str = "turn") -> bool:  # rule 5: forget no more than a "turn"/"unit" trim
     """Run `fn` on every case; print ✅ or what went wrong (with a hint) per case, and the
     score (a long report is shortened unless `detail`). True when every case passes."""
     name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__",
@@ -378,7 +460,18 @@ def check_trim(fn: Any,               # your trim: fn(messages, budget) -> trimm
                                                      "parentheses)"))
         print(report)
         return False
-    verdicts = judge_trim(fn, unit, cases)
+    title = f"check_trim({name}, {unit!r})"
+    if wrong_signature(title, signature_problem(
+            fn, f"{name}(messages, {'max_messages' if unit == 'messages' else 'budget'})",
+            [], 0)):
+        return False
+    try:
+        verdicts = judge_trim(fn, unit, cases, drop)
+    except Stuck as stuck:  # a case the trim never finished: that alone is the report
+        report = Report(title)
+        report.expect(False, stuck.what, stuck.hints)
+        print(report)
+        return False
     score = sum(v.passed for v in verdicts)
     report = Report(_("check_trim({name}, {unit}): score {score}/{total}").format(
                         name=name, unit=repr(unit), score=score, total=len(verdicts)),

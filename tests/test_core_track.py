@@ -215,6 +215,42 @@ class ClearReturnsTheList(IndependentMemory):
         return [m for m in self.history if m["role"] == "system"]
 
 
+class NeverStopsWhenOnlySystemsAreLeft(IndependentMemory):
+    """A `for` without `else: break`: when only system messages are left it finds nothing
+    to drop, and the `while` goes round for ever."""
+
+    def _trim(self):
+        while len(self.history) > self.max_messages:
+            for i, m in enumerate(self.history):
+                if m["role"] != "system":
+                    del self.history[i]
+                    break
+
+
+class NextWithoutADefault(IndependentMemory):
+    """next() without a default: StopIteration when only system messages are left."""
+
+    def _trim(self):
+        while len(self.history) > self.max_messages:
+            del self.history[next(i for i, m in enumerate(self.history)
+                                   if m["role"] != "system")]
+
+
+class CountsEveryAdd(IndependentMemory):
+    """Counts the add() calls: right until clear_non_system() (or the trim) removes some."""
+
+    def __init__(self, max_messages=40):
+        super().__init__(max_messages)
+        self.adds = 0
+
+    def add(self, message):
+        super().add(message)
+        self.adds = min(self.adds + 1, self.max_messages)
+
+    def message_count(self):
+        return self.adds
+
+
 WRONG_02 = {
     ReturnsItsOwnList: "to_api_format() returns a new list",
     ShallowCopy: "to_api_format() copies each message",
@@ -232,6 +268,9 @@ WRONG_02 = {
     TrimsOnlyWhenReading: "the trim keeps max_messages",
     KeepsACounter: "the trim keeps max_messages",
     ClearReturnsTheList: "clear_non_system()",
+    NeverStopsWhenOnlySystemsAreLeft: "when only system messages are left",
+    NextWithoutADefault: "when only system messages are left",
+    CountsEveryAdd: "message_count()",
 }
 
 
@@ -292,3 +331,33 @@ def test_the_property_rule_shows_the_smallest_conversation_that_breaks_it():
     assert what_happened(DropsTheOldestUserOnly, nb02.MEMORY_RULES, "for any conversation") == (
         "max_messages=2, adding [system 1, assistant 2, user 3] one at a time keeps "
         "[system 1, assistant 2]; expected [system 1, user 3]")
+
+
+def test_a_trim_that_never_ends_is_stopped_and_named(capsys):
+    from lesson_lib.exercises import deadline
+
+    assert nb02.check_my_memory(NeverStopsWhenOnlySystemsAreLeft) is False
+    out = capsys.readouterr().out
+    assert "❌ when only system messages are left to drop, the trim stops" in out, out
+    assert (f"your trim did not finish in {deadline.CALL_SECONDS:g} s on this history: "
+            "max_messages=2, adding [system 1, system 2, system 3]") in out, out
+    assert "it was running add() → _trim() when the check stopped it" in out, out
+    assert nb02.check_my_memory(NeverStopsWhenOnlySystemsAreLeft) is False  # asked again
+    assert "there is nothing the trim may drop: the loop must stop" in capsys.readouterr().out
+
+
+def test_a_count_kept_apart_from_the_list_is_told_to_count_the_list(capsys):
+    assert "message_count() says 6" in what_happened(CountsEveryAdd, nb02.MEMORY_RULES,
+                                                    "message_count()")
+
+
+def test_wrong_parameters_get_one_sentence_about_the_method(capsys):
+    class AddWithoutMessage(IndependentMemory):
+        def add(self):
+            pass
+
+    assert nb02.check_my_memory(AddWithoutMessage) is False
+    out = capsys.readouterr().out
+    assert ("your AddWithoutMessage.add(self) cannot be called the way the check calls it, "
+            "memory.add(message)") in out, out
+    assert "judge" not in out and "line " not in out and len(out.splitlines()) == 3, out

@@ -6,8 +6,8 @@ the library's version and a correct one written here keep every rule; each wrong
 the bank (a mistake learners really make) is caught, and the rule that catches it first is
 the one whose hint fits that mistake; the untouched skeleton gets "not done yet", not a wall
 of failures. Below it, the tests only this exercise has; among them, what the rules leave
-alone on purpose: nothing shows that the API refuses the SDK's own dump (`tool_calls: None`,
-`refusal: None`, ...), and it takes `content: ""` beside calls, as the library stores it.
+alone on purpose: the API takes `content: ""` beside calls, as the library stores it (and
+`content: None` there, as the model sends it).
 """
 
 from __future__ import annotations
@@ -17,14 +17,19 @@ import json
 from core_track_support import CoreTrack, rule_named, what_happened
 
 from lesson_lib.exercises import nb03
+from lesson_lib.exercises.contract import failed_rules
 from lesson_lib.protocol import assistant_to_dict, find_problems
 
 # ----------------------------------------------------------------- right answers
 
 def independent(message):
     """A correct version, written without looking at lesson_lib's: content kept as it is
-    (None beside calls), tool_calls only when there are calls."""
-    stored = {"role": "assistant", "content": message.content}
+    (None beside calls; a refusal's reason where the model wrote no text and made no call),
+    tool_calls only when there are calls."""
+    content = message.content
+    if content is None and not message.tool_calls:
+        content = message.refusal or ""
+    stored = {"role": "assistant", "content": content}
     if message.tool_calls:
         stored["tool_calls"] = [
             {"id": call.id, "type": "function",
@@ -144,7 +149,26 @@ def drops_the_calls_beside_text(message):
 def empty_text_becomes_none(message):
     """Treats "" as "no text": a reply that wrote "" and made no call gets content None."""
     stored = independent(message)
-    stored["content"] = message.content or None
+    if message.refusal is None:
+        stored["content"] = message.content or None
+    return stored
+
+
+def the_sdk_dump(message):
+    """The SDK's own dump: refusal, annotations, audio, function_call, tool_calls=None."""
+    return message.model_dump()
+
+
+def the_sdk_dump_without_nones(message):
+    """model_dump(exclude_none=True): a refusal keeps its `refusal` field and no content."""
+    return message.model_dump(exclude_none=True)
+
+
+def keeps_none_for_a_refusal(message):
+    """content as the model sent it, even without calls: a refusal's None."""
+    stored = {"role": "assistant", "content": message.content}
+    if message.tool_calls:
+        stored["tool_calls"] = independent(message)["tool_calls"]
     return stored
 
 
@@ -164,6 +188,9 @@ WRONG = {
     drops_the_text_beside_calls: "a reply with text beside its calls",
     drops_the_calls_beside_text: "a reply with text beside its calls",
     empty_text_becomes_none: "for any reply",
+    the_sdk_dump: "the dict holds role, content and tool_calls",
+    the_sdk_dump_without_nones: "a refusal (content None, no calls)",
+    keeps_none_for_a_refusal: "a refusal (content None, no calls)",
 }
 
 
@@ -209,12 +236,32 @@ def test_the_property_rule_shows_the_smallest_reply_that_breaks_it():
 
 # ----------------------------------------------------------------- what is left alone, and why
 
-def test_the_sdk_dump_with_its_none_fields_passes(capsys):
-    """The OpenAI API accepts `tool_calls: None` (some OpenAI-compatible servers refuse it)
-    and the SDK's request type lets `refusal`, `audio` and `function_call` be None: no
-    rule may forbid what the API takes, so the SDK's own dump passes."""
-    assert nb03.check_assistant_to_dict(lambda message: message.model_dump()) is True
-    assert "All checks passed." in capsys.readouterr().out
+def test_the_sdk_dump_is_told_what_it_carries(capsys):
+    """Section 10 shows the SDK's dump and why memory does not keep it: every field the SDK
+    knows (refusal, annotations, audio, function_call; tool_calls=None)."""
+    assert what_happened(the_sdk_dump, nb03.ASSISTANT_RULES, "the dict holds").startswith(
+        "for a text reply the dict has 'refusal', 'annotations', 'audio', 'function_call' "
+        "besides role, content and tool_calls: {'content': 'Chengdu is cloudy")
+    assert nb03.check_assistant_to_dict(the_sdk_dump) is False
+    out = capsys.readouterr().out
+    assert "❌ the dict holds role, content and tool_calls, nothing else" in out, out
+
+
+def test_a_refusal_kept_as_content_none_is_refused_as_the_api_would():
+    assert what_happened(keeps_none_for_a_refusal, nb03.ASSISTANT_RULES, "a refusal") == (
+        "the model refused (\"I'm sorry, I can't help with that request.\"): content None, no "
+        "calls; the dict's content is None, which the API refuses without tool_calls")
+
+
+def test_a_refusal_may_be_stored_as_its_text_or_as_empty_text():
+    for as_text in (False, True):
+        def stores(message, as_text=as_text):
+            stored = independent(message)
+            if message.refusal is not None:
+                stored["content"] = message.refusal if as_text else ""
+            return stored
+
+        assert failed_rules(stores, nb03.ASSISTANT_RULES) == []
 
 
 def test_empty_content_beside_calls_passes_as_the_library_stores_it():
@@ -233,3 +280,13 @@ def test_the_fixed_replies_are_what_the_sdk_returns():
             k: v for k, v in data.items() if v is not None}
     names = [c["function"]["name"] for c in nb03.PARALLEL_REPLY["tool_calls"]]
     assert len(names) == 3 and len(set(names)) == 2, "the same tool twice, and another"
+
+
+def test_wrong_parameters_are_told_in_one_sentence(capsys):
+    def my_assistant_to_dict(message, memory):
+        return independent(message)
+
+    assert nb03.check_assistant_to_dict(my_assistant_to_dict) is False
+    out = capsys.readouterr().out
+    assert ("your my_assistant_to_dict(message, memory) cannot be called the way the check "
+            "calls it, my_assistant_to_dict(message)") in out and len(out.splitlines()) == 3, out

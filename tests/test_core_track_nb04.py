@@ -227,6 +227,21 @@ class WaitsForTheRoundThenTrimsWithIf(IndependentMemory):
             del self.history[i:end]
 
 
+class NeverStopsWhenOnlySystemsAreLeft(IndependentMemory):
+    """Swallows the group whole, but its `for` has no `else: break`: with only system
+    messages left it finds nothing to drop, and goes round for ever."""
+
+    def _trim(self):
+        while len(self.history) > self.max_messages:
+            for i, m in enumerate(self.history):
+                if m["role"] != "system":
+                    end = i + 1
+                    while end < len(self.history) and self.history[end]["role"] == "tool":
+                        end += 1
+                    del self.history[i:end]
+                    break
+
+
 WRONG = {
     DropsOnlyTheOldest: "dropping an assistant(tool_calls)",
     SwallowsTheRepliesBefore: "dropping an assistant(tool_calls)",
@@ -240,6 +255,7 @@ WRONG = {
     KeepsOnlyTheLeadingSystem: "the trim never drops a system message",
     TrimsBeforeAppending: "the trim keeps max_messages",
     WaitsForTheRoundThenTrimsWithIf: "for any conversation, given room: the system",
+    NeverStopsWhenOnlySystemsAreLeft: "when only system messages are left",
 }
 
 
@@ -285,7 +301,7 @@ def test_notebook_02s_rules_are_reused_by_name_and_test():
 
     theirs = {rule.name: rule for rule in nb02.MEMORY_RULES}
     reused = [rule for rule in nb04.TOOL_TRIM_RULES if rule.name in theirs]
-    assert len(reused) == 4 and RULES[:4] == [rule.name for rule in reused]
+    assert len(reused) == 5 and RULES[:5] == [rule.name for rule in reused]
     assert all(rule.test is theirs[rule.name].test for rule in reused)
 
 

@@ -213,6 +213,54 @@ class TurnsTheToolsOffForGood(Chat):
         return chat(self.memory.to_api_format(), tools=self.tools, client=self.client)
 
 
+class SecondCallSendsToolChoice(Chat):
+    """tools=None on the second call, but tool_choice="auto" still sent: the API's 400."""
+
+    def second_call(self):
+        return chat(self.memory.to_api_format(), tools=None, tool_choice="auto",
+                    client=self.client)
+
+
+class IgnoresItsClient(Chat):
+    """Calls chat() without client=: the shared client answers, not the agent's own."""
+
+    def first_call(self):
+        return chat(self.memory.to_api_format(), tools=self.tools)
+
+    def second_call(self):
+        return chat(self.memory.to_api_format())
+
+
+class ForgetsItsClientTheSecondTime(Chat):
+    def second_call(self):
+        return chat(self.memory.to_api_format(), tools=None)
+
+
+class ClearsAndApologisesWhenAToolFails(Chat):
+    """Catches a tool that fails, forgets the conversation and says sorry: the memory is
+    valid, and holds nothing of what was said before."""
+
+    def chat(self, user_input):
+        try:
+            return super().chat(user_input)
+        except Exception:
+            self.memory.clear_non_system()
+            self.memory.add({"role": "assistant", "content": "Sorry, something went wrong."})
+            return "Sorry, something went wrong."
+
+
+class BuildsTheCallWithoutItsText(Chat):
+    """Writes the stored call by hand with content None: a sentence the model wrote beside
+    its calls is lost."""
+
+    def write_round(self, reply, results):
+        asked = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.function.name, "arguments": c.function.arguments}}
+            for c in reply.tool_calls]}
+        self.memory.add_many([asked, *results])
+
+
 WRONG = {
     UsesTheLibrarysSteps: "chat() writes the steps itself",
     NeverStoresTheUser: "chat() stores the user's message first",
@@ -230,6 +278,11 @@ WRONG = {
     ToolCallIdIsTheName: "each call gets one tool message",
     WritesTheCallBeforeRunningTheTools: "the call and its results are written together",
     TurnsTheToolsOffForGood: "for any conversation",
+    SecondCallSendsToolChoice: "the second call sends no tool_choice",
+    IgnoresItsClient: "every model call goes through the agent's own client",
+    ForgetsItsClientTheSecondTime: "every model call goes through the agent's own client",
+    ClearsAndApologisesWhenAToolFails: "the call and its results are written together",
+    BuildsTheCallWithoutItsText: "text the model wrote beside its calls",
 }
 
 
@@ -279,3 +332,32 @@ def test_a_chat_that_never_stops_asking_is_stopped_and_reported():
 
     what = what_happened(Twice, nb05.AGENT_RULES, "chat() stores the user's message")
     assert "asked the model again" in what
+
+
+def test_a_tool_choice_without_tools_is_refused_with_the_apis_400():
+    what = what_happened(SecondCallSendsToolChoice, nb05.AGENT_RULES, "the second call sends")
+    assert what == ("the second request sent tool_choice='auto' with no tools, and the API "
+                    "answered 400: Invalid value for 'tool_choice': 'tool_choice' is only "
+                    "allowed when 'tools' are specified.")
+
+
+def test_an_agent_that_ignores_its_client_is_told_where_the_call_went(capsys):
+    assert nb05.check_my_agent_chat(ForgetsItsClientTheSecondTime) is False
+    out = capsys.readouterr().out
+    assert "❌ every model call goes through the agent's own client" in out, out
+    assert ("chat('What\'s the weather?') made 1 model call without client=self.client: it "
+            "went to the shared client") in out or "made 1 model call without client" in out, out
+    assert "more rules will be judged once the ones above hold" in out, out
+
+
+def test_a_crash_after_earlier_turns_must_leave_them_in_memory():
+    what = what_happened(ClearsAndApologisesWhenAToolFails, nb05.AGENT_RULES,
+                         "the call and its results are written together")
+    assert "the earlier conversation is gone" in what, what
+    assert "user 'My name is Xiaoming'" in what, what
+
+
+def test_text_beside_the_calls_is_kept():
+    what = what_happened(BuildsTheCallWithoutItsText, nb05.AGENT_RULES, "text the model wrote")
+    assert what == ("the model wrote 'Let me check the weather first.' beside its call; the "
+                    "memory stores the call with content None")

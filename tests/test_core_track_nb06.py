@@ -243,6 +243,32 @@ def answer_kept_only_without_tools(messages, registry, max_turns=5):
     return message.content, turns
 
 
+def raises_at_the_cap(messages, registry, max_turns=5):
+    """Has a cap, but raises when it is reached: the user gets an error, not a notice."""
+    for turn in range(1, max_turns + 1):
+        message = chat(messages, tools=registry.schemas())
+        messages.append(assistant_to_dict(message))
+        if not message.tool_calls:
+            return message.content, turn
+        messages.extend(_results(message, registry))
+    raise RuntimeError(f"too many tool rounds (max_turns={max_turns})")
+
+
+def builds_the_call_without_its_text(messages, registry, max_turns=5):
+    """Appends the call as a dict built by hand, content None: text beside it is lost."""
+    for turn in range(1, max_turns + 1):
+        message = chat(messages, tools=registry.schemas())
+        if not message.tool_calls:
+            messages.append({"role": "assistant", "content": message.content})
+            return message.content, turn
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.function.name, "arguments": c.function.arguments}}
+            for c in message.tool_calls]})
+        messages.extend(_results(message, registry))
+    return "Stopped.", max_turns
+
+
 WRONG = {
     no_cap: "it stops even when the model never does",
     only_the_first_call: "every call of a parallel reply is run",
@@ -258,10 +284,12 @@ WRONG = {
     notebook_05s_if: "while the reply has tool_calls",
     returns_only_the_reply: "my_loop returns a pair",
     works_on_a_copy: "the answer is appended to messages",
-    counts_rounds_not_calls: "a reply without tool_calls ends the loop",
+    counts_rounds_not_calls: "turns counts the model calls",
     says_nothing_at_the_cap: "at the cap the history is still valid",
     stops_before_the_results: "at the cap the history is still valid",
     answer_kept_only_without_tools: "for any run",
+    raises_at_the_cap: "at the cap the history is still valid",
+    builds_the_call_without_its_text: "text the model wrote beside its calls",
 }
 
 
@@ -315,3 +343,21 @@ def test_the_property_rule_shows_the_smallest_run_that_breaks_it():
     what = what_happened(answer_kept_only_without_tools, nb06.LOOP_RULES, "for any run")
     assert what.startswith(
         "rounds [1 call] then an answer, max_turns=2: messages ends as [system, user"), what
+
+
+def test_a_loop_that_raises_at_the_cap_is_told_to_return_a_notice(capsys):
+    what = what_happened(raises_at_the_cap, nb06.LOOP_RULES, "at the cap")
+    assert what == ("at the cap (max_turns=3) my_loop raised RuntimeError: too many tool rounds "
+                    "(max_turns=3); the user is shown an error instead of an answer"), what
+    assert nb06.check_my_loop(raises_at_the_cap) is False
+    out = capsys.readouterr().out
+    assert "✅ 13 checks pass" in out and "❌ at the cap the history is still valid" in out, out
+    assert "needs a cap" not in out, out
+
+
+def test_a_loop_counting_rounds_is_told_to_count_model_calls(capsys):
+    assert nb06.check_my_loop(counts_rounds_not_calls) is False
+    out = capsys.readouterr().out
+    assert "❌ turns counts the model calls, the answer's included" in out, out
+    assert "my_loop made 1 model call, and returned turns=0" in out, out
+    assert "return its text" not in out, out

@@ -247,6 +247,46 @@ class CutsOnlyTheLargest(Trim):
         return turn
 
 
+class DropsWholeTurns(Trim):
+    """Drops the oldest whole turn (a question with everything after it) where one message
+    would be enough."""
+    def drop(self, units, turn, budget):
+        units = list(units)
+        while self.over(units, turn, budget):
+            start = next((k for k, u in enumerate(units) if u[0]["role"] == "user"), None)
+            if start is None:
+                return super().drop(units, turn, budget)
+            end = next((k for k in range(start + 1, len(units))
+                        if units[k][0]["role"] == "user"), len(units))
+            units = units[:start] + [u for u in units[start:end] if not self.droppable(u)] \
+                + units[end:]
+        return units
+
+
+class CutsWithoutSaying(Trim):
+    """Cuts the largest tool result by its characters, with no marker."""
+    def cut(self, units, turn, budget):
+        turn = list(turn)
+        for n in sorted((n for n, m in enumerate(turn) if m["role"] == "tool"),
+                        key=lambda n: -len(turn[n]["content"])):
+            while self.cost(self.flat(units) + turn) > budget and turn[n]["content"]:
+                turn[n] = {**turn[n], "content": turn[n]["content"][:len(turn[n]["content"]) // 2]}
+        return turn
+
+
+class NeverStopsWhenNothingCanGo(Trim):
+    """Its `for` finds nothing more to drop (only system messages left before the turn), and
+    its `while` goes round for ever."""
+    def drop(self, units, turn, budget):
+        units = list(units)
+        while self.over(units, turn, budget):
+            for k, unit in enumerate(units):
+                if self.droppable(unit):
+                    del units[k]
+                    break
+        return units
+
+
 # wrong trim -> (the rule that must catch it first, words its report must show)
 WRONG = {
     CountsMessages: ("it fits the budget", "over the budget of"),
@@ -257,7 +297,12 @@ WRONG = {
     DropsTheCurrentQuestion: ("it keeps the current turn", "it lost the latest user question"),
     KeepsOneUnitTooMany: ("it fits the budget", "over the budget of"),
     DropsEverythingWhenOver: ("it forgets no more than it must",
-                              "of the earlier user messages where"),
+                              "of the earlier messages where"),
+    DropsWholeTurns: ("it forgets no more than it must",
+                      "it dropped more than the budget needs"),
+    CutsWithoutSaying: ("when the current turn alone is over the budget",
+                        "without saying so"),
+    NeverStopsWhenNothingCanGo: ("it returns the trimmed list", "did not finish in"),
     ReturnsItUnchanged: ("it fits the budget", "over the budget of"),
     MutatesTheCallersList: ("it leaves the list it was given unchanged",
                             "8 messages before the call and 4 after"),

@@ -93,6 +93,24 @@ def test_chat_turn_that_forgets_the_reply_is_told_to_add_it(capsys):
                       "add the user's message before the call and the assistant's reply")
 
 
+def test_chat_turn_that_never_stores_the_reply_is_not_told_about_what_it_returns(capsys):
+    passed, out = run(check_chat_turn, forgets_the_reply, capsys=capsys)
+    assert_fails_with(passed, out, "❌ after each turn the memory ends with the model's reply "
+                                   "(it ends with a user message)",
+                      "add the reply, {'role': 'assistant', 'content': reply.content}")
+    assert "returns the reply's text" not in out, out
+
+
+def test_chat_turn_with_other_parameters_is_told_in_one_sentence(capsys):
+    def chat_turn(text):
+        return text
+
+    passed, out = run(check_chat_turn, chat_turn, capsys=capsys)
+    assert_fails_with(passed, out, "your chat_turn(text) cannot be called the way "
+                                   "the check calls it, chat_turn(memory, text)")
+    assert len(out.splitlines()) == 3, out
+
+
 def test_chat_turn_returning_the_sdk_message_is_told_to_return_its_text(capsys):
     passed, out = run(check_chat_turn, returns_the_message_object, capsys=capsys)
     assert_fails_with(passed, out, "got ChatCompletionMessage", "return reply.content")

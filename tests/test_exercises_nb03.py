@@ -80,7 +80,7 @@ def test_my_tool_check_reports_the_notebook_stub(capsys):
 
 def test_my_tool_check_reports_a_wrong_formula(capsys):
     def convert_temperature(celsius: float) -> str:
-        """Use this to convert Celsius to Fahrenheit."""
+        """Use this when the user asks to convert Celsius to Fahrenheit."""
         return json.dumps({"fahrenheit": celsius * 9 / 5})  # forgot + 32
 
     out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
@@ -90,7 +90,7 @@ def test_my_tool_check_reports_a_wrong_formula(capsys):
 
 def test_my_tool_check_reports_a_wrong_parameter(capsys):
     def convert_temperature(degrees: str) -> str:
-        """Use this to convert Celsius to Fahrenheit."""
+        """Use this when the user asks to convert Celsius to Fahrenheit."""
         return "?"
 
     out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
@@ -100,7 +100,7 @@ def test_my_tool_check_reports_a_wrong_parameter(capsys):
 
 def test_my_tool_check_survives_a_tool_that_raises(capsys):
     def convert_temperature(celsius: float) -> str:
-        """Use this to convert Celsius to Fahrenheit."""
+        """Use this when the user asks to convert Celsius to Fahrenheit."""
         raise RuntimeError("boom")
 
     out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
@@ -265,9 +265,103 @@ def test_a_check_never_raises_at_the_learner(capsys):
 
 
 def test_repair_cases_are_broken_then_valid():
-    cases = dict(nb03.REPAIR_CASES)
-    first, second, third = (case for _, case in nb03.REPAIR_CASES)
-    assert cases and first is nb03.BROKEN_HISTORY
+    cases = [case for _, case in nb03.REPAIR_CASES]
+    first, second, third, *more = cases
+    assert len(cases) == 7 and first is nb03.BROKEN_HISTORY
     assert [p.param for p in find_problems(first)] == ["messages.[2].role", "messages.[3].role"]
     assert not is_valid(second) and is_valid(third)
-    assert all(is_valid(repair(case)) for case in (first, second, third))
+    assert not any(is_valid(case) for case in more)
+    assert all(is_valid(repair(case)) for case in cases)
+    ids = [c["id"] for case in cases for m in case for c in m.get("tool_calls") or []]
+    assert all(re.fullmatch(r"call_[A-Za-z0-9]{24}", i) for i in ids), ids
+
+
+def first_problem_only(messages):
+    """Moves the first stray tool message and stops: the second broken round stays."""
+    fixed = list(messages)
+    for i, m in enumerate(fixed):
+        if m["role"] == "tool":
+            at = next(k for k, a in enumerate(fixed) if any(
+                c["id"] == m["tool_call_id"] for c in a.get("tool_calls") or []))
+            if i != at + 1:
+                fixed.insert(at + 1, fixed.pop(i))
+                return fixed
+    return fixed
+
+
+def moves_results_up_only(messages):
+    """Moves each tool message up to the nearest assistant(tool_calls) before it: a result
+    stored before its call has none."""
+    fixed = []
+    for m in messages:
+        if m["role"] != "tool":
+            fixed.append(m)
+            continue
+        at = max((k for k, a in enumerate(fixed) if a.get("tool_calls")), default=None)
+        if at is None:
+            fixed.append(m)
+            continue
+        end = at + 1
+        while end < len(fixed) and fixed[end]["role"] == "tool":
+            end += 1
+        fixed.insert(end, m)
+    return fixed
+
+
+def only_calls_without_text(messages):
+    """Treats an assistant message with text as an answer: the result of its call is left
+    where it was."""
+    placed = {c["id"] for m in messages if m["role"] == "assistant" and not m.get("content")
+              for c in m.get("tool_calls") or []}
+    replies = {m["tool_call_id"]: m for m in messages if m["role"] == "tool"}
+    fixed = []
+    for m in messages:
+        if m["role"] == "tool":
+            if m["tool_call_id"] not in placed:
+                fixed.append(m)
+            continue
+        fixed.append(m)
+        if not m.get("content"):
+            fixed += [replies[c["id"]] for c in m.get("tool_calls") or [] if c["id"] in replies]
+    return fixed
+
+
+@pytest.mark.parametrize("wrong, case", [
+    (first_problem_only, "case 5 (two rounds, each broken): the API accepts"),
+    (moves_results_up_only, "case 4 (a result stored before its call): the API accepts"),
+    (only_calls_without_text, "case 7 (a call with a sentence beside it): the API accepts"),
+])
+def test_repairs_that_pass_the_first_three_cases_are_caught(wrong, case, capsys):
+    assert all(is_valid(wrong(case)) for _, case in nb03.REPAIR_CASES[:3])  # the old three
+    out = report_of(nb03.check_repair, wrong, capsys)
+    assert f"❌ {case}" in out and PASSED not in out, out
+
+
+def test_my_tool_description_must_say_when_to_use_it(capsys):
+    def convert_temperature(celsius: float) -> str:
+        """Converts Celsius to Fahrenheit."""
+        return json.dumps({"fahrenheit": round(celsius * 9 / 5 + 32, 1)})
+
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    assert "❌ its description says when to use it: 'Converts Celsius to Fahrenheit.'" in out
+    assert "it names the units, but not when to use the tool" in out, out
+
+
+def test_my_tool_must_return_a_json_string(capsys):
+    def convert_temperature(celsius: float) -> str:
+        """Use this when the user asks to convert Celsius to Fahrenheit."""
+        return round(celsius * 9 / 5 + 32, 1)
+
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    assert "❌ it returns a JSON string (got float 60.8)" in out, out
+    assert "return json.dumps({\"celsius\": ..., \"fahrenheit\": ...})" in out, out
+
+
+def test_results_for_returning_the_assistant_message_is_told_so(capsys):
+    def with_the_call(message):
+        return [nb03.assistant_to_dict(message), *results_for(message)]
+
+    out = report_of(nb03.check_results_for, with_the_call, capsys)
+    assert "return only the tool messages: the assistant message with the calls is already" \
+        in out, out
+    assert "not only tool_calls[0]" not in out, out

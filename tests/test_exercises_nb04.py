@@ -187,6 +187,34 @@ def moves_a_system_message_up(messages, max_messages):
     return systems + kept
 
 
+def drops_whole_turns(messages, max_messages):
+    """Drops a whole turn (the question and all its answer) where one message would do."""
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    kept, turn = list(messages[:last_user]), messages[last_user:]
+    while len(kept) + len(turn) > max_messages:
+        start = next((i for i, m in enumerate(kept) if m["role"] == "user"), None)
+        if start is None:
+            break
+        end = next((i for i in range(start + 1, len(kept)) if kept[i]["role"] == "user"),
+                   len(kept))
+        del kept[start:end]
+    return kept + list(turn)
+
+
+def never_stops(messages, max_messages):
+    """`if k is not None` where `break` belongs: when nothing more can go, it goes round."""
+    last_user = max(i for i, m in enumerate(messages) if m["role"] == "user")
+    kept, turn = list(messages[:last_user]), messages[last_user:]
+    while len(kept) + len(turn) > max_messages:
+        k = next((i for i, m in enumerate(kept) if m["role"] != "system"), None)
+        if k is not None:
+            end = k + 1
+            while end < len(kept) and kept[end]["role"] == "tool":
+                end += 1
+            del kept[k:end]
+    return kept + list(turn)
+
+
 # A learner's mistakes, each with the case that catches it and the finding it gets there.
 WRONG_TRIMS = {
     naive_trim: ("single tool round at the cut", "must be a response to a preceeding message"),
@@ -201,9 +229,12 @@ WRONG_TRIMS = {
     seed_trim: ("three tool rounds in one turn", "it lost the latest user question"),
     pops_the_input: ("single tool round at the cut", "it changed the list it was given"),
     off_by_one: ("exactly at the budget",
-                 "it kept 1 of the earlier user messages where 2 can stay"),
+                 "it kept 5 of the earlier messages where 6 can stay: it dropped more than "
+                 "the budget needs"),
     keeps_only_the_turn: ("plain chat over the budget",
-                          "it kept 0 of the earlier user messages where 1 can stay"),
+                          "it kept 0 of the earlier messages where 2 can stay"),
+    drops_whole_turns: ("single tool round at the cut",
+                        "it kept 2 of the earlier messages where 3 can stay"),
     drops_the_newest_history: ("plain chat over the budget",
                                "it dropped messages newer than some it kept"),
     one_group_only: ("plain chat over the budget", "it kept 7 messages, more than 4"),
@@ -226,14 +257,38 @@ def test_check_my_trim_passes_a_correct_trim(capsys):
     assert "score 20/20" in out and "❌" not in out and "All checks passed." in out
 
 
-def test_check_my_trim_passes_a_turn_aware_trim_too(capsys):
+def test_check_my_trim_tells_a_turn_aware_trim_it_forgets_more_than_it_must(capsys):
+    """Exercise 1 asks to forget no more than a trim has to: dropping the answer with its
+    question (exercise 2's rule) is one unit more than the budget needs."""
     passed, out = run(check_my_trim, solved_turn_trim, capsys)
-    assert passed, f"a stricter, turn-aware trim must also pass exercise 1, got:\n{out}"
+    assert not passed and "it dropped more than the budget needs" in out, out
+    passed, out = run(check_turn_trim, solved_turn_trim, capsys)
+    assert passed, f"exercise 2 is where a turn-aware trim passes, got:\n{out}"
+
+
+def test_a_trim_that_never_ends_is_stopped_and_named(capsys):
+    from lesson_lib.exercises import deadline
+
+    passed, out = run(check_my_trim, never_stops, capsys)
+    assert not passed and len(out.splitlines()) <= 6, out
+    assert (f"your trim did not finish in {deadline.CALL_SECONDS:g} s on this history: "
+            "[system, user, assistant, user, assistant→1 call, tool(call_cd8), ") in out, out
+    assert "(max_messages=5); it was running never_stops() when the check stopped it" in out
+
+
+def test_a_trim_with_other_parameters_is_told_in_one_sentence(capsys):
+    def my_trim(messages):
+        return messages
+
+    passed, out = run(check_my_trim, my_trim, capsys)
+    assert not passed and len(out.splitlines()) == 3, out
+    assert ("your my_trim(messages) cannot be called the way the check calls it, "
+            "my_trim(messages, max_messages)") in out, out
 
 
 def test_check_my_trim_is_check_trim_on_messages(capsys):
     _, mine = run(check_my_trim, naive_trim, capsys)
-    check_trim(naive_trim, unit="messages", cases=VALID_CASES)
+    check_trim(naive_trim, unit="messages", cases=VALID_CASES, drop="unit")
     theirs = capsys.readouterr().out
     assert mine == theirs, f"expected check_trim's report, got:\n{mine}\nvs\n{theirs}"
 

@@ -106,6 +106,18 @@ def replay_hard_coded(agent, inputs):
     return [3, 7, 1, 3]
 
 
+def replay_counts_first(agent, inputs):
+    """Reads the count before chat() has added the input and its answer."""
+    counts = []
+    for text in inputs:
+        counts.append(agent.memory.message_count())
+        if text.strip().lower() == "/clear":
+            agent.clear()
+        else:
+            agent.chat(text)
+    return counts
+
+
 def replay_one_argument(inputs):
     return []
 
@@ -123,7 +135,8 @@ def test_replay_passes_a_right_answer(capsys):
 @pytest.mark.parametrize("replay, hint", [
     (replay_stub, "append agent.memory.message_count()"),
     (replay_sends_clear, "call agent.clear()"),
-    (replay_new_agent, "use the agent passed in"),
+    (replay_new_agent, "use it, not a new Agent()"),
+    (replay_counts_first, "count after agent.chat(text) returns"),
     (replay_hard_coded, "don't write them in"),
     (replay_one_argument, "def replay(agent, inputs)"),
     ("replay", "def replay(agent, inputs)"),
@@ -133,6 +146,12 @@ def test_replay_fails_wrong_answers_with_a_hint(replay, hint, capsys):
     passed, out = run(check_replay, replay, capsys=capsys)
     assert not passed, f"expected {replay!r} to fail, got:\n{out}"
     assert "❌" in out and hint in out, f"expected the hint {hint!r}, got:\n{out}"
+
+
+def test_replay_that_counts_first_is_not_told_to_use_the_agent_passed_in(capsys):
+    passed, out = run(check_replay, replay_counts_first, capsys=capsys)
+    assert not passed and "✅ the inputs went to the agent you were given" in out, out
+    assert "new Agent()" not in out, out
 
 
 # ----------------------------------------------------------------- exercise 3
@@ -253,3 +272,15 @@ def test_the_notebooks_stub_is_reported_not_raised(capsys):
     assert not passed and "Agent(tools=my_tools)" in out
     passed, out = run(check_my_agent, Agent(tools=tools), QUESTION, CHENGDU, capsys=capsys)
     assert not passed and "❌ recommend_local_dish's description says when to use it" in out, out
+
+
+def test_a_tool_the_api_would_refuse_is_said_before_the_agent_runs(capsys):
+    from lesson_lib.tools import ToolRegistry
+
+    tools = ToolRegistry()
+    tools.register(lambda **city: "mapo tofu", {"type": "function", "function": {
+        "name": "local_dish", "description": "Use this when the user asks what to eat.",
+        "parameters": {"type": "object"}}})  # the registry takes it; the API does not
+    passed, out = run(check_my_agent, Agent(tools=tools), QUESTION, {}, capsys=capsys)
+    assert not passed and "❌ the API accepts the agent's tools" in out, out
+    assert "object schema missing properties" in out and "see line" not in out, out

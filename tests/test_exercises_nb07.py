@@ -153,9 +153,12 @@ def test_check_my_summarizer_passes_a_summary_that_carries_the_name(capsys):
 def test_a_summary_in_the_first_person_passes_too(capsys):
     """No wording is asked for: what counts is that the name is kept."""
     def quoted(messages):
-        said = [m["content"] for m in messages if m["role"] in ("user", "system")
+        said = [m["content"] for m in messages if m["role"] == "user"
                 and "name" in (m.get("content") or "")]
-        return "Kept from earlier: " + " | ".join(said[:1]) if said else "Nothing kept."
+        if said:
+            return "Kept from earlier: " + said[0]
+        earlier = [m["content"] for m in messages if m["role"] == "system"]
+        return earlier[0] if earlier else "Nothing kept."
 
     expect_pass(nb07.check_my_summarizer, quoted, capsys)
 
@@ -203,6 +206,26 @@ def test_a_summary_that_grows_into_a_transcript_is_too_long(capsys):
     passed, out = run(nb07.check_my_summarizer, transcript, capsys)
     assert not passed and f"(at most {nb07.SUMMARY_LIMIT})" in out, out
     assert "not a transcript" in out
+
+
+def test_a_summary_that_only_appends_is_caught(capsys):
+    """Each summary the previous one with the new questions added: it keeps the name and
+    stays under the limit for fifty turns, and never condenses anything."""
+    def appends(messages):
+        earlier = messages[0]["content"] if messages[0]["role"] == "system" else "Summary:"
+        return earlier + " " + " ".join(m["content"] for m in messages if m["role"] == "user")
+
+    out = expect_fail(nb07.check_my_summarizer, appends, capsys,
+                      "its summaries only grow: each of the",
+                      "it grows with every trim and never condenses")
+    assert re.search(r"✅ its longest summary was \d+ tokens", out), out
+
+
+def test_a_summarizer_with_other_parameters_is_told_in_one_sentence(capsys):
+    out = expect_fail(nb07.check_my_summarizer, lambda messages, name: "", capsys,
+                      "your <lambda>(messages, name) cannot be called the way the check "
+                      "calls it, my_summarizer(messages)")
+    assert len(out.splitlines()) == 3, out
 
 
 def test_a_summarizer_that_returns_none_or_raises_is_reported(capsys):

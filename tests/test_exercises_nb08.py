@@ -155,3 +155,17 @@ def test_something_else_than_a_stepper_gets_a_hint(answer, capsys):
 def test_the_app_itself_is_not_a_stepper(capsys):
     expect_fail(nb08.check_breaking_point, recorded(BREAKING), capsys,
                 "my_stepper is a stepper", "got ChatAppView")
+
+
+def test_a_stepper_made_before_the_chat_went_on_is_told_to_be_made_again(capsys):
+    """Made after the first message, checked after the question that breaks the rules: the
+    check says the stepper is out of date, not that the question was the wrong one."""
+    app = chat_app(strategy="NaiveMemory", budget=6, backend="offline")
+    app.state.send("My name is Xiaoming.")
+    early = stepper(app)
+    for text in ("What's the weather in Shanghai and Beijing?", "Thanks!", "And in Chengdu?"):
+        app.state.send(text)
+    out = expect_fail(nb08.check_breaking_point, early, capsys,
+                      "❌ the stepper shows the conversation as it is now (it was made at 3 "
+                      "messages; the app holds", "run the stepper cell again")
+    assert "two tool calls" not in out, out

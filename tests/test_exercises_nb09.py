@@ -209,7 +209,7 @@ from lesson_lib.patterns import retrying  # noqa: E402
 
 def _retries(fn, attempts=4, base=0.5, sleep=None, *, catch=None, double=True, base_used=True,
              sleep_last=False, swallow=False, extra=0, jitter=0.1, wrap=False,
-             rand=random.random):
+             rand=random.random, linear=False):
     """One parametrised learner: each option flips one decision to its typical mistake."""
     catch = catch or (openai.RateLimitError, openai.InternalServerError,
                       openai.APIConnectionError)
@@ -225,7 +225,8 @@ def _retries(fn, attempts=4, base=0.5, sleep=None, *, catch=None, double=True, b
                 if wrap:
                     raise RuntimeError("gave up") from error
                 raise
-            sleep((base if base_used else 0.5) * (2 ** k if double else 1) * (1 + jitter * rand()))
+            grows = (k + 1) if linear else (2 ** k if double else 1)
+            sleep((base if base_used else 0.5) * grows * (1 + jitter * rand()))
     if swallow:
         return None
     raise last
@@ -239,6 +240,8 @@ RETRY_WRONG = {  # the mistake → words the failing finding must contain
                                   **kw), "a timeout is retried"),
     "the same wait every time": (lambda fn, **kw: _retries(fn, double=False, **kw),
                                  "waited 0.5 s, then 1 s"),
+    "linear back-off (base added, not doubled)": (
+        lambda fn, **kw: _retries(fn, linear=True, **kw), "it waits 0.5, 1, 2, then 4 s"),
     "base ignored": (lambda fn, **kw: _retries(fn, base_used=False, **kw),
                      "base=0.1 waits 0.1 s"),
     "too much jitter": (lambda fn, **kw: _retries(fn, jitter=0.5, rand=lambda: 1.0, **kw),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from core_track_support import CoreTrack
 
 from lesson_lib.exercises.contract import failed_rules
@@ -67,6 +68,15 @@ def item_id_for_call(items, instructions=None):  # fc_… instead of call_…
     for m in out:
         for c in m.get("tool_calls") or []:
             c["id"] = ids[c["id"]]
+    return out
+
+
+def item_id_for_output(items, instructions=None):  # fco_… as the tool message's id
+    ids = {i["call_id"]: i["id"] for i in items if i["type"] == "function_call_output"}
+    out = written_here(items, instructions)
+    for m in out:
+        if m.get("role") == "tool":
+            m["tool_call_id"] = ids[m["tool_call_id"]]
     return out
 
 
@@ -158,6 +168,7 @@ class TestItemsToMessages(CoreTrack):
         parts_kept: "a message item becomes",
         no_instructions: "the instructions become",
         item_id_for_call: "a function_call becomes",
+        item_id_for_output: "a function_call_output becomes",
         calls_dropped: "a function_call becomes",
         arguments_parsed: "the call's arguments",
         one_message_per_call: "function_calls in a row",
@@ -194,3 +205,17 @@ def test_a_version_valid_for_the_fixed_cases_only_is_caught_by_the_property():
         return [m for m in out if m["role"] != "tool"] + tools
 
     assert failed_rules(late_outputs, ITEMS_RULES) == [ITEMS_RULES[-1].name]
+
+
+@pytest.mark.parametrize("wrong", [item_id_for_call, item_id_for_output])
+def test_the_items_own_id_is_told_to_be_the_call_id(wrong, capsys):
+    """The first hint after what happened names the mistake (two ids: use call_id), not
+    the shape of an assistant message."""
+    from lesson_lib import exercises
+
+    exercises._ASKED.clear()
+    check_items_to_messages(wrong)
+    check_items_to_messages(wrong)  # asked again: the next step
+    out = capsys.readouterr().out.split("Exercise 1 · items_to_messages:")[-1]
+    assert "an item has two ids: its own, id (fc_…, fco_…)" in out, out
+    assert "a call lives in an assistant message" not in out, out

@@ -3,23 +3,34 @@
 Each notebook's checks live in a module named after it (`nb01`, `nb02`, …). A
 check runs the learner's answer, prints what is right or what is wrong with a
 hint, and returns True or False. It never raises a bare AssertionError at the
-learner: a mistake in their code is reported as a finding, not a crash.
+learner: a mistake in their code is reported as a finding, not a crash. Nor does it
+hang: the learner's code runs under a time limit (`deadline`; `finishing` for one call),
+and code that never ends is stopped and named, with the input it was given. A function
+whose parameters are not the ones the check calls it with is told so in one sentence
+(`signature_problem`), not sent into the check's own lines.
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from lesson_lib.i18n import _, ngettext
+from lesson_lib.exercises import deadline
+from lesson_lib.exercises.deadline import TookTooLong, time_limit
+from lesson_lib.i18n import N_, _, ngettext
 
 # How often each finding has failed in this kernel: a hint given as steps shows one more
-# step each time the same check fails the same way ("asking again gives more").
+# step each time the same check fails the same way ("asking again gives more"). A new
+# mistake (another first step: what happened) starts its steps again from the first.
 _ASKED: Counter = Counter()
+_FIRST: dict = {}  # (title, what) -> the first step shown last time
 
 
 LINES = 12  # what a report prints at most, unless detail was asked for
@@ -50,8 +61,12 @@ class Report:
         kernel, one more step is shown."""
         if not ok and not isinstance(hint, str):
             steps = [_(step) for step in hint]  # marked with N_() where defined
-            _ASKED[(self.title, what)] += 1
-            shown = min(_ASKED[(self.title, what)], len(steps))
+            key = (self.title, what)
+            if _FIRST.get(key) != (steps[:1] or [""])[0]:  # another mistake: from step 1
+                _FIRST[key] = (steps[:1] or [""])[0]
+                _ASKED[key] = 0
+            _ASKED[key] += 1
+            shown = min(_ASKED[key], len(steps))
             hint = "\n     ".join(steps[:shown])
             if shown < len(steps):
                 hint += "\n     " + _("(run the check again for a further hint)")
@@ -91,26 +106,159 @@ class Report:
         return lines
 
 
+def _theirs(filename: str) -> bool:
+    """Is this file the learner's (not lesson_lib's, not an installed library's)?"""
+    ours = (str(Path(__file__).resolve().parent.parent), sys.prefix, sys.base_prefix)
+    return not filename.startswith(ours)
+
+
+def _their_frames(error: BaseException) -> list[traceback.FrameSummary]:
+    """The frames of the learner's own code (not lesson_lib's, not a library's), outermost
+    first."""
+    return [f for f in traceback.extract_tb(error.__traceback__) if _theirs(f.filename)]
+
+
+def _stuck_in(error: BaseException) -> str | None:
+    """Where in the learner's code a stopped loop is: their functions found at every look
+    the timer took before it stopped the code (deadline.Limit.seen), outermost first,
+    "add() → _trim()", so that it reads the same whatever line the stop landed on; without
+    looks, the function where it stopped."""
+    theirs = [f.name for f in _their_frames(error)]
+    seen = getattr(getattr(error, "limit", None), "seen", None) or []
+    always = None
+    for look in seen:
+        names = {name for filename, name in look if _theirs(filename)}
+        always = names if always is None else always & names
+    inside = list(dict.fromkeys(name for name in theirs if name in (always or ())))
+    if inside:
+        return " → ".join(f"{name}()" for name in inside)
+    return f"{theirs[-1]}()" if theirs else None
+
+
 def _learner_frame(error: BaseException) -> traceback.FrameSummary:
     """The deepest frame of the learner's own code (not lesson_lib's, not a library's)."""
-    frames = traceback.extract_tb(error.__traceback__)
-    ours = (str(Path(__file__).resolve().parent.parent), sys.prefix, sys.base_prefix)
-    theirs = [f for f in frames if not f.filename.startswith(ours)]
-    return (theirs or frames)[-1]
+    return (_their_frames(error) or traceback.extract_tb(error.__traceback__))[-1]
+
+
+def not_called(error: BaseException) -> bool:
+    """True when `error` is Python refusing the check's call of the learner's function (a
+    TypeError raised before any line of theirs ran: a parameter missing, one too many, or
+    something that is no function at all)."""
+    return isinstance(error, TypeError) and not _their_frames(error) and (
+        "argument" in str(error) or "not callable" in str(error))
+
+
+CALL_REFUSED = N_("your function cannot take what the check gives it: keep the parameters "
+                  "the exercise's stub has, in that order")
+NOT_A_FUNCTION = N_("what the check was given cannot be called: pass the function itself (its "
+                    "name, without parentheses)")
+
+
+def where_hint(error: BaseException) -> str:
+    """The hint under "your code raised …": the line of the learner's code where it
+    happened, or, when the call itself failed, what to fix in the function's parameters."""
+    if not_called(error):
+        return _(NOT_A_FUNCTION) if "not callable" in str(error) else _(CALL_REFUSED)
+    where = _learner_frame(error)
+    return _("see line {line} of {function}()").format(line=where.lineno, function=where.name)
+
+
+def signature_problem(fn: Any, expected: str, *args: Any, **kwargs: Any) -> str | None:
+    """One sentence when `fn` cannot be called as the check calls it (with `args` and
+    `kwargs`, shown to the learner as `expected`): its name, the parameters it has, and the
+    call the check makes. None when it can, or when its signature cannot be read."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+        name = name.rsplit("<locals>.", 1)[-1]  # a function defined inside another
+        return _("your {name}{has} cannot be called the way the check calls it, {expected}: "
+                 "give it the parameters the exercise asks for").format(
+                     name=name, has=signature, expected=expected)
+    return None
+
+
+def wrong_signature(title: str, problem: str | None) -> bool:
+    """Print the one-line report of a function whose parameters are not the exercise's
+    (`problem`, from signature_problem), and return True; False (nothing printed) when
+    `problem` is None."""
+    if problem is None:
+        return False
+    report = Report(title)
+    report.expect(False, problem)
+    print(report)
+    return True
+
+
+class Stuck(BaseException):  # noqa: N818  (what a check says: the code got stuck)
+    """The learner's code did not finish on one input (a time limit stopped it): `what` says
+    on which input and where it was, `hints` what to look at. A BaseException, like the
+    TookTooLong it comes from, so that nothing on the way (Hypothesis searching for a
+    smaller input, the learner's own `except Exception:`) runs the code again."""
+
+    def __init__(self, what: str, hints: Sequence[str] = ()):
+        super().__init__(what)
+        self.what, self.hints = what, tuple(hints)
+
+
+LOOP_HINTS = (N_("a loop that cannot reach its end runs for ever: look at the line it was "
+                 "running, and at what would make the loop stop"),)
+
+
+def did_not_finish(error: BaseException, seconds: float, on: str,
+                   who: str = N_("your code")) -> str:
+    """"your trim did not finish in 5 s on this history: …; it was running _trim() when
+    the check stopped it" (the function, not the line: the line differs from one run to the
+    next, and the report of one mistake must not)."""
+    said = _("{who} did not finish in {seconds} s on {on}").format(
+        who=_(who), seconds=f"{seconds:g}", on=on)
+    function = _stuck_in(error)
+    if function is None:
+        return said
+    return _("{said}; it was running {function} when the check stopped it").format(
+        said=said, function=function)
+
+
+@contextmanager
+def finishing(on: Callable[[], str], *, who: str = N_("your code"),
+              hints: Sequence[str] = LOOP_HINTS,
+              seconds: float | None = None) -> Iterator[None]:
+    """The block (the learner's code on one input) must end within `seconds` (None:
+    deadline.CALL_SECONDS); if it does not, it is stopped and Stuck is raised, saying on
+    what (`on()`, e.g. "this history: [system, user 'hi']") and where it was."""
+    seconds = deadline.CALL_SECONDS if seconds is None else seconds
+    try:
+        with time_limit(seconds) as limit:
+            yield
+    except TookTooLong as error:
+        if error.limit is not limit:
+            raise
+        raise Stuck(did_not_finish(error, seconds, on(), who), hints) from None
 
 
 def run_check(title: str, body: Callable[[Report], None]) -> bool:
     """Run `body(report)`, print the report, return whether everything passed.
-    An exception in the learner's code becomes a ❌ line naming it."""
+    An exception in the learner's code becomes a ❌ line naming it; code that does not
+    finish (a loop that never ends) is stopped and named."""
     report = Report(title)
     try:
-        body(report)
+        with time_limit(deadline.RULE_SECONDS) as limit:
+            body(report)
+    except Stuck as stuck:
+        report.expect(False, stuck.what, stuck.hints or "")
+    except TookTooLong as error:
+        if error.limit is not limit:
+            raise
+        report.expect(False, did_not_finish(error, deadline.RULE_SECONDS, _("this check")),
+                      LOOP_HINTS)
     except Exception as error:  # the learner's code failed: report it, don't crash
-        where = _learner_frame(error)
         report.expect(False, _("your code raised {error}: {message}").format(
                           error=type(error).__name__, message=error),
-                      _("see line {line} of {function}()").format(line=where.lineno,
-                                                                   function=where.name))
+                      where_hint(error))
     print(report)
     return report.passed
 

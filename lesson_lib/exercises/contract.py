@@ -9,7 +9,8 @@ A rule is one thing that must hold, said as a learner would read it ("to_api_for
 returns a copy"), with a test and hints in steps:
 
 - the test gets the implementation and raises `Broken("what happened")` when the rule
-  does not hold. A rule made by `property_rule` asks Hypothesis for the smallest input that
+  does not hold; `Broken("what happened", hints)` when that mistake has hints of its own
+  (they then stand in for the rule's, so that each mistake is told what fits it). A rule made by `property_rule` asks Hypothesis for the smallest input that
   breaks it (a few hundred tries, derandomised, so a check prints the same every time);
 - the first hint step names the rule and shows that smallest case; asking again (running
   the check again) shows the next step. No step is the answer.
@@ -17,7 +18,10 @@ returns a copy"), with a test and hints in steps:
 `check_rules(title, impl, rules)` prints a short report (✅ counted, the first failures with
 their hints) and returns True when every rule holds. A rule whose test raises anything but
 `Broken` is reported as the learner's code raising, with the line; a skeleton whose every
-method still raises NotImplementedError gets one line: not written yet.
+method still raises NotImplementedError gets one line: not written yet. Each rule has a time
+limit (deadline.RULE_SECONDS), and the tests stop the learner's code on one input sooner
+(`finishing`, in lesson_lib.exercises): code that never ends is reported where it was
+stopped, never left to hang the cell.
 """
 
 from __future__ import annotations
@@ -29,14 +33,40 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lesson_lib.exercises import Report, _learner_frame, not_done
+from lesson_lib.exercises import (
+    LOOP_HINTS,
+    Report,
+    Stuck,
+    _learner_frame,
+    deadline,
+    did_not_finish,
+    not_called,
+    not_done,
+    where_hint,
+)
+from lesson_lib.exercises.deadline import TookTooLong, time_limit
 from lesson_lib.i18n import _, ngettext
 
 WAITING = "not judged until "  # a verdict's start for a rule whose `needs` failed (never shown)
 
 
 class Broken(AssertionError):
-    """A rule does not hold; the message says what was seen (the smallest case)."""
+    """A rule does not hold; the message says what was seen (the smallest case). `hints`,
+    when given, are this mistake's own steps: they replace the rule's."""
+
+    def __init__(self, seen: str, hints: Sequence[str] = ()):
+        super().__init__(seen)
+        self.hints = tuple(hints)
+
+
+class Finding(str):
+    """What happened (a rule's verdict), and the hint steps that fit it (empty: the rule's)."""
+    hints: tuple[str, ...] = ()
+
+    def __new__(cls, text: str, hints: Sequence[str] = ()) -> Finding:
+        made = super().__new__(cls, text)
+        made.hints = tuple(hints)
+        return made
 
 
 @dataclass(frozen=True)
@@ -48,11 +78,12 @@ class Rule:
     needs: tuple[str, ...] = ()  # names of rules that must hold first (else not judged)
 
     def verdict(self, impl: Any) -> str | None:
-        """None when the rule holds, else what happened (Broken's text, or the error)."""
+        """None when the rule holds, else what happened (Broken's text, or the error): a
+        Finding, which carries the mistake's own hints when it has some."""
         try:
             self.test(impl)
         except Broken as broken:
-            return str(broken)
+            return Finding(str(broken), broken.hints)
         return None
 
 
@@ -60,10 +91,10 @@ class NotWritten(Exception):
     """The implementation is still the skeleton (it raised NotImplementedError)."""
 
 
-def expect(ok: bool, seen: str) -> None:
-    """Raise Broken(seen) unless `ok`: the one-line form of a rule's test."""
+def expect(ok: bool, seen: str, hints: Sequence[str] = ()) -> None:
+    """Raise Broken(seen, hints) unless `ok`: the one-line form of a rule's test."""
     if not ok:
-        raise Broken(seen)
+        raise Broken(seen, hints)
 
 
 def property_rule(name: str,
@@ -120,17 +151,29 @@ def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:
             continue
         judged += 1
         try:
-            what = rule.verdict(impl)
+            with time_limit(deadline.RULE_SECONDS) as limit:
+                what = rule.verdict(impl)
         except NotImplementedError as error:
             unwritten += 1
             where = _learner_frame(error)
             what = _("{function}() is not written yet (it raises NotImplementedError)").format(
                 function=where.name)
+        except Stuck as stuck:  # the learner's code did not finish on one input
+            what = Finding(stuck.what, stuck.hints)
+        except TookTooLong as error:
+            if error.limit is not limit:
+                raise
+            what = Finding(did_not_finish(error, deadline.RULE_SECONDS, _("this rule's inputs")),
+                           LOOP_HINTS)
         except Exception as error:  # the learner's code failed: say where, don't crash
-            where = _learner_frame(error)
-            what = _("your code raised {error}: {message} (line {line} of {function}())").format(
-                error=type(error).__name__, message=error, line=where.lineno,
-                function=where.name)
+            if not_called(error):
+                what = Finding(_("the check could not call your code: {message}").format(
+                    message=error), (where_hint(error),))
+            else:
+                where = _learner_frame(error)
+                what = _("your code raised {error}: {message} (line {line} of "
+                         "{function}())").format(error=type(error).__name__, message=error,
+                                                 line=where.lineno, function=where.name)
         if what is not None:
             failed.add(rule.name)
         verdicts.append((rule, what))
@@ -156,8 +199,9 @@ def check_rules(title: str, impl: Any, rules: Sequence[Rule], *,
         elif what.startswith(WAITING):
             waiting.append(rule.name)
         else:
+            hints = getattr(what, "hints", ()) or rule.hints  # the mistake's own, if it has
             report.expect(False, rule.name, (_("what happened: {what}").format(what=what),
-                                             *rule.hints))
+                                             *hints))
     if waiting:  # one line for the rules that build on a broken one
         report.expect(False, ngettext("{n} more rule will be judged once the ones above hold",
                                       "{n} more rules will be judged once the ones above hold",

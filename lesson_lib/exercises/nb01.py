@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lesson_lib.exercises import Report, run_check
+from lesson_lib.exercises import Report, run_check, signature_problem, wrong_signature
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import assistant_to_dict, find_problems
 
@@ -161,6 +161,10 @@ def _messages(n: int) -> str:
 
 def check_my_messages(my_messages: Callable) -> bool:
     """Exercise 1: my_messages(turns, question) -> the messages for the next call."""
+    if wrong_signature(_("Exercise 1 · my_messages(turns, question)"), signature_problem(
+            my_messages, "my_messages(turns, question)", [], "")):
+        return False
+
     def body(report: Report) -> None:
         english = _turns_of(_conversation(["My name is Xiaoming", "What's the weather in Chengdu?"]))
         chinese = _turns_of(_conversation(["我叫小明"]))
@@ -234,6 +238,10 @@ def _forget_case(report: Report, label: str, my_forget: Callable, lines: list[st
 
 def check_forget(my_forget: Callable) -> bool:
     """Exercise 3: my_forget(history, secret) -> the history without the turns naming it."""
+    if wrong_signature(_("Exercise 3 · my_forget(history, secret)"), signature_problem(
+            my_forget, "my_forget(history, secret)", [], "")):
+        return False
+
     def body(report: Report) -> None:
         _forget_case(report, _(ENGLISH), my_forget, ["My name is Xiaoming",
                      "What's the weather in Chengdu?", "What's my name?"], "Xiaoming", "en")

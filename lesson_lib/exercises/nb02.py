@@ -15,7 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lesson_lib.exercises import Report, _learner_frame, not_done, run_check
+from lesson_lib.exercises import (
+    Report,
+    _learner_frame,
+    finishing,
+    not_done,
+    run_check,
+    signature_problem,
+    wrong_signature,
+)
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import ShortTermMemory
@@ -54,6 +62,15 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
     report.expect(said == list(TURNS), _("the user messages hold the three texts, in order"),
                   _("expected {expected}, got {got}").format(expected=list(TURNS), got=said))
     last = memory.to_api_format()[-1]
+    stored = last.get("role") == "assistant"
+    if not report.expect(stored,
+                         _("after each turn the memory ends with the model's reply") if stored
+                         else _("after each turn the memory ends with the model's reply (it "
+                                "ends with a {role} message)").format(role=last.get("role")),
+                         _("add the reply, {'role': 'assistant', 'content': reply.content}, to "
+                           "the memory before you return: the next turn's call must see "
+                           "it")):
+        return  # whether it returns the reply's text cannot be told from the memory
     report.expect(isinstance(replies[-1], str) and replies[-1] == last.get("content"),
                   _("chat_turn returns the reply's text (got {type})").format(
                       type=type(replies[-1]).__name__),
@@ -70,6 +87,9 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
 
 def check_chat_turn(chat_turn: Callable) -> bool:  # the learner's chat_turn(memory, text)
     """Run three turns through `chat_turn` on a fresh memory and report what it did."""
+    if wrong_signature("chat_turn", signature_problem(
+            chat_turn, "chat_turn(memory, text)", None, "")):
+        return False
     return run_check("chat_turn", lambda report: _check_turns(report, chat_turn))
 
 
@@ -210,6 +230,9 @@ def _check_counts(report: Report, count_user_turns: Callable) -> None:
 
 def check_count_user_turns(count_user_turns: Callable) -> bool:  # count_user_turns(memory)
     """Try `count_user_turns` on several memories and report each result."""
+    if wrong_signature("count_user_turns", signature_problem(
+            count_user_turns, "count_user_turns(memory)", None)):
+        return False
     return run_check("count_user_turns", lambda report: _check_counts(report, count_user_turns))
 
 
@@ -228,11 +251,27 @@ def _said(role: str, n: int) -> dict:
     return {"role": role, "content": f"{role} {n}"}
 
 
+TRIM_HINTS = (
+    N_("when every message left is a system message there is nothing the trim may drop: "
+       "the loop must stop then (`break`, or `return`), though the memory is still over "
+       "max_messages"),
+    N_("a `for` that looks for the oldest non-system message needs `else: break` for when "
+       "it finds none; next(...) needs a default, next((...), None), checked before "
+       "deleting"))
+
+
 def _filled(cls: type, max_messages: int, roles: list[str]) -> Any:
-    """A new memory of `cls` with one message per role added, numbered in order."""
+    """A new memory of `cls` with one message per role added, numbered in order; a trim
+    that does not finish is stopped and reported (Stuck)."""
     memory = cls(max_messages=max_messages)
     for n, role in enumerate(roles, 1):
-        memory.add(_said(role, n))
+        with finishing(lambda n=n: _("this history: max_messages={max_messages}, adding "
+                                     "{added}").format(
+                                         max_messages=max_messages,
+                                         added=_labels([_said(r, k) for k, r in
+                                                        enumerate(roles[:n], 1)])),
+                       who=N_("your trim"), hints=TRIM_HINTS):
+            memory.add(_said(role, n))
     return memory
 
 
@@ -288,6 +327,18 @@ def _counts(cls: type) -> None:
                                            "{got!r}", "after adding {n} messages, "
                                            "message_count() said {got!r}",
                                            len(roles)).format(n=len(roles), got=got))
+    memory = _filled(cls, 10, ["system", "user", "assistant", "user", "assistant"])
+    memory.clear_non_system()
+    memory.add(_said("user", 6))
+    held, count = len(memory.to_api_format()), memory.message_count()
+    expect(count == held,
+           _("after five add()s, clear_non_system() and one more add(), to_api_format() gives "
+             "{held} messages but message_count() says {count!r}: the two must agree").format(
+               held=held, count=count),
+           (N_("a count kept apart from the list (a counter that add() raises) misses "
+               "whatever else changes the list: clear_non_system() and the trim remove "
+               "messages without telling it"),
+            N_("count the list itself: return len(self._messages)")))
 
 
 def _clear_keeps_system(cls: type) -> None:
@@ -335,6 +386,17 @@ def _keeps_system(cls: type) -> None:
                got=_labels(got),
                missing=_labels([_said("system", n) for n in (1, 3)
                                 if _said("system", n) not in systems])))
+
+
+def _only_systems_left(cls: type) -> None:
+    roles = ["system", "system", "system", "user"]
+    memory = _filled(cls, 2, roles)
+    got = memory.to_api_format()
+    systems = [m for m in got if m.get("role") == "system"]
+    expect(len(systems) == 3 and len(got) <= 4,
+           _("max_messages=2 after [system 1, system 2, system 3, user 4]: kept {got}; the "
+             "three system messages must stay (the newest message may too)").format(
+               got=_labels(got)))
 
 
 def _expected(roles: list[str], max_messages: int) -> list[dict]:
@@ -416,6 +478,9 @@ MEMORY_RULES: list[Rule] = [
          (N_("a system message can sit anywhere in the list, not only at index 0: skip every "
           "message whose role is 'system'"),),
          needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
+    Rule(N_("when only system messages are left to drop, the trim stops (it never runs for "
+            "ever)"), _only_systems_left, TRIM_HINTS,
+         needs=("the trim keeps max_messages messages: no more, and no fewer than it must",)),
     property_rule(
         N_("for any conversation and max_messages: it keeps the system messages and the newest "
         "others"),
@@ -460,8 +525,33 @@ def _to_write(cls: type) -> str:
                     "check again", len(todo)).format(listed=listed)
 
 
+METHODS = (("__init__", "MyMemory(max_messages=3)", (), {"max_messages": 3}),
+           ("add", "memory.add(message)", (None,), {}),
+           ("_trim", "self._trim()", (), {}),
+           ("to_api_format", "memory.to_api_format()", (), {}),
+           ("clear_non_system", "memory.clear_non_system()", (), {}),
+           ("message_count", "memory.message_count()", (), {}))
+
+
+def method_problem(cls: type, methods: Any = METHODS) -> str | None:
+    """One sentence for the first method of `cls` whose parameters are not the ones the
+    check calls it with (None: they all are)."""
+    for name, shown, args, kwargs in methods:
+        if name == "__init__":
+            problem = signature_problem(cls, shown, *args, **kwargs)
+        else:
+            method = getattr(cls, name, None)
+            problem = None if method is None else signature_problem(method, shown, None, *args,
+                                                                    **kwargs)
+        if problem:
+            return problem
+    return None
+
+
 def check_my_memory(MyMemory: Any) -> bool:  # noqa: N803  your class, not an instance
     """The core exercise: judge the learner's memory class by MEMORY_RULES."""
     if not isinstance(MyMemory, type):
         return not_done(_(MEMORY_TITLE), _("pass the class itself: check_my_memory(MyMemory)"))
+    if wrong_signature(_(MEMORY_TITLE), method_problem(MyMemory)):
+        return False
     return check_rules(_(MEMORY_TITLE), MyMemory, MEMORY_RULES, start=_to_write(MyMemory))

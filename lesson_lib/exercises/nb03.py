@@ -17,11 +17,18 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from lesson_lib import clock
-from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises import (
+    Report,
+    not_done,
+    run_check,
+    signature_problem,
+    wrong_signature,
+)
 from lesson_lib.exercises.contract import Broken, Rule, check_rules, expect, property_rule
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import ProtocolError, assistant_to_dict, find_problems, validate_request
@@ -42,6 +49,15 @@ def check_my_tool(registry: Any,           # the ToolRegistry your tool is regis
                      lambda report: _my_tool(report, registry, name))
 
 
+def says_when(description: Any) -> bool:
+    """Does a tool's description say when to use it ("Use this when …", "当用户…时使用"),
+    and not TODO?"""
+    text = str(description or "")
+    return "TODO" not in text and bool(
+        re.search(r"\bwhen(ever)?\b|\bif the user\b|当|时使用|时调用|的时候", text,
+                  re.IGNORECASE))
+
+
 def _my_tool(report: Report, registry: Any, name: str) -> None:
     found = isinstance(registry, ToolRegistry) and name in registry
     if not report.expect(found, _("my_tools holds a tool named {name!r}").format(name=name),
@@ -56,6 +72,14 @@ def _my_tool(report: Report, registry: Any, name: str) -> None:
                                        "(got {got!r})").format(arguments=arguments, got=got),
                   _('return a JSON string (json.dumps) whose "fahrenheit" is '
                     "celsius × 9 / 5 + 32, rounded to one decimal"))
+    raw = _returned(registry.get(name).function)
+    if raw is not None:  # (None: the finding above already asks for a JSON string)
+        report.expect(isinstance(raw, str) and _is_json(raw),
+                      _("it returns a JSON string (got {kind} {value})").format(
+                          kind=type(raw).__name__, value=repr(raw)[:60]),
+                      _('a tool message\'s content is text the model reads: return '
+                        'json.dumps({"celsius": ..., "fahrenheit": ...}) as the exercise asks '
+                        "(-> str), not a bare number, which says nothing of its unit"))
     wrong = []
     for c, f in CONVERSIONS[1:]:
         got = _fahrenheit(registry.execute(name, json.dumps({"celsius": c})))
@@ -82,11 +106,16 @@ def _schema_findings(report: Report, schema: dict) -> None:
                     "are now {parameters:.120}").format(
                       tool=TOOL_NAME, parameters=json.dumps(parameters, ensure_ascii=False)))
     text = schema["function"].get("description", "")
-    says = all(any(w in text.lower() for w in words)
-               for words in (("celsius", "摄氏", "°c"), ("fahrenheit", "华氏", "°f")))
-    report.expect(says, _("its description says when to use it: {text!r}").format(text=text),
+    units = all(any(w in text.lower() for w in words)
+                for words in (("celsius", "摄氏", "°c"), ("fahrenheit", "华氏", "°f")))
+    report.expect(units and says_when(text),
+                  _("its description says when to use it: {text!r}").format(text=text),
                   _("write the docstring's first paragraph from the task's point of view "
-                    '("Use this when the user ..."), naming both Celsius and Fahrenheit'))
+                    '("Use this when the user ..."), naming both Celsius and Fahrenheit')
+                  if not units else
+                  _("it names the units, but not when to use the tool: a model picks a tool by "
+                    'its description, so say it from the task\'s side ("Use this when the user '
+                    'asks ...")'))
 
 
 def _model_call(report: Report, schema: dict, name: str) -> str:
@@ -100,6 +129,23 @@ def _model_call(report: Report, schema: dict, name: str) -> str:
                   _("the model answered {content!r:.160} instead: give the tool a name "
                     "and description that match the question").format(content=message.content))
     return calls[0].function.arguments if calls else json.dumps({"celsius": 16})
+
+
+def _returned(function: Callable) -> Any:
+    """What the tool's own function returns for 16 °C (None if it raised: the registry's
+    run reports that)."""
+    try:
+        return function(celsius=16)
+    except Exception:  # noqa: BLE001  (reported by the findings that run it through execute)
+        return None
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _fahrenheit(result: Any) -> Any:
@@ -145,6 +191,9 @@ def _calls_label(n: int) -> str:
 
 def check_results_for(fn: Callable) -> bool:
     """Exercise 2: fn(message) returns one tool message per call, and the list is valid."""
+    if wrong_signature(_("Exercise 2 · answer every call"), signature_problem(
+            fn, "results_for(message)", None)):
+        return False
     with clock.frozen(clock.EXAMPLE):  # time results compared with execute_tool's must agree
         return run_check(_("Exercise 2 · answer every call"),
                          lambda report: _results_for(report, fn))
@@ -175,9 +224,15 @@ def _results_for(report: Report, fn: Callable) -> None:
 def _result_findings(report: Report, question: str, message: Any, results: list) -> None:
     calls = message.tool_calls
     label = _calls_label(len(calls))
-    report.expect(len(results) == len(calls), _("{label}: one tool message per call "
-                                                "({results} for {calls})").format(
+    others = [r for r in results if not (isinstance(r, dict) and r.get("role") == "tool")]
+    report.expect(len(results) == len(calls) and not others,
+                  _("{label}: one tool message per call ({results} for {calls})").format(
                       label=label, results=len(results), calls=len(calls)),
+                  _("return only the tool messages: the assistant message with the calls is "
+                    "already in the history (the check puts it there), and this list follows "
+                    "it; it holds {other}").format(other=repr(others[0])[:80]) if others else
+                  _("one per call, each call id once: {n} messages for {calls} calls").format(
+                      n=len(results), calls=len(calls)) if len(results) > len(calls) else
                   _("loop over message.tool_calls, not only tool_calls[0]: every call id needs "
                     "its reply"))
     expected = {c.id: execute_tool(c.function.name, c.function.arguments) for c in calls}
@@ -219,6 +274,21 @@ BROKEN_HISTORY: list[dict] = [
     {"role": "tool", "tool_call_id": _CHENGDU["id"], "content": _CHENGDU_RESULT},
 ]
 
+_SHANGHAI_2 = _call("call_Qm3Vt9ZkLr2HwXbN7yPaE4dC", "get_current_weather",
+                    '{"location":"上海","unit":"celsius"}')
+_CHENGDU_2 = _call("call_Uf6Bn1RsKe8TgYvD3jWqL0mZ", "get_current_weather",
+                   '{"location":"成都","unit":"celsius"}')
+_TOKYO = _call("call_Hc7Xp4NaWs2EkRzT9bVuM5qJ", "get_current_weather", '{"location":"Tokyo"}')
+_GUANGZHOU = _call("call_Za1Lk8DyFo3PeUmC6hGtR9wB", "get_current_weather",
+                   '{"location":"Guangzhou"}')
+_HANGZHOU = _call("call_Nw5Jq2TbXv7CsMaY0pKeH3dL", "get_current_weather",
+                  '{"location":"Hangzhou"}')
+
+
+def _asks(*calls: dict, content: str = "") -> dict:
+    return {"role": "assistant", "content": content, "tool_calls": list(calls)}
+
+
 REPAIR_CASES: list[tuple[str, list[dict]]] = [
     (N_("上海呢？ between a call and its result"), BROKEN_HISTORY),
     (N_("a system note between two parallel results"), [
@@ -235,11 +305,43 @@ REPAIR_CASES: list[tuple[str, list[dict]]] = [
         {"role": "tool", "tool_call_id": _CHENGDU["id"], "content": _CHENGDU_RESULT},
         {"role": "assistant", "content": "成都多云，16°C，微风，湿度70%。"},
     ]),
+    (N_("a result stored before its call"), [
+        {"role": "user", "content": "What's the weather in Tokyo?"},
+        _tool(_TOKYO),
+        _asks(_TOKYO),
+        {"role": "assistant", "content": "Tokyo has light rain, 20°C."},
+    ]),
+    (N_("two rounds, each broken"), [
+        {"role": "user", "content": "成都天气？"},
+        _asks(_CHENGDU_2),
+        {"role": "user", "content": "上海呢？"},
+        _tool(_CHENGDU_2),
+        _asks(_SHANGHAI_2),
+        {"role": "user", "content": "谢谢！"},
+        _tool(_SHANGHAI_2),
+    ]),
+    (N_("a question between two parallel results"), [
+        {"role": "user", "content": "What's the weather in Guangzhou and Hangzhou?"},
+        _asks(_GUANGZHOU, _HANGZHOU),
+        _tool(_GUANGZHOU),
+        {"role": "user", "content": "Well?"},
+        _tool(_HANGZHOU),
+    ]),
+    (N_("a call with a sentence beside it"), [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Is it raining in Tokyo?"},
+        _asks(_TOKYO, content="Let me check the weather in Tokyo."),
+        {"role": "user", "content": "Quick, please!"},
+        _tool(_TOKYO),
+    ]),
 ]
 
 
 def check_repair(fn: Callable) -> bool:
     """Exercise 3: fn(messages) returns the same messages in an order the API accepts."""
+    if wrong_signature(_("Exercise 3 · repair a broken history"), signature_problem(
+            fn, "my_repair(messages)", [])):
+        return False
     return run_check(_("Exercise 3 · repair a broken history"),
                      lambda report: _repair(report, fn))
 
@@ -307,10 +409,13 @@ def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
 # so the check calls no model and is the same whichever model the learner chose.
 # ASSISTANT_RULES judge it; tests/test_core_track_nb03.py runs the same rules on
 # lesson_lib.protocol.assistant_to_dict. Every rule is one the real API (or storing the
-# memory as JSON) enforces. No rule forbids the SDK's own dump: the OpenAI API
-# accepts `tool_calls: None` (some OpenAI-compatible servers do not), and the SDK's
-# request type lets `refusal`, `audio` and `function_call` be None. `content` may be None
-# or "" beside calls: the API takes both.
+# memory as JSON) enforces, or what section 10 asks of memory: the protocol's `role`,
+# `content` and `tool_calls`, and nothing else. So the SDK's own dump (model_dump()) does
+# not pass: it carries `refusal`, `annotations`, `audio` and `function_call`, and
+# `tool_calls: None` (which the OpenAI API takes, and some OpenAI-compatible servers
+# refuse). `content` may be None or "" beside calls: the API takes both; without calls (a
+# refusal: content None, its reason in `refusal`) it must be a string, "" or the refusal's
+# text.
 
 ASSISTANT_TITLE = N_("Build it · your assistant_to_dict")
 ASSISTANT_QUESTION = {"role": "user", "content": "What's the weather in Chengdu?"}
@@ -322,6 +427,8 @@ ONE_CALL_REPLY: dict = {"role": "assistant", "content": None, "refusal": None, "
           '{"location":"Chengdu","unit":"celsius"}')]}
 TEXT_BESIDE_CALL_REPLY: dict = {**ONE_CALL_REPLY,
                                 "content": "Let me check the weather in Chengdu."}
+REFUSAL_REPLY: dict = {"role": "assistant", "content": None,
+                       "refusal": "I'm sorry, I can't help with that request."}
 PARALLEL_REPLY: dict = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
     _call("call_G7KhcU5XyGGMR51h7JiI154T", "get_current_weather", '{"location":"Shanghai"}'),
     _call("call_c40UTMSHwFm566lhOTGC9M31", "get_current_weather", '{"location":"Beijing"}'),
@@ -353,6 +460,9 @@ def _describe(data: dict) -> str:
     """A reply in a few words: its content, and its calls as id name(arguments)."""
     calls = data.get("tool_calls") or []
     content = data.get("content")
+    if data.get("refusal") is not None:
+        return _("a refusal with content None and refusal {refusal!r}").format(
+            refusal=data["refusal"])
     if not calls:
         return _("a reply with content {content!r} and no calls").format(content=content)
     listed = ", ".join(f"{c['id']} {c['function']['name']}({c['function']['arguments']})"
@@ -400,6 +510,33 @@ def _plain_json(fn: Callable) -> None:
                 label=label, error=type(error).__name__, message=error)) from None
         expect(json.loads(text) == got, _("for {label}, the dict comes back from JSON changed: "
                                           "{got}").format(label=label, got=_short(got)))
+
+
+PROTOCOL_KEYS = ("role", "content", "tool_calls")
+
+
+def _only_protocol_keys(fn: Callable) -> None:
+    for label, data in ((_("a text reply"), TEXT_REPLY), (_("a reply with one call"), ONE_CALL_REPLY)):
+        got = fn(sdk_message(data))
+        extra = [k for k in got if k not in PROTOCOL_KEYS]
+        expect(not extra, _("for {label} the dict has {extra} besides role, content and "
+                            "tool_calls: {got}").format(label=label, extra=", ".join(
+                                map(repr, extra)), got=_short(got)))
+        expect(got.get("tool_calls", ...) is not None,
+               _("for {label} the dict has tool_calls=None: {got}").format(label=label,
+                                                                           got=_short(got)))
+
+
+def _refusal_has_text(fn: Callable) -> None:
+    got = fn(sdk_message(REFUSAL_REPLY))
+    content = got.get("content")
+    expect(content in ("", REFUSAL_REPLY["refusal"]),
+           _("the model refused ({refusal}): content None, no calls; the dict's content is "
+             "{content}, which the API refuses without tool_calls").format(
+               refusal=repr(REFUSAL_REPLY["refusal"]), content=repr(content))
+           if content is None else
+           _("the model refused ({refusal}): content None, no calls; the dict's content is "
+             "{content}").format(refusal=repr(REFUSAL_REPLY["refusal"]), content=repr(content)))
 
 
 def _keeps_text(fn: Callable) -> None:
@@ -509,9 +646,15 @@ def _any_reply(fn: Callable, data: dict) -> str | None:
                  "[user, that dict, its tool replies]: {problem}").format(
             said=said, got=_short(got, 90), problem=problems[0].message)
     content = data.get("content")
-    if got.get("content") != content and (content or got.get("content") not in (None, "")):
+    refused = data.get("refusal") is not None and got.get("content") == data["refusal"]
+    if got.get("content") != content and (content or got.get("content") not in (None, "")) \
+            and not refused:
         return _("for {said}, the dict's content is {content!r}").format(
             said=said, content=got.get("content"))
+    extra = [k for k in got if k not in PROTOCOL_KEYS]
+    if extra:
+        return _("for {said}, the dict has {extra} besides role, content and "
+                 "tool_calls").format(said=said, extra=", ".join(map(repr, extra)))
     want = [(c["id"], c["function"]["name"], c["function"]["arguments"])
             for c in data.get("tool_calls") or []]
     have = [(_part(c, "id"), _part(c, "function", "name"), _part(c, "function", "arguments"))
@@ -542,17 +685,22 @@ def _replies() -> Any:
     calls = st.lists(st.builds(_call, ids, names, arguments), max_size=3,
                      unique_by=lambda call: call["id"])
     contents = st.one_of(st.none(), st.just(""), st.text(min_size=1, max_size=20))
+    refusals = st.one_of(st.none(), st.just("I can't help with that."))
 
-    def reply(made: list, content: str | None) -> dict:
-        if not made and content is None:  # without calls, the SDK's content is a string
+    def reply(made: list, content: str | None, refusal: str | None) -> dict:
+        if not made and content is None and refusal is None:  # text: a string, maybe ""
             content = ""
-        return {"role": "assistant", "content": content, "refusal": None,
+        if refusal is not None:  # a refusal: no text, no calls, its reason
+            made, content = [], None
+        return {"role": "assistant", "content": content, "refusal": refusal,
                 **({"tool_calls": made} if made else {})}
 
-    return st.builds(reply, calls, contents)
+    return st.builds(reply, calls, contents, refusals)
 
 
 _RULE_DICT = N_("it returns a new dict, not the SDK's message object")
+_RULE_KEYS = N_("the dict holds role, content and tool_calls, nothing else (not the SDK's "
+                "model_dump())")
 _RULE_JSON = N_("json.dumps takes the dict: plain dicts, lists and strings, nothing from the SDK")
 _RULE_CALLS = N_("every call is kept, in the model's order")
 
@@ -564,6 +712,14 @@ ASSISTANT_RULES: list[Rule] = [
           "(message.content, message.tool_calls)"))),
     Rule(N_("the dict says role 'assistant'"), _says_assistant,
          (N_("the API refuses a message without a role: it is how it knows who said what"),),
+         needs=(_RULE_DICT,)),
+    Rule(_RULE_KEYS, _only_protocol_keys,
+         (N_("message.model_dump() is every field this version of the SDK knows: refusal, "
+             "annotations, audio, function_call, and tool_calls=None for a text reply. "
+             "annotations is no field of a message you send, and some OpenAI-compatible "
+             "servers refuse tool_calls: null (section 10)"),
+          N_("build the dict yourself from message.content and message.tool_calls: role, "
+             "content, and tool_calls only when there are calls")),
          needs=(_RULE_DICT,)),
     Rule(_RULE_JSON, _plain_json,
          (N_("message.tool_calls is a list of SDK objects too: put in the dict as it is, it "
@@ -613,6 +769,14 @@ ASSISTANT_RULES: list[Rule] = [
           "which the model would read back as something it said"),
           N_("the API takes content None (or \"\") beside tool_calls: keep it, or use \"\"")),
          needs=(_RULE_DICT,)),
+    Rule(N_("a refusal (content None, no calls) is stored with a string content: \"\" or "
+            "the refusal's text"), _refusal_has_text,
+         (N_("a model that refuses sends content None and its reason in message.refusal; "
+             "without tool_calls the API refuses content None (\"Invalid value for 'content': "
+             "expected a string, got null.\")"),
+          N_("content None is only allowed beside tool_calls: without calls store \"\" (or "
+             "message.refusal, what the model said)")),
+         needs=(_RULE_DICT,)),
     Rule(N_("a reply with text beside its calls keeps both"), _text_beside_calls,
          (N_("a real model sometimes writes a sentence beside its calls (section 7): the API takes "
           "that message back whole, text and calls"),
@@ -636,6 +800,9 @@ def check_assistant_to_dict(fn: Callable) -> bool:  # your assistant_to_dict(mes
     if not callable(fn):
         return not_done(_(ASSISTANT_TITLE), _("write my_assistant_to_dict(message) in the cell "
                                               "above, then pass the function itself"))
+    if wrong_signature(_(ASSISTANT_TITLE), signature_problem(
+            fn, "my_assistant_to_dict(message)", None)):
+        return False
     return check_rules(_(ASSISTANT_TITLE), fn, ASSISTANT_RULES,
                        start=_("write the body of my_assistant_to_dict(message) in the cell "
                                "above, then run this check again"))

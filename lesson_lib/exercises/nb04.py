@@ -7,13 +7,19 @@ and two properties over conversations added one message at a time. The same rule
 lesson_lib's ShortTermMemory and SeedMemory (tests/test_core_track_nb04.py).
 
 1. `check_my_trim(my_trim)`: the learner's `my_trim(messages, max_messages)` is judged by
-   `lesson_lib.trimcheck.check_trim(my_trim, unit="messages")` on VALID_CASES: the bank's
-   histories that the API accepts (20 of TRIM_CASES' 28). The other 8 are broken before any
+   `lesson_lib.trimcheck.check_trim(my_trim, unit="messages", drop="unit")` on VALID_CASES:
+   the bank's histories that the API accepts (20 of TRIM_CASES' 28); drop="unit" holds it to
+   forgetting no more than a trim that drops one group at a time. The other 8 are broken before any
    trim (an interrupted run, duplicate ids, a wrong order); notebook 07 repairs those, and
    then `check_trim(my_trim)` runs all 28. Once the 20 pass, RANDOM_RULES tries the same
    rules on random valid histories.
 2. `check_turn_trim(my_turn_trim)`: the same cases and rules, plus one: after the system
-   messages, the kept history starts with a user message (no answer whose question is gone).
+   messages, the kept history starts with a user message (no answer whose question is gone);
+   it may forget as much as a trim that drops whole turns.
+
+A trim that never ends is stopped after a few seconds (lesson_lib.exercises.deadline) and
+named with the history it was trimming; a trim whose parameters are not (messages,
+max_messages) is told so in one sentence.
 
 `show_trim(trim, name)` shows one case before and after a trim function.
 """
@@ -25,18 +31,29 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lesson_lib.exercises import Report, not_done
+from lesson_lib.exercises import (
+    Report,
+    Stuck,
+    finishing,
+    not_done,
+    signature_problem,
+    wrong_signature,
+)
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
-from lesson_lib.exercises.nb02 import MEMORY_RULES
+from lesson_lib.exercises.nb02 import MEMORY_RULES, TRIM_HINTS, method_problem
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.trimcheck import (
     TRIM_CASES,
     TrimCase,
     check_trim,
+    history_label,
     judge_one,
     judge_trim,
     trim_case,
+)
+from lesson_lib.trimcheck import (
+    TRIM_HINTS as TRIM_CALL_HINTS,
 )
 
 # ----------------------------------------------------------------- conversations as labelled data
@@ -168,11 +185,20 @@ def seed_rule(messages: list[dict], max_messages: int) -> list[list[dict]]:
 SEED_TRIM_TITLE = N_("Build it · the seed's trim")
 
 
+def _added(memory: Any, max_messages: int, messages: list[dict], n: int) -> None:
+    """memory.add(messages[n]) (a copy), stopped and reported if the trim never ends."""
+    with finishing(lambda: _("this history: max_messages={max_messages}, adding "
+                             "{added}").format(max_messages=max_messages,
+                                               added=labels(messages[:n + 1])),
+                   who=N_("your trim"), hints=TRIM_HINTS):
+        memory.add(copy.deepcopy(messages[n]))
+
+
 def _replay(cls: type, max_messages: int, messages: list[dict]):
     """A new memory of `cls`, the messages added one at a time (copies: the caller's stay)."""
     memory = cls(max_messages=max_messages)
-    for m in messages:
-        memory.add(copy.deepcopy(m))
+    for n in range(len(messages)):
+        _added(memory, max_messages, messages, n)
     return memory
 
 
@@ -226,8 +252,8 @@ def _stays_valid(cls: type, example: tuple[list[str], int]) -> str | None:
     spec, max_messages = example
     messages = conversation(spec)
     memory = cls(max_messages=max_messages)
-    for n, message in enumerate(conversation(spec)):  # fresh dicts: `messages` stays as made
-        memory.add(message)
+    for n, message in enumerate(messages):  # (added as copies: `messages` stays as made)
+        _added(memory, max_messages, messages, n)
         got = memory.to_api_format()
         waiting = _open_calls(messages[:n + 1])
         orphan = _orphan(got) if isinstance(got, list) else None
@@ -249,8 +275,8 @@ def _keeps_the_newest(cls: type, example: tuple[list[str], int]) -> str | None:
     messages = conversation(spec)
     wanted = seed_rule(messages, max_messages)
     memory = cls(max_messages=max_messages)
-    for n, message in enumerate(conversation(spec)):  # fresh dicts: `messages` stays as made
-        memory.add(message)
+    for n, message in enumerate(messages):  # (added as copies: `messages` stays as made)
+        _added(memory, max_messages, messages, n)
         if _open_calls(messages[:n + 1]):
             continue  # an agent sends the list only when no call waits for its reply
         got = memory.to_api_format()
@@ -268,6 +294,8 @@ _ORDER = "add() keeps messages in order, and to_api_format() returns them"
 _WITHIN = "the trim keeps max_messages messages: no more, and no fewer than it must"
 _OLDEST = "the trim drops the oldest message that is not a system message"
 _SYSTEM = "the trim never drops a system message, even one in the middle"
+_ENDS = ("when only system messages are left to drop, the trim stops (it never runs for "
+         "ever)")
 SWALLOWS = N_("dropping an assistant(tool_calls) drops its tool reply too")
 PARALLEL = N_("a parallel group (one assistant, several tool replies) is dropped whole")
 ONLY_TOOL = N_("it swallows only tool replies, never a system message after them")
@@ -289,6 +317,7 @@ TOOL_TRIM_RULES: list[Rule] = [
         *_RULES_02[_SYSTEM].hints,
         N_("what you swallow after the dropped message are its tool replies: role 'tool', "
            "nothing else"))),
+    _RULES_02[_ENDS],
     # (notebook 02's property, "for any conversation and max_messages …", is NEWEST below
     # without tool rounds, the same reference (the seed's rule): it is not run twice)
     # what tool messages change
@@ -334,6 +363,8 @@ def check_seed_trim(MyMemory: Any) -> bool:  # noqa: N803  your class, not an in
     if not isinstance(MyMemory, type):
         return not_done(_(SEED_TRIM_TITLE),
                         _("pass the class itself: check_seed_trim(MyMemory)"))
+    if wrong_signature(_(SEED_TRIM_TITLE), method_problem(MyMemory)):
+        return False
     return check_rules(_(SEED_TRIM_TITLE), MyMemory, TOOL_TRIM_RULES,
                        start=_("write the body of _trim, then run this check again"))
 
@@ -350,12 +381,23 @@ def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
                  "itself (no parentheses)")
     for case in cases:
         try:
-            if fn(copy.deepcopy(case.messages), case.max_messages) is not None:
-                return None
+            with finishing(lambda case=case: _("this history: {history}").format(
+                               history=history_label(case.messages, case.max_messages)),
+                           who=N_("your trim"), hints=TRIM_CALL_HINTS):  # Stuck: raised
+                if fn(copy.deepcopy(case.messages), case.max_messages) is not None:
+                    return None
         except Exception:  # an attempt that raises is judged (and reported) by the bank
             return None
     return _("it returns None for every history: write its body, ending with return and the "
              "list")
+
+
+def _stuck(title: str, stuck: Stuck) -> bool:
+    """The one-line report of a trim that never finished; False."""
+    report = Report(title)
+    report.expect(False, stuck.what, stuck.hints)
+    print(report)
+    return False
 
 
 # ----------------------------------------------------------------- exercise 1 on random histories
@@ -387,7 +429,7 @@ def _trims_any_history(my_trim: Callable, example: tuple[list[str], int]) -> str
     spec, max_messages = example
     messages = conversation(spec)
     verdict = judge_one(my_trim, TrimCase("a random history", messages, max_messages, 0, ""),
-                        "messages")
+                        "messages", drop="unit")
     if verdict.passed:
         return None
     what, hint = verdict.problems[0]
@@ -417,9 +459,16 @@ def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages
     """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories; once
     every case passes, the same rules on random valid histories (RANDOM_RULES)."""
     cases = VALID_CASES if cases is None else list(cases)
-    if (why := _unwritten(my_trim, cases)) is not None:
+    if callable(my_trim) and wrong_signature(_("Exercise 1 · my_trim"), signature_problem(
+            my_trim, "my_trim(messages, max_messages)", [], 0)):
+        return False
+    try:
+        why = _unwritten(my_trim, cases)
+    except Stuck as stuck:
+        return _stuck(_("Exercise 1 · my_trim"), stuck)
+    if why is not None:
         return not_done(_("Exercise 1 · my_trim"), why)
-    if not check_trim(my_trim, unit="messages", cases=cases, detail=detail):
+    if not check_trim(my_trim, unit="messages", cases=cases, detail=detail, drop="unit"):
         return False
     return check_rules(_(RANDOM_TITLE), my_trim, RANDOM_RULES, detail=detail)
 
@@ -438,9 +487,16 @@ def check_turn_trim(my_turn_trim: Any,  # my_turn_trim(messages, max_messages) -
     messages) must start with a user message."""
     title = _("Exercise 2 · my_turn_trim")
     cases = VALID_CASES if cases is None else list(cases)
-    if (why := _unwritten(my_turn_trim, cases)) is not None:
-        return not_done(title, why)
-    verdicts = judge_trim(my_turn_trim, "messages", cases)
+    if callable(my_turn_trim) and wrong_signature(title, signature_problem(
+            my_turn_trim, "my_turn_trim(messages, max_messages)", [], 0)):
+        return False
+    try:
+        why = _unwritten(my_turn_trim, cases)
+        if why is not None:
+            return not_done(title, why)
+        verdicts = judge_trim(my_turn_trim, "messages", cases)  # may forget whole turns
+    except Stuck as stuck:
+        return _stuck(title, stuck)
     ours = set()  # the problems this check adds (their hint stands alone)
     for v in verdicts:
         if (role := _starts_with_answer(v.result)) is not None:
@@ -493,7 +549,15 @@ def show_trim(trim: Callable,  # a trim function: trim(messages, max_messages) -
     from lesson_lib.display import show_messages, side_by_side  # noqa: PLC0415
 
     case = trim_case(name, VALID_CASES if cases is None else cases)
-    after = trim(copy.deepcopy(case.messages), case.max_messages)
+    try:
+        with finishing(lambda: _("this history: {history}").format(
+                           history=history_label(case.messages, case.max_messages)),
+                       who=N_("your trim"), hints=TRIM_CALL_HINTS):
+            after = trim(copy.deepcopy(case.messages), case.max_messages)
+    except Stuck as stuck:  # the report says so; nothing to draw
+        _stuck(_("{case} (max_messages={max_messages})").format(
+            case=_(case.name), max_messages=case.max_messages), stuck)
+        return None
     after = after if isinstance(after, list) and all(isinstance(m, Mapping) for m in after) \
         else []
     return side_by_side(show_messages(case.messages),

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from lesson_lib.agent import Agent, ToolEvent
-from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises import (
+    Report,
+    not_done,
+    run_check,
+    signature_problem,
+    wrong_signature,
+)
 from lesson_lib.exercises.contract import Broken, Rule, check_rules, expect, property_rule
 from lesson_lib.exercises.scripted import (
     Reply,
@@ -33,6 +39,8 @@ from lesson_lib.exercises.scripted import (
     Script,
     ScriptedClient,
     ScriptEnded,
+    StrayCall,
+    StrayClient,
     ToolCrashed,
     TooManyCalls,
     WatchedTools,
@@ -46,6 +54,7 @@ from lesson_lib.exercises.scripted import (
     normalized,
     parsed,
     tool_names,
+    tools_refused,
     weather_calls,
     weather_tools,
 )
@@ -173,9 +182,12 @@ def check_replay(replay: Any) -> bool:
                      counts=expected[2:]),
                  _('got {got}: for "/clear" call agent.clear() instead of agent.chat(...); '
                    "the model must never see the command").format(got=counts[2:]))
-        r.expect(agent.memory.message_count() == counts[-1],
-                 _("the counts are those of the agent you were given"),
-                 _("use the agent passed in, not a new Agent()"))
+        given = [m.get("content") for m in agent.memory.to_api_format()
+                 if m.get("role") == "user"]
+        r.expect(given == REPLAY_INPUTS[-1:],
+                 _("the inputs went to the agent you were given"),
+                 _("the agent passed in holds {given} from the user: use it, not a new "
+                   "Agent()").format(given=given))
         _other, more = _replayed(replay, REPLAY_MORE)
         r.expect(more == _expected_counts(REPLAY_MORE),
                  _("it works for other inputs too ({inputs})").format(inputs=REPLAY_MORE),
@@ -263,6 +275,10 @@ def _check_tool(r: Report, agent: Any, question: Any, arguments: Any) -> None:
                     _("my_arguments is a dict of the arguments a model would send"),
                     _('got {kind}: write e.g. {{"city": "Chengdu"}}').format(
                         kind=type(arguments).__name__)):
+        return
+    refused = tools_refused(agent.registry.schemas())
+    if refused is not None:  # (said only when it does not: the usual case needs no line)
+        r.expect(False, _("the API accepts the agent's tools"), refused)
         return
     events = _scripted_turn(agent.registry, question, mine[0], arguments)
     result = events[0].result if events else ""
@@ -353,25 +369,85 @@ class Said:
 
 
 class Conversation:
-    """The learner's agent class (or the library's), on a scripted model and watched tools."""
+    """The learner's agent class (or the library's), on a scripted model and watched tools.
+    The agent is given the scripted client; the shared one (what chat() without client=
+    reaches) refuses every call (strict, the default), so a call that ignores the agent's
+    client is caught."""
 
-    def __init__(self, cls: type, script: Script, tools: WatchedTools | None = None):
+    def __init__(self, cls: type, script: Script, tools: WatchedTools | None = None, *,
+                 strict: bool = True):
         self.client = ScriptedClient(script)
         self.tools = tools if tools is not None else weather_tools()
         self.memory = RecordingMemory()
+        self.strict = strict
         with answering(self.client):
             self.agent = cls(tools=self.tools, client=self.client, memory=self.memory)
 
-    def say(self, text: str) -> Said:
-        before = len(self.client.requests)
-        with answering(self.client):
+    def say(self, text: str, *, refused_ok: bool = False) -> Said:
+        """One input through the agent. A request the API refuses (400) is Broken, unless
+        `refused_ok`: then what chat() did so far is returned (returned=None)."""
+        before, refusals = len(self.client.requests), len(self.client.refused)
+        stray = StrayClient() if self.strict else None
+        with answering(self.client, stray):
             try:
                 returned = self.agent.chat(text)
             except (ScriptEnded, TooManyCalls) as error:
                 raise Broken(_("chat({text}) asked the model again: {error}; one input takes "
                                "one model call, or two after a tool round").format(
                                    text=repr(text), error=error)) from None
+            except Exception as error:  # a refusal by the API (or a call that strayed)
+                if isinstance(error, StrayCall) or (stray and stray.calls):
+                    raise Strayed(_stray(text, stray), CLIENT_HINTS) from None
+                if len(self.client.refused) == refusals:
+                    raise
+                n, problem = self.client.refused[-1]
+                if not refused_ok:
+                    raise Broken(_("chat({text}): the API refused request {n} with a 400: "
+                                   "{error}").format(text=repr(text), n=n - before,
+                                                     error=problem.message),
+                                 (problem.explanation or N_("send what the API takes"),)
+                                 ) from None
+                returned = None
+        if stray and stray.calls:
+            raise Strayed(_stray(text, stray), CLIENT_HINTS)
         return Said(text, returned, self.client.requests[before:], list(self.memory.messages))
+
+
+class Strayed(Broken):
+    """A model call went to the shared client, not to the agent's own."""
+
+
+CLIENT_HINTS = (
+    N_("the agent was given a client (Agent(client=...)): every model call must go through "
+       "it, or the agent talks to another model than the one it was given"),
+    N_("pass client=self.client to every chat() call, the second one too"))
+
+
+def _stray(text: str, stray: StrayClient) -> str:
+    return ngettext("chat({text}) made {n} model call without client=self.client: it went to "
+                    "the shared client, not to the client the agent was given",
+                    "chat({text}) made {n} model calls without client=self.client: they went "
+                    "to the shared client, not to the client the agent was given",
+                    stray.calls).format(text=repr(text), n=stray.calls)
+
+
+def _script(calls: int = 0, answer: str = WEATHER_ANSWER) -> Script:
+    script = Script()
+    if calls:
+        script.calls(*weather_calls(calls))
+    script.answer(answer)
+    return script
+
+
+def _goes_to_its_client(cls: type) -> None:
+    """Only where the calls go: whatever else goes wrong is the other rules' to say."""
+    for talk, text in ((_plain(cls, NAME_ANSWER), NAME_INPUT), (_with_tools(cls, 1), WEATHER_INPUT)):
+        try:
+            talk.say(text, refused_ok=True)
+        except (Strayed, NotImplementedError):
+            raise
+        except Exception:  # noqa: BLE001, S112  (judged by the rules that follow)
+            continue
 
 
 def _plain(cls: type, *answers: str) -> Conversation:
@@ -381,9 +457,10 @@ def _plain(cls: type, *answers: str) -> Conversation:
     return Conversation(cls, script)
 
 
-def _with_tools(cls: type, calls: int, tools: WatchedTools | None = None) -> Conversation:
+def _with_tools(cls: type, calls: int, tools: WatchedTools | None = None, *,
+                content: str | None = None) -> Conversation:
     script = Script()
-    script.calls(*weather_calls(calls))
+    script.calls(*weather_calls(calls), content=content)
     script.answer(WEATHER_ANSWER)
     return Conversation(cls, script, tools)
 
@@ -410,8 +487,9 @@ def _own_steps(cls: type) -> None:
                 return getattr(Agent, _name)(self, *args, **kw)
 
             setattr(watched, name, spy)
-    _plain(watched, NAME_ANSWER).say(NAME_INPUT)
-    _with_tools(watched, 1).say(WEATHER_INPUT)
+    # lenient (the shared client answers too): where the calls go is another rule's
+    Conversation(watched, _script(answer=NAME_ANSWER), strict=False).say(NAME_INPUT)
+    Conversation(watched, _script(1), strict=False).say(WEATHER_INPUT, refused_ok=True)
     calls = _(" and ").join(f"self.{n}()" for n in dict.fromkeys(used))
     expect(not used, (_("chat() handed its steps to the library: it called {calls} "
                         "(super().chat() does)") if "remember_answer" in used else
@@ -492,7 +570,7 @@ def _stores_answer(cls: type) -> None:
 
 
 def _tool_reply_two_calls(cls: type) -> None:
-    said = _with_tools(cls, 1).say(WEATHER_INPUT)
+    said = _with_tools(cls, 1).say(WEATHER_INPUT, refused_ok=True)
     n = len(said.requests)
     expect(n == 2, ngettext("the model replied with a tool call; chat() made {n} model call "
                             "and returned {returned}",
@@ -502,12 +580,33 @@ def _tool_reply_two_calls(cls: type) -> None:
 
 
 def _second_without_tools(cls: type) -> None:
-    said = _with_tools(cls, 1).say(WEATHER_INPUT)
+    said = _with_tools(cls, 1).say(WEATHER_INPUT, refused_ok=True)
     second = said.requests[1].tools
     expect(second is None,
            (_("the second request offered tools={tools} (the API refuses an empty list)")
             if second == [] else _("the second request offered tools={tools}")).format(
                 tools=tool_names(second)))
+
+
+def _second_without_tool_choice(cls: type) -> None:
+    talk = _with_tools(cls, 1)
+    said = talk.say(WEATHER_INPUT, refused_ok=True)
+    sent = said.requests[1].body
+    refused = [p for n, p in talk.client.refused if n == len(talk.client.requests)]
+    expect("tool_choice" not in sent or sent["tool_choice"] is None,
+           _("the second request sent tool_choice={choice} with no tools, and the API "
+             "answered 400: {error}").format(
+               choice=repr(sent.get("tool_choice")),
+               error=refused[0].message if refused else ""))
+
+
+def _keeps_text_beside_calls(cls: type) -> None:
+    said = _with_tools(cls, 1, content=BESIDE).say(WEATHER_INPUT)
+    stored = said.memory[call_index(said.memory)]
+    content = stored.get("content") if isinstance(stored, dict) else None
+    expect(content == BESIDE,
+           _("the model wrote {text} beside its call; the memory stores the call with "
+             "content {content}").format(text=repr(BESIDE), content=repr(content)))
 
 
 def _stores_the_call(cls: type) -> None:
@@ -562,7 +661,12 @@ def _answers_each_call(cls: type) -> None:
 
 
 def _written_together(cls: type) -> None:
-    talk = _with_tools(cls, 2, weather_tools(crash_at=2))
+    script = Script()
+    script.answer(NAME_ANSWER)
+    script.calls(*weather_calls(2))
+    script.answer(WEATHER_ANSWER)
+    talk = Conversation(cls, script, weather_tools(crash_at=2))
+    earlier = talk.say(NAME_INPUT).memory  # an earlier turn first: it must survive the crash
     try:
         talk.say(WEATHER_INPUT)
     except ToolCrashed:
@@ -572,6 +676,15 @@ def _written_together(cls: type) -> None:
            _("the check stopped the second of two tool calls halfway (as a Ctrl-C or a crash "
              "would); the memory was left as {memory}, which the API refuses from then on: a "
              "call without all its results").format(memory=labels(memory)))
+    expect(memory[:len(earlier)] == earlier,
+           _("after an earlier turn the memory held {earlier}; the check stopped a tool call "
+             "of the next input halfway, and the memory was left as {memory}: the earlier "
+             "conversation is gone").format(earlier=labels(earlier), memory=labels(memory)),
+           (N_("a tool that fails is no reason to forget the conversation: what the memory "
+               "held before this input must still be there"),
+            N_("let the error go up (or catch it and answer that the tool failed) without "
+               "clearing or rebuilding the memory: nothing of this input's round is written "
+               "until every call has run")))
     talk = Conversation(cls, _mixed_script())
     for text in (NAME_INPUT, WEATHER_INPUT, ASK_INPUT):
         memory = talk.say(text).memory
@@ -602,8 +715,9 @@ def _turns():
 def _script_of(turns: list[int]) -> Script:
     script = Script()
     for k, calls in enumerate(turns, 1):
-        if calls:
-            script.calls(*weather_calls(calls, start=k))
+        if calls:  # two calls come with a sentence beside them, as real models write
+            script.calls(*weather_calls(calls, start=k),
+                         content=f"Checking {calls} cities." if calls == 2 else None)
         script.answer(f"answer {k}")
     return script
 
@@ -645,7 +759,11 @@ def _any_conversation(cls: type, turns: list[int]) -> str | None:
     return None
 
 
+BESIDE = "Let me check the weather first."
 R_OWN = N_("chat() writes the steps itself (not super().chat(), run_tool_round or remember_answer)")
+R_CLIENT = N_("every model call goes through the agent's own client (client=self.client)")
+R_CHOICE = N_("the second call sends no tool_choice either (the API refuses it without tools)")
+R_BESIDE = N_("text the model wrote beside its calls is stored with them")
 R_USER = N_("chat() stores the user's message first, and the request ends with it")
 R_WHOLE = N_("each request sends the whole memory, not only the newest message")
 R_ONE = N_("a plain answer takes one model call, with the agent's tools offered")
@@ -661,6 +779,7 @@ R_TOGETHER = (N_("the call and its results are written together: the memory is v
                  "every chat(), even when a tool stops halfway"))
 
 AGENT_RULES: list[Rule] = [
+    Rule(R_CLIENT, _goes_to_its_client, CLIENT_HINTS),
     Rule(R_USER, _stores_user_first,
          (N_("step 0: self.memory.add({'role': 'user', 'content': user_input}), before any model "
              "call: the model only sees what is in the memory"),)),
@@ -686,6 +805,11 @@ AGENT_RULES: list[Rule] = [
     Rule(R_NONE, _second_without_tools,
          (N_("at most one tool round per input: the second call must be answered in words"),
           N_("pass tools=None to the second call")), needs=(R_TWO,)),
+    Rule(R_CHOICE, _second_without_tool_choice,
+         (N_("tool_choice says how to choose among the tools; with tools=None there are none, "
+             "and the API answers 400 to a tool_choice sent without them"),
+          N_("call chat(self.memory.to_api_format(), client=self.client) for the second call: "
+             "neither tools nor tool_choice")), needs=(R_TWO,)),
     Rule(R_CALL, _stores_the_call,
          (N_("a tool message answers a call: the assistant message that made the call must be in "
              "the memory, before the results"),
@@ -694,6 +818,12 @@ AGENT_RULES: list[Rule] = [
          (N_("the memory holds plain dicts, the API's JSON; the SDK's message object is not one "
              "(ShortTermMemory refuses it)"),
           N_("assistant_to_dict(message) turns the reply into the dict to store")),
+         needs=(R_CALL,)),
+    Rule(R_BESIDE, _keeps_text_beside_calls,
+         (N_("a real model sometimes writes a sentence beside its calls (notebook 03): it is "
+             "part of what the model said, and the next request must carry it back"),
+          N_("store assistant_to_dict(message), which keeps message.content with the calls, "
+             "rather than a dict built by hand with content None")),
          needs=(R_CALL,)),
     Rule(R_EVERY, _runs_every_call,
          (N_("one reply can ask for several calls at once (parallel calls, notebook 03)"),
@@ -716,9 +846,16 @@ AGENT_RULES: list[Rule] = [
          N_("each input starts the same way: the user's message, then a call that offers the "
             "tools (whatever the input before did)")),
         examples=40,
-        needs=(R_USER, R_WHOLE, R_ONE, R_TEXT, R_STORED, R_TWO, R_NONE, R_CALL, R_DICT,
-               R_EVERY, R_IDS, R_TOGETHER)),
+        needs=(R_USER, R_WHOLE, R_ONE, R_TEXT, R_STORED, R_TWO, R_NONE, R_CHOICE, R_CALL,
+               R_DICT, R_BESIDE, R_EVERY, R_IDS, R_TOGETHER)),
 ]
+# A call that ignores the agent's client breaks every rule the same way: the others wait
+# until that one holds. So does a second call the API refuses (tool_choice without tools):
+# the rules on what a tool round writes wait for that one.
+_ROUND = (R_CALL, R_DICT, R_BESIDE, R_EVERY, R_IDS, R_TOGETHER)
+AGENT_RULES[1:] = [Rule(r.name, r.test, r.hints,
+                        (R_CLIENT, *((R_CHOICE,) if r.name in _ROUND else ()), *r.needs))
+                   for r in AGENT_RULES[1:]]
 
 
 # What the exercise asks beyond what chat() does: that the learner writes the steps. The
@@ -738,6 +875,9 @@ def check_my_agent_chat(MyAgent: Any) -> bool:  # noqa: N803  your class, not an
     if not isinstance(MyAgent, type):
         return not_done(_(AGENT_TITLE),
                         _("pass the class itself: check_my_agent_chat(MyAgent)"))
+    if wrong_signature(_(AGENT_TITLE), signature_problem(
+            getattr(MyAgent, "chat", None), "agent.chat(user_input)", None, "")):
+        return False
     return check_rules(_(AGENT_TITLE), MyAgent, EXERCISE_RULES,
                        start=_("write the body of chat() in the skeleton, then run this check "
                                "again"))

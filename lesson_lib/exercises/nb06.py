@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises import (
+    Report,
+    not_done,
+    run_check,
+    signature_problem,
+    wrong_signature,
+)
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
 from lesson_lib.exercises.nb05 import says_when, undescribed
 from lesson_lib.exercises.scripted import (
@@ -48,6 +54,7 @@ from lesson_lib.exercises.scripted import (
     normalized,
     parsed,
     tool_names,
+    tools_refused,
     weather_calls,
     weather_tools,
 )
@@ -148,6 +155,7 @@ class Looped:
     script: Script            # the model's replies (tool call ids included)
     tools: WatchedTools       # the calls it ran (tools.ran)
     runaway: str | None       # why the check stopped it, if it did
+    raised: Exception | None = None  # what it raised at the cap, instead of returning
 
     @property
     def pair(self) -> tuple[Any, Any]:
@@ -168,7 +176,7 @@ def _looped(my_loop: Callable, script: Script, max_turns: int = 5, *,
     client, tools = ScriptedClient(script, forever=forever), weather_tools()
     messages = [{"role": "system", "content": SYSTEM_PROMPT},
                 {"role": "user", "content": QUESTION}]
-    returned = runaway = None
+    returned = runaway = raised = None
     with answering(client):
         try:
             returned = my_loop(messages, tools, max_turns)
@@ -178,7 +186,11 @@ def _looped(my_loop: Callable, script: Script, max_turns: int = 5, *,
         except ScriptEnded:
             runaway = _("after a reply without tool_calls, my_loop called the model again "
                         "(call {n})").format(n=len(client.requests))
-    return Looped(returned, messages, client.requests, client.script, tools, runaway)
+        except Exception as error:
+            if forever is None or len(client.requests) != max_turns:
+                raise  # not the cap: the code failed, and the rule reports it
+            raised = error  # it stopped at the cap, by raising: the rule on the cap says so
+    return Looped(returned, messages, client.requests, client.script, tools, runaway, raised)
 
 
 def _answered(my_loop: Callable, *rounds: int, max_turns: int = 5) -> Looped:
@@ -212,7 +224,7 @@ def _returns_pair(my_loop: Callable) -> None:
 
 def _plain_answer(my_loop: Callable) -> None:
     ran = _answered(my_loop)
-    reply, turns = ran.pair
+    reply, _turns = ran.pair
     n = len(ran.requests)
     expect(n == 1, _("the model answered at once; my_loop made {n} model calls").format(n=n))
     expect(reply == ANSWER,
@@ -221,7 +233,22 @@ def _plain_answer(my_loop: Callable) -> None:
            if not isinstance(reply, (str, type(None))) else
            _("the model answered {answer}; my_loop returned the reply {reply}").format(
                answer=repr(ANSWER), reply=repr(reply)))
-    expect(turns == 1, _("one model call, but turns={turns}").format(turns=repr(turns)))
+
+
+def _counts_calls(my_loop: Callable) -> None:
+    for rounds in ((), (1, 1)):  # (whether it makes the right calls is other rules' to say)
+        ran = _answered(my_loop, *rounds)
+        _reply, turns = ran.pair
+        n = len(ran.requests)
+        expect(turns == n, (ngettext("the model answered at once: my_loop made {n} model call, "
+                                     "and returned turns={turns}",
+                                     "the model answered at once: my_loop made {n} model "
+                                     "calls, and returned turns={turns}", n) if not rounds else
+                            ngettext("two rounds of tools, then the answer: my_loop made {n} "
+                                     "model call, and returned turns={turns}",
+                                     "two rounds of tools, then the answer: my_loop made {n} "
+                                     "model calls, and returned turns={turns}", n)).format(
+                                         n=n, turns=repr(turns)))
 
 
 def _appends_answer(my_loop: Callable) -> None:
@@ -251,7 +278,7 @@ def _offers_tools(my_loop: Callable) -> None:
 
 def _keeps_going(my_loop: Callable) -> None:
     ran = _answered(my_loop, 1, 1)
-    reply, turns = ran.pair
+    reply, _turns = ran.pair
     n = len(ran.requests)
     expect(n == 3, ngettext("the model asked for tools twice, then answered; my_loop made {n} "
                             "model call and returned {reply}",
@@ -260,7 +287,6 @@ def _keeps_going(my_loop: Callable) -> None:
                                 n=n, reply=_short(repr(reply))))
     expect(reply == ANSWER, _("my_loop made the 3 calls but returned {reply}, not the answer "
                               "{answer}").format(reply=_short(repr(reply)), answer=repr(ANSWER)))
-    expect(turns == 3, _("3 model calls, but turns={turns}").format(turns=repr(turns)))
 
 
 def _appends_call(my_loop: Callable) -> None:
@@ -282,6 +308,20 @@ def _call_is_a_dict(my_loop: Callable) -> None:
     expect(assistant_to_dict(stored) == want,
            _("the call appended is {stored}; the model sent {want}").format(stored=stored,
                                                                             want=want))
+
+
+def _keeps_text_beside_calls(my_loop: Callable) -> None:
+    script = Script()
+    script.calls(*weather_calls(1), content=BESIDE)
+    script.answer(ANSWER)
+    ran = _looped(my_loop, script)
+    expect(ran.runaway is None, ran.runaway or "")
+    at = call_index(ran.messages)
+    stored = ran.messages[at] if at is not None else None
+    content = stored.get("content") if isinstance(stored, dict) else None
+    expect(content == BESIDE,
+           _("the model wrote {text} beside its call; messages holds the call with content "
+             "{content}").format(text=repr(BESIDE), content=repr(content)))
 
 
 def _runs_every_call(my_loop: Callable) -> None:
@@ -314,13 +354,22 @@ def _cap_is_max_turns(my_loop: Callable) -> None:
         n = len(ran.requests)
         expect(n == max_turns, _("max_turns={max_turns} and a model that never stops: my_loop "
                                  "made {n} model calls").format(max_turns=max_turns, n=n))
-        expect(turns == max_turns, _("max_turns={max_turns}: {max_turns} model calls, but "
-                                     "turns={turns}").format(max_turns=max_turns,
-                                                             turns=repr(turns)))
+        if ran.raised is None:  # (raising instead of returning is the next rule's)
+            expect(turns == max_turns, _("max_turns={max_turns}: {max_turns} model calls, but "
+                                         "turns={turns}").format(max_turns=max_turns,
+                                                                 turns=repr(turns)))
 
 
 def _valid_after_cap(my_loop: Callable) -> None:
     ran = _never_ending(my_loop, 3)
+    expect(ran.raised is None,
+           _("at the cap (max_turns=3) my_loop raised {error}: {message}; the user is shown an "
+             "error instead of an answer").format(error=type(ran.raised).__name__,
+                                                  message=_short(str(ran.raised), 90)),
+           (N_("reaching the cap is no failure of your code: the model just kept asking. The "
+               "loop stops and says so, and the agent goes on with the next input"),
+            N_("after the loop, return a short notice and the turns, e.g. ('I stopped after "
+               "3 rounds of tool calls without an answer.', max_turns), instead of raising")))
     reply, _turns = ran.pair
     problem = first_problem(ran.messages)
     expect(problem is None, _("after the cap, messages holds {messages}, which the API "
@@ -399,8 +448,11 @@ def _any_run(my_loop: Callable, example: tuple[list[int], int]) -> str | None:
         rounds=shown, max_turns=max_turns, what=what) if what else None
 
 
+BESIDE = "Let me check the weather first."
 L_PAIR = N_("my_loop returns a pair (reply, turns)")
-L_PLAIN = N_("a reply without tool_calls ends the loop: one model call, its text, turns=1")
+L_PLAIN = N_("a reply without tool_calls ends the loop: one model call, and its text returned")
+L_TURNS = N_("turns counts the model calls, the answer's included")
+L_BESIDE = N_("text the model wrote beside its calls is appended with them")
 L_APPEND = N_("the answer is appended to messages, the list my_loop was given")
 L_TOOLS = N_("every model call offers the tools, inside the loop too")
 L_CHAIN = N_("while the reply has tool_calls, it calls again: two rounds, then the answer, "
@@ -417,8 +469,12 @@ LOOP_RULES: list[Rule] = [
     Rule(L_PAIR, _returns_pair, (N_("end with return reply, turns"),)),
     Rule(L_PLAIN, _plain_answer,
          (N_("a reply without tool_calls is the answer: return its text, message.content"),
-          N_("count each chat() call in turns, and stop (return) as soon as a reply has no "
-             "tool_calls"))),
+          N_("stop (return) as soon as a reply has no tool_calls"))),
+    Rule(L_TURNS, _counts_calls,
+         (N_("turns is how many times the model was called, the call that brought the answer "
+             "included: not how many rounds of tools ran"),
+          N_("add 1 for every chat() call (for turn in range(1, max_turns + 1) counts them), "
+             "and return that count")), needs=(L_PLAIN,)),
     Rule(L_APPEND, _appends_answer,
          (N_("the next question's call must see the answer: append it before returning"),
           N_("messages is the memory you were given: append to it (messages.append(...)), not "
@@ -438,6 +494,12 @@ LOOP_RULES: list[Rule] = [
     Rule(L_DICT, _call_is_a_dict,
          (N_("messages holds plain dicts, the API's JSON; the SDK's message object is not one"),
           N_("assistant_to_dict(message) turns the reply into the dict to append")),
+         needs=(L_CALL,)),
+    Rule(L_BESIDE, _keeps_text_beside_calls,
+         (N_("a real model sometimes writes a sentence beside its calls (notebook 03): it is "
+             "part of what the model said, and the next call must carry it back"),
+          N_("append assistant_to_dict(message), which keeps message.content with the calls, "
+             "rather than a dict built by hand with content None")),
          needs=(L_CALL,)),
     Rule(L_EVERY, _runs_every_call,
          (N_("one reply can ask for several calls at once"),
@@ -468,8 +530,8 @@ LOOP_RULES: list[Rule] = [
          N_("each reply with tool_calls: append it and its results; the reply without: append "
             "it and return; max_turns calls at most")),
         examples=40,
-        needs=(L_PAIR, L_PLAIN, L_APPEND, L_TOOLS, L_CHAIN, L_CALL, L_DICT, L_EVERY, L_IDS,
-               L_STOPS, L_CAP, L_AFTER)),
+        needs=(L_PAIR, L_PLAIN, L_TURNS, L_APPEND, L_TOOLS, L_CHAIN, L_CALL, L_DICT,
+               L_BESIDE, L_EVERY, L_IDS, L_STOPS, L_CAP, L_AFTER)),
 ]
 
 
@@ -478,6 +540,9 @@ def check_my_loop(my_loop: Any) -> bool:  # my_loop(messages, registry, max_turn
     if not callable(my_loop):
         return not_done(_(LOOP_TITLE), _("define my_loop(messages, registry, max_turns=5) in "
                                          "the cell above, then run this check"))
+    if wrong_signature(_(LOOP_TITLE), signature_problem(
+            my_loop, "my_loop(messages, registry, max_turns)", [], None, 5)):
+        return False
     return check_rules(_(LOOP_TITLE), my_loop, LOOP_RULES,
                        start=_("write the body of my_loop in the skeleton, then run this "
                                "check again"))
@@ -604,6 +669,10 @@ def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
                     "value (e.g. Beijing)").format(names=", ".join(bare)))
     city = _city_parameter(report, schema)
     if city is None:
+        return
+    refused = tools_refused(my_registry.schemas())
+    if refused is not None:  # (said only when it does not: the usual case needs no line)
+        report.expect(False, _("the API accepts my_registry's tools"), refused)
         return
     result = _chain(my_registry, own[0], city)
     mine = [e for e in result.events if e.name == own[0]]

@@ -43,14 +43,26 @@ from lesson_lib.costs import (
     plot_costs,
     run_conversation,
 )
-from lesson_lib.exercises import Report, _learner_frame, not_done, run_check
-from lesson_lib.exercises.contract import Broken, Rule, check_rules, property_rule
+from lesson_lib.exercises import (
+    Report,
+    Stuck,
+    _learner_frame,
+    finishing,
+    not_called,
+    not_done,
+    run_check,
+    signature_problem,
+    where_hint,
+    wrong_signature,
+)
+from lesson_lib.exercises.contract import Broken, Finding, Rule, check_rules, property_rule
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import _role_label
 from lesson_lib.protocol import find_problems
 from lesson_lib.tokens import count_message, count_messages, count_text, encoding_name_for
 from lesson_lib.trimcheck import (
     TRIM_CASES,
+    TRIM_HINTS,
     TrimCase,
     _current_turn,
     _floor,
@@ -64,7 +76,9 @@ from lesson_lib.trimcheck import (
     _same,
     _shape,
     _validity,
+    history_label,
     too_big,
+    unmarked_cut,
 )
 
 NAME = "Xiaoming"
@@ -94,34 +108,51 @@ BROKEN = [c for c in TRIM_CASES if c.broken]
 
 
 class _Outcome(NamedTuple):
-    """What the trim did with one case: its result, or the exception it raised."""
+    """What the trim did with one case: its result, or the exception it raised (or, when it
+    never finished, the Stuck that says so)."""
     result: Any
     error: Exception | None
     given: list            # the list it was given, as it was after the call
+    stuck: Stuck | None = None
 
 
 _OUTCOMES: dict[tuple[Any, str], _Outcome] = {}  # (trim, case name) -> outcome, for one check
 
 
+def _on(case: TrimCase) -> Callable[[], str]:
+    return lambda: _("this history: {history}").format(
+        history=history_label(case.messages, case.max_tokens, "tokens"))
+
+
 def _outcome(fn: Callable, case: TrimCase) -> _Outcome:
-    """What `fn` does with (a copy of) one case; the rules of one check share it."""
+    """What `fn` does with (a copy of) one case; the rules of one check share it. A trim
+    that does not finish is stopped once: each rule that asks again gets its Stuck."""
     try:
         key: tuple | None = (fn, case.name)
         if key in _OUTCOMES:
-            return _OUTCOMES[key]
+            return _stuck_or(_OUTCOMES[key])
     except TypeError:  # an unhashable callable: run it every time
         key = None
     given = copy.deepcopy(case.messages)
     try:
-        outcome = _Outcome(fn(given, case.max_tokens), None, given)
+        with finishing(_on(case), who=N_("your trim"), hints=TRIM_HINTS):
+            outcome = _Outcome(fn(given, case.max_tokens), None, given)
     except NotImplementedError:
         raise  # the skeleton: the check says "not done yet"
+    except Stuck as stuck:
+        outcome = _Outcome(None, None, given, stuck)
     except Exception as error:  # the learner's code failed: a finding, not a crash
         outcome = _Outcome(None, error, given)
     if key is not None:
         if len(_OUTCOMES) > 20 * len(TRIM_CASES):
             _OUTCOMES.clear()
         _OUTCOMES[key] = outcome
+    return _stuck_or(outcome)
+
+
+def _stuck_or(outcome: _Outcome) -> _Outcome:
+    if outcome.stuck is not None:
+        raise Stuck(outcome.stuck.what, outcome.stuck.hints)
     return outcome
 
 
@@ -130,6 +161,9 @@ def _is_list(outcome: _Outcome) -> bool:
 
 
 def _crash(error: Exception) -> str:
+    if not_called(error):
+        return _("it could not be called: {message} ({hint})").format(
+            message=_short(str(error), 120), hint=where_hint(error))
     where = _learner_frame(error)
     return _("it raised {error}: {message} (line {line} of {function}())").format(
         error=type(error).__name__, message=_short(str(error), 120), line=where.lineno,
@@ -171,7 +205,8 @@ def _smallest(fn: Callable, cases: Sequence[TrimCase],
              if (what := finder(case, _outcome(fn, case))) is not None]
     if found:
         case, what = min(found, key=lambda f: (f[0].broken, _cost(f[0].messages)))
-        raise Broken(f"{case.name} ({_size(case)}): {what.rstrip('.')}")
+        raise Broken(f"{case.name} ({_size(case)}): {what.rstrip('.')}",
+                     getattr(what, "hints", ()))  # a finding with hints of its own: them
 
 
 def _bank_rule(name: str, cases: Sequence[TrimCase],
@@ -219,8 +254,8 @@ def _systems_kept(case: TrimCase, o: _Outcome) -> str | None:
 
 
 def _turn_kept(case: TrimCase, o: _Outcome) -> str | None:
-    if not _is_list(o):
-        return None
+    if not _is_list(o) or unmarked_cut(_current_turn(case.messages), o.result) is not None:
+        return None  # (a result cut without its marker: the rule on cutting says so)
     lost = _lost(case, o.result)  # a lost system message comes first: another rule's
     if any(m not in o.result for m in case.messages if m["role"] == "system"):
         lost = lost[1:]
@@ -238,7 +273,17 @@ def _fits(case: TrimCase, o: _Outcome) -> str | None:
 
 def _cut(case: TrimCase, o: _Outcome) -> str | None:
     """Where the current turn alone is over the budget but fits with its tool results cut:
-    the result fits (so a tool result was cut), and the trim did not give up."""
+    the result fits (so a tool result was cut), and the trim did not give up. Anywhere: a
+    result cut short says so."""
+    if _is_list(o) and (cut := unmarked_cut(_current_turn(case.messages), o.result)):
+        return Finding(_("it cut the tool result for {id} without saying so: {kept} of its "
+                         "{was} characters, and no 'truncated' marker").format(
+                             id=cut[0], kept=f"{cut[1]:,}", was=f"{cut[2]:,}"),
+                       (N_("a result cut short must say so: the model would take the part "
+                           "for the whole, and answer from a page it has not read to the end"),
+                        N_("truncate_text(text, max_tokens) (lesson_lib.budget) cuts and adds "
+                           "'[truncated … characters]'; any cut of your own must end with a "
+                           "marker that says 'truncated'")))
     floor = _floor_cost(case)
     if floor <= case.max_tokens or too_big(case, UNIT):
         return None
@@ -282,7 +327,7 @@ def _oldest_first(case: TrimCase, o: _Outcome) -> str | None:
 
 
 def _no_more_than_needed(case: TrimCase, o: _Outcome) -> str | None:
-    found = _forgot(case, UNIT, o.result) if _is_list(o) else []
+    found = _forgot(case, UNIT, o.result, "unit") if _is_list(o) else []
     return found[0][0] if found else None
 
 
@@ -294,7 +339,7 @@ def _repaired(case: TrimCase, o: _Outcome) -> str | None:
         found = _shape(o.result) or (
             _validity(case, o.result) + _lost(case, o.result) + _over(case, UNIT, o.result)
             + _invented(case, o.result) + _gaps(case, o.result)
-            + _forgot(case, UNIT, o.result))
+            + _forgot(case, UNIT, o.result, "unit"))
     return found[0][0] if found else None
 
 
@@ -382,7 +427,10 @@ def _any_history(fn: Callable, example: tuple[list[dict], int]) -> str | None:
         budget=budget, history=_labels(messages), tokens=_cost(messages))
     impossible, beyond_the_library = (least > budget for least in _least(messages)[:2])
     try:
-        result = fn(given, budget)
+        with finishing(lambda: _("this history: {history}").format(
+                           history=history_label(messages, budget, "tokens")),
+                       who=N_("your trim"), hints=TRIM_HINTS):
+            result = fn(given, budget)
     except NotImplementedError:
         raise
     except ValueError as error:
@@ -411,6 +459,9 @@ def _property_problem(messages: list[dict], budget: int, result: Any,
         return _("the API would refuse it: {problem}").format(problem=problems[0].message)
     if any(m not in result for m in messages if m["role"] == "system"):
         return _("a system message is missing")
+    if (cut := unmarked_cut(_current_turn(messages), result)) is not None:
+        return _("the tool result for {id} was cut without a 'truncated' marker").format(
+            id=cut[0])
     if not _is_subsequence(_current_turn(messages), result, lambda t, r: _same(r, t)):
         return _("part of the current turn is missing")
     if _cost(result) > budget:
@@ -526,6 +577,9 @@ def check_my_budget_trim(my_budget_trim: Any) -> bool:  # my_budget_trim(message
     if not callable(my_budget_trim):
         return not_done(_(TRIM_TITLE), _("define my_budget_trim(messages, budget) above and "
                                          "pass the function itself (no parentheses)"))
+    if wrong_signature(_(TRIM_TITLE), signature_problem(
+            my_budget_trim, "my_budget_trim(messages, budget)", [], 0)):
+        return False
     _OUTCOMES.clear()  # each check runs the trim afresh (it may have been edited)
     try:
         return check_rules(_(TRIM_TITLE), my_budget_trim, TRIM_RULES,
@@ -543,12 +597,25 @@ def _name(fn: Any) -> str:
 def _unwritten(fn: Callable) -> bool:
     """The skeleton still raises NotImplementedError."""
     try:
-        fn([dict(m) for m in SAMPLE], TOKEN_BUDGET)
+        with finishing(lambda: "", who=N_("your trim")):
+            fn([dict(m) for m in SAMPLE], TOKEN_BUDGET)
     except NotImplementedError:
         return True
-    except Exception:  # noqa: BLE001  anything else is the run's to report
+    except (Exception, Stuck):  # noqa: BLE001  anything else is the run's to report
         return False
     return False
+
+
+def _limited(fn: Callable) -> Callable:
+    """`fn`, stopped (Stuck) when one call does not finish: for the 50-turn conversation."""
+    def trim(messages: list[dict], budget: int) -> Any:
+        with finishing(lambda: _("this history: {history}").format(
+                           history=history_label(messages, budget, "tokens")),
+                       who=N_("your trim"), hints=TRIM_HINTS):
+            return fn(messages, budget)
+
+    trim.__name__ = _name(fn)
+    return trim
 
 
 def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, budget) -> list
@@ -566,9 +633,15 @@ def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, b
                           "judges it), then run this cell again"))
         return None
     tools = lesson_tools().schemas()
-    mine = run_conversation(FunctionTrimMemory(my_budget_trim, token_budget, tools=tools),
-                            script, name=name, meter=_offline_meter())
     report = Report(title)
+    try:
+        mine = run_conversation(FunctionTrimMemory(_limited(my_budget_trim), token_budget,
+                                                   tools=tools),
+                                script, name=name, meter=_offline_meter())
+    except Stuck as stuck:
+        report.expect(False, stuck.what, stuck.hints)
+        print(report)
+        return None
     report.expect(mine.error is None, _("it ran {done} of {turns} turns").format(
                       done=len(mine.turns), turns=len(script))
                   + (_("; stopped at {error}").format(error=mine.error) if mine.error else ""),
@@ -630,6 +703,9 @@ def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages)
     if not callable(my_summarizer):
         return not_done(_(SUMMARIZER_TITLE), _("define my_summarizer(messages) above and pass "
                                                "the function itself (no parentheses)"))
+    if wrong_signature(_(SUMMARIZER_TITLE), signature_problem(
+            my_summarizer, "my_summarizer(messages)", [])):
+        return False
     try:
         first = my_summarizer(copy.deepcopy(first_dropped()))
     except NotImplementedError:
@@ -682,6 +758,17 @@ def _judge_direct(report: Report, my_summarizer: Callable, summary: str) -> None
                     "again. Carry its facts forward"))
 
 
+def _only_appends(written: list[str]) -> tuple[int, int] | None:
+    """(tokens of the first summary, of the last) when every summary holds the first one
+    whole and the last is at least twice as long: summaries that only ever grow, each the
+    old text with more added (whatever TokenBudgetMemory handed back as the old one)."""
+    texts = [t.strip() for t in written]
+    if len(texts) < 3 or not texts[0] or not all(texts[0] in t for t in texts[1:]):
+        return None
+    first, last = count_text(texts[0]), count_text(texts[-1])
+    return (first, last) if last >= 2 * first else None
+
+
 def _judge_run(report: Report, run: ConversationRun, written: list[str], turns: int) -> None:
     """What exercise 1 asks of the conversation run with the learner's summarizer."""
     if not report.expect(run.error is None, _("the conversation ran {done} of {turns} "
@@ -704,6 +791,18 @@ def _judge_run(report: Report, run: ConversationRun, written: list[str], turns: 
                   _("the name was said in turn 1, so only the first summary sees it in the "
                     "messages; after that only your previous summary (the first message you "
                     "are given, role system) still has it"))
+    grown = _only_appends(written)
+    if grown is not None:  # (said only when it does: a summary that condenses is the norm)
+        report.expect(False, _("its summaries only grow: each of the {n} holds the first "
+                               "({first} tokens) whole with more added, the last {last} tokens; "
+                               "it grows with every trim and never condenses").format(
+                                   n=len(written), first=grown[0], last=grown[1]),
+                      (N_("a summary stands for the messages it replaces, the previous summary "
+                          "among them: the new one is written afresh, keeping what matters, "
+                          "not the old one with the new turns added at its end"),
+                       N_("at this pace it outgrows the budget in a longer conversation, and "
+                          "crowds the conversation out of it: keep facts (the name), not "
+                          "everything that was said")))
     longest = max((count_text(t) for t in written), default=0)
     report.expect(longest <= SUMMARY_LIMIT, _("its longest summary was {tokens} tokens (at "
                                               "most {limit})").format(

@@ -159,11 +159,32 @@ def _recorded_under_naive(report: Report, steps: Any) -> bool:
                              strategy=repr(BREAK_STRATEGY), budget=BREAK_BUDGET))
 
 
+def _up_to_date(report: Any, steps: Any) -> bool:
+    """A stepper made from an app replays the conversation as it was then: if the app has
+    gone on since, say so (its verdict would be about an older conversation)."""
+    from lesson_lib.stepper import as_recording  # noqa: PLC0415
+
+    source = getattr(steps, "source", None)
+    if source is None:
+        return True
+    now, then = len(as_recording(source).messages), len(steps.recording.messages)
+    if now <= then:
+        return True  # (nothing to say: a stepper that is up to date is the usual case)
+    return report.expect(False,
+                         _("the stepper shows the conversation as it is now (it was made at "
+                           "{then} messages; the app holds {now})").format(then=then, now=now),
+                         _("a stepper replays the conversation as it was when it was made: "
+                           "run the stepper cell again, my_stepper = stepper(my_app), then "
+                           "this check"))
+
+
 def check_breaking_point(my_stepper: Any) -> bool:  # stepper(my_app), or its StepperState
     """The conversation breaks the rules under NaiveMemory(6), and the stepper shows where."""
     def body(report: Report) -> None:
         steps = _stepper_state(report, my_stepper)
         if steps is None or not _recorded_under_naive(report, steps):
+            return
+        if not _up_to_date(report, steps):
             return
         said = sum(m.get("role") == "user" for m in steps.recording.messages)
         if not report.expect(said > 0, ngettext(

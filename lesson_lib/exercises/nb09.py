@@ -22,7 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises import (
+    Report,
+    not_done,
+    run_check,
+    signature_problem,
+    wrong_signature,
+)
 from lesson_lib.i18n import N_, _
 from lesson_lib.protocol import ProtocolError, validate_messages
 
@@ -225,6 +231,8 @@ def check_assemble(assemble: Callable | None) -> bool:  # ... or None: not writt
     if assemble is None or assemble is ...:
         return not_done(_(TITLE), _("write assemble(chunks) in the cell above, then run this "
                                     "check"))
+    if wrong_signature(_(TITLE), signature_problem(assemble, "assemble(chunks)", [])):
+        return False
 
     def body(report: Report) -> None:
         for step in (_check_text, _check_calls, _check_text_and_call, _check_interleaved,
@@ -353,6 +361,8 @@ def check_make_strict(make_strict: Callable | None) -> bool:  # ... or None: not
     if make_strict is None or make_strict is ...:
         return not_done(_(STRICT_TITLE), _("write make_strict(tool) in the cell above, then "
                                            "run this check"))
+    if wrong_signature(_(STRICT_TITLE), signature_problem(make_strict, "make_strict(tool)", {})):
+        return False
     from lesson_lib.tools import WEATHER_TOOL  # noqa: PLC0415
 
     def body(report: Report) -> None:
@@ -443,6 +453,19 @@ def _check_retries(report: Report, learner: Callable) -> None:
                          N_("it waited 0.5 s, then 1 s (base·2^k, plus up to 10% of it)"),
                          waits_hint):
         return
+    script = _Script(e["429"], e["429"], e["429"], e["429"])
+    longer, raised, four = _run_retries(learner, script, attempts=5)
+    if not report.expect(longer == "answered" and _waits_ok(four, 0.5, 4),
+                         N_("attempts=5 and four 429s before the answer: it waits 0.5, 1, 2, "
+                            "then 4 s (each wait doubles)"), (
+            _("your waits: {waits} ({outcome}): back-off doubles each wait, base·2^k, so "
+              "that a service that is down long gets longer and longer rests; adding base "
+              "each time (0.5, 1, 1.5, 2) does not").format(
+                waits=[round(w, 3) if isinstance(w, float) else w for w in four],
+                outcome=repr(longer) if raised is None else _outcome(raised)),
+            N_("wait base * 2 ** k before retry k (k = 0, 1, 2, ...), times "
+               "(1 + random.random() / 10)"))):
+        return
     again = _run_retries(learner, _Script(e["429"], e["500"]))[2]
     if not report.expect(again != waits, N_("the waits have jitter: two runs wait a little "
                                             "differently"), (
@@ -496,4 +519,8 @@ def check_retries(call_with_retries: Callable | None) -> bool:  # ... or None: n
     if call_with_retries is None or call_with_retries is ...:
         return not_done(_(RETRY_TITLE), _("write call_with_retries in the cell above, then "
                                           "run this check"))
+    if wrong_signature(_(RETRY_TITLE), signature_problem(
+            call_with_retries, "call_with_retries(fn, attempts=4, base=0.5, sleep=time.sleep)",
+            None, attempts=4, base=0.5, sleep=None)):
+        return False
     return run_check(_(RETRY_TITLE), lambda report: _check_retries(report, call_with_retries))

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from lesson_lib.exercises import Report, not_done, run_check
+from lesson_lib.exercises import Report, not_done, run_check, signature_problem, wrong_signature
 from lesson_lib.i18n import N_, _
 from lesson_lib.sessions import SessionStore, StoredMemory
 
@@ -105,6 +105,9 @@ def check_open_chat(open_chat: Callable) -> bool:  # your open_chat(store, user_
     if open_chat is ...:
         return not_done(_("Exercise 1 · open_chat"), _("write open_chat, then run this cell "
                                                        "again"))
+    if wrong_signature(_("Exercise 1 · open_chat"), signature_problem(
+            open_chat, "open_chat(store, user_id, title)", None, "", "")):
+        return False
     with tempfile.TemporaryDirectory() as folder:
         store, _path = _store(folder)
         try:
@@ -164,6 +167,9 @@ def check_forget_user(forget_user: Callable) -> bool:  # your forget_user(store,
     if forget_user is ...:
         return not_done(_("Exercise 2 · forget_user"), _("write forget_user, then run this "
                                                          "cell again"))
+    if wrong_signature(_("Exercise 2 · forget_user"), signature_problem(
+            forget_user, "forget_user(store, user_id)", None, "")):
+        return False
     with tempfile.TemporaryDirectory() as folder:
         store, path = _store(folder)
         try:

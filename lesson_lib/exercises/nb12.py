@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from lesson_lib.exercises import not_done
+from lesson_lib.exercises import not_done, signature_problem, wrong_signature
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
 from lesson_lib.i18n import N_, _
 from lesson_lib.protocol import find_problems
@@ -128,7 +128,15 @@ def _call_becomes_tool_calls(impl: Any) -> None:
     expect(entry.get("id") == "call_chengdu" and entry.get("type") == "function"
            and fn.get("name") == "get_current_weather",
            _("the function_call (id 'fc_0002', call_id 'call_chengdu') became {entry}").format(
-               entry=_short(entry)))
+               entry=_short(entry)),
+           ID_HINTS if entry.get("id") == "fc_0002" else ())
+
+
+ID_HINTS = (N_("an item has two ids: its own, id (fc_…, fco_…), the server's name for the "
+               "item, and call_id (call_…), the call's: Chat Completions pairs a call with "
+               "its reply by the call's id, so both take call_id"),
+            N_("the tool call's id and the tool message's tool_call_id are item['call_id']; "
+               "item['id'] is not used at all"))
 
 
 def _arguments_kept(impl: Any) -> None:
@@ -154,8 +162,10 @@ def _output_becomes_tool(impl: Any) -> None:
     tools = [m for m in got if m.get("role") == "tool"]
     want = {"role": "tool", "tool_call_id": "call_chengdu", "content": RESULT}
     rest = [m for m in got if m.get("role") != "user" and not m.get("tool_calls")]
-    expect(tools == [want], _("the function_call_output (call_id 'call_chengdu') became "
-                              "{got}").format(got=_short(rest)))
+    wrong_id = any(m.get("tool_call_id") == "fco_0003" for m in tools)
+    expect(tools == [want], _("the function_call_output (id 'fco_0003', call_id "
+                              "'call_chengdu') became {got}").format(got=_short(rest)),
+           ID_HINTS if wrong_id else ())
 
 
 def _order_kept(impl: Any) -> None:
@@ -283,6 +293,9 @@ def check_items_to_messages(items_to_messages: Any) -> bool:  # your items_to_me
     """Judge the learner's items_to_messages(items, instructions=None) by ITEMS_RULES."""
     if not callable(items_to_messages):
         return not_done(_(ITEMS_TITLE), _("write items_to_messages, then run this cell again"))
+    if wrong_signature(_(ITEMS_TITLE), signature_problem(
+            items_to_messages, "items_to_messages(items, instructions)", [], None)):
+        return False
     return check_rules(_(ITEMS_TITLE), items_to_messages, ITEMS_RULES,
                        start=_("write the body of items_to_messages (it still raises "
                                "NotImplementedError), then run this check again"))

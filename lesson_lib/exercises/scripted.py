@@ -14,6 +14,18 @@ of every request (messages and tools). No model, no network: the same verdict fo
     ... the learner's code runs, with client ...
     client.requests[1].tools   # None: the second request offered no tools
 
+The scripted model behaves as a real one where a check needs it to: a reply may carry text
+beside its calls (`script.calls(..., content="Let me check.")`, as real models sometimes
+write), and it refuses, as the API does, a request whose `tools` or
+`tool_choice` the API refuses (`tool_choice` without `tools`, `tools=[]` …): a genuine
+`openai.BadRequestError` with the API's own text (lesson_lib.protocol.check_tools), the
+request still kept, the refusal in `client.refused`. It does not judge the messages: the
+checks' rules look at them, and say what is wrong in the lesson's words.
+
+`answering(client, stray=StrayClient())` makes a client the shared one for a block, or, with
+`stray`, makes a client that refuses every call the shared one, so that code that ignores the
+client it was given (`chat(...)` without `client=`) is caught: `stray.calls` says how often.
+
 `WatchedTools` is a ToolRegistry that writes down every call it runs (and can be told to
 fail at one, as a tool interrupted halfway would). At the end, two rules that notebooks 05
 (Agent.chat) and 06 (the loop) share, on the list the code left behind: the call stored
@@ -51,6 +63,10 @@ class ToolCrashed(Exception):
     """Raised by WatchedTools at the call it was told to fail (a tool interrupted halfway)."""
 
 
+class StrayCall(Exception):
+    """A model call went to the shared client, not to the one the code was given."""
+
+
 def call_id(n: int) -> str:
     """The id of the scripted model's n-th tool call: looks like the API's, and is fixed."""
     return "call_" + hashlib.sha256(f"scripted {n}".encode()).hexdigest()[:10]
@@ -65,12 +81,13 @@ class Call:
 
 @dataclass(frozen=True)
 class Reply:
-    """One reply of the scripted model: words, or tool calls (content None, as the API does)."""
+    """One reply of the scripted model: words, or tool calls (content None, as the API sends
+    them, or a sentence beside them)."""
     content: str | None = None
     calls: tuple[Call, ...] = ()
 
     def message(self) -> dict:
-        """The assistant message as the API sends it (and as it is stored, as a plain dict)."""
+        """The assistant message as the API sends it (as a plain dict)."""
         item: dict = {"role": "assistant", "content": self.content}
         if self.calls:
             item["tool_calls"] = [{"id": c.id, "type": "function",
@@ -94,9 +111,10 @@ class Script:
     def answer(self, text: str) -> Reply:
         return self._add(Reply(text))
 
-    def calls(self, *calls: tuple[str, dict]) -> Reply:
-        """A reply asking for tools: (name, arguments) pairs, in one assistant message."""
-        return self._add(Reply(None, tuple(self.call(name, args) for name, args in calls)))
+    def calls(self, *calls: tuple[str, dict], content: str | None = None) -> Reply:
+        """A reply asking for tools: (name, arguments) pairs, in one assistant message;
+        `content`, a sentence the model writes beside them (None: no text, as usual)."""
+        return self._add(Reply(content, tuple(self.call(name, args) for name, args in calls)))
 
     def call(self, name: str, arguments: dict) -> Call:
         self.made += 1
@@ -127,6 +145,32 @@ class Request:
     body: dict  # every field of the request, as given
 
 
+def _refused(problem: Any) -> Exception:
+    """The genuine openai.BadRequestError the SDK raises for the API's 400 `problem` (a
+    ProtocolError): the same message, body, code and param."""
+    import httpx  # noqa: PLC0415  (lazy, as openai)
+    import openai  # noqa: PLC0415
+
+    body = problem.body()
+    response = httpx.Response(problem.status, json=body, request=httpx.Request(
+        "POST", "http://127.0.0.1/v1/chat/completions"))  # never sent: the model is scripted
+    return openai.BadRequestError(f"Error code: {problem.status} - {body}", response=response,
+                                  body=body["error"])
+
+
+def tools_refused(schemas: list[dict]) -> str | None:
+    """The API's 400 for these tool schemas (as the scripted model would answer it), or
+    None when the API takes them: a check says so before it runs an agent with them."""
+    from lesson_lib.protocol import ProtocolError, check_tools  # noqa: PLC0415
+
+    try:
+        check_tools(schemas, None)
+    except ProtocolError as problem:
+        return f"{problem.message} ({problem.explanation})" if problem.explanation \
+            else problem.message
+    return None
+
+
 def _completion(reply: Reply, n: int) -> Any:
     from openai.types.chat import ChatCompletion  # noqa: PLC0415  (lazy: openai is slow)
 
@@ -150,14 +194,22 @@ class ScriptedClient:
         self.script = script if isinstance(script, Script) else Script(list(script))
         self.forever, self.limit = forever, limit
         self.requests: list[Request] = []
+        self.refused: list[tuple[int, Any]] = []  # (request number, the API's ProtocolError)
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
 
     def _create(self, **body: Any) -> Any:
+        from lesson_lib.protocol import ProtocolError, check_tools  # noqa: PLC0415
+
         tools = body.get("tools")
         self.requests.append(Request(copied(list(body.get("messages") or [])),
                                      copied(tools) if tools is not None else None,
                                      dict(body)))
         n = len(self.requests)
+        try:
+            check_tools(tools, body.get("tool_choice"))
+        except ProtocolError as problem:  # the API's 400, before any model sees the request
+            self.refused.append((n, problem))
+            raise _refused(problem) from None
         if n > self.limit:
             raise TooManyCalls(_("model call {n} refused by the check: {limit} model calls "
                                  "were made and the code did not stop").format(
@@ -174,12 +226,27 @@ class ScriptedClient:
         return _completion(self.script.replies[-1], n)
 
 
+class StrayClient:
+    """A client that refuses every call (StrayCall) and counts them: made the shared one
+    while code runs that was given a client of its own, it catches a call that ignores it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    def _create(self, **body: Any) -> Any:  # noqa: ARG002  (whatever was sent, refused)
+        self.calls += 1
+        raise StrayCall(_("a model call went to the shared client: chat(...) was called "
+                          "without client=self.client"))
+
+
 @contextmanager
-def answering(client: ScriptedClient):
-    """Make `client` the shared one for the block, so chat() without client= reaches it."""
+def answering(client: ScriptedClient, stray: StrayClient | None = None):
+    """Make `client` the shared one for the block, so chat() without client= reaches it;
+    with `stray`, make `stray` the shared one instead, so such a call is caught."""
     from lesson_lib.llm import using_client  # noqa: PLC0415
 
-    with using_client(client, MODEL):
+    with using_client(stray if stray is not None else client, MODEL):
         yield client
 
 
