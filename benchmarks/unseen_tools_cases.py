@@ -25,7 +25,9 @@ is 2026-05-02 (Saturday), "Monday" and "下周一" 2026-05-04, "yesterday" 2026-
 Dates are YYYY-MM-DD, times HH:MM on a 24-hour clock, currencies ISO 4217 codes.
 
 First score (the frozen bank scored once, before the model was changed; never edited):
-    (to be written here once, right after the commit that froze the bank)
+    lang cases  right  asked  wrong  other  right%
+    en     257     98     66     77     16   38.1
+    zh     256     31     45     57    123   12.1
 """
 
 from __future__ import annotations
