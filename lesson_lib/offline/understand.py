@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.offline import slots
+from lesson_lib.offline import slots, spans
 from lesson_lib.places import Place, find_places, lookup
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -611,7 +611,8 @@ def until_in(text: str) -> str | None:
     return condition_of(found.group(1) or found.group(2)) if found else None
 
 
-_SENTENCES = re.compile(r"[?？!！。;；\n]+|(?<!\d)\.(?!\d)")
+_SENTENCES = re.compile(r"[?？!！。;；\n]+|(?<!\d)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\bProf)"
+                        r"\.(?![\dA-Za-z_])")
 _JOINERS = re.compile(r"(?i)(?<!\d),|,(?!\d)|\s+(?:and|also|then)\s+|，|、|另外|还有|以及|并且|"
                       r"同时|然后|(?<![暖温柔平缓])和(?![平谐])")
 _QUOTED = re.compile(r"\"[^\"]*\"|(?:^|(?<=\s))'[^']+'(?=$|[\s,.?!])|「[^」]*」|《[^》]*》|(?<!\d):(?!\d).*$|：.*$")
@@ -808,7 +809,10 @@ def clauses(text: str, tools: list) -> list[Clause]:
 
 def completed(found: list[Clause]) -> list[Clause]:
     """Clauses for the same tool that complete each other are one request: in
-    "下周五去大阪的机票，从北京出发" the second only adds the origin the first lacks."""
+    "下周五去大阪的机票，从北京出发" the second only adds the origin the first lacks; in
+    "Check in Garcia on LH401, aisle please" the second cannot stand alone (it lacks what
+    the first gives), so it only adds to it; and for a tool that takes a list, "Add milk,
+    eggs and bread to my list" is one list, not two requests."""
     merged: list[Clause] = []
     for clause in found:
         before = merged[-1] if merged else None
@@ -816,12 +820,27 @@ def completed(found: list[Clause]) -> list[Clause]:
             lacking = fill_arguments(before.tool, before.text)[1]
             both = f"{before.text}，{clause.text}" if CJK.search(clause.text) else \
                 f"{before.text}, {clause.text}"
-            if lacking and len(fill_arguments(before.tool, both)[1]) < len(lacking) and \
-                    fill_arguments(clause.tool, clause.text)[1]:
+            alone, joined = fill_arguments(clause.tool, clause.text)[1], fill_arguments(before.tool, both)[1]
+            if lacking and len(joined) < len(lacking) and alone or \
+                    not lacking and fragment(clause.tool, alone) or \
+                    takes_list(clause.tool) and len(joined) <= len(lacking):
                 before.text = both
                 continue
         merged.append(clause)
     return merged
+
+
+def fragment(tool: Any, missing: list[str]) -> bool:
+    """Whether a clause lacks a required value a place cannot give: "aisle please" is part of
+    the check-in before it; "and Beijing" for the weather is a request of its own."""
+    kinds = {param_kind(n, properties(tool).get(n, {})) for n in missing}
+    return bool(missing) and not kinds & {"place", "places", "timezone"}
+
+
+def takes_list(tool: Any) -> bool:
+    """Whether the tool takes a list of plain values (its items joined by "and" and ",")."""
+    return any(s.get("type") == "array" and param_kind(n, s) in ("other", "emails")
+               for n, s in properties(tool).items())
 
 
 # ------------------------------------------------------------------ parameters
@@ -947,19 +966,29 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     Celsius", from_unit is "fahrenheit" and to_unit "celsius"."""
     lowered, found = (text or "").lower(), []
     for value in values:
+        own = {f for f in _own_forms(value)}
         for word in enum_forms(value):
             hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
             if hit and len(word) == 1 and not side_of(lowered, hit.start(), hit.end()):
                 continue  # "m", "磅", "高": a one-letter unit only with a number or "to" ("5 m")
             if hit and word:
-                found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end())))
+                found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end()),
+                              word not in own, -len(word)))
                 break
-    found.sort(key=lambda f: f[0])
+    found.sort(key=lambda f: (f[0], f[3], f[4]))  # at one place, the value itself ("urgent")
+    found = [f[:3] for f in found]               # before a value it is a synonym of (high)
     if role:  # a value said for the other side is not this one's
         mine = [value for _, value, side in found if side == role]
         theirs = {value for _, value, side in found if side and side != role}
         found = [f for f in found if f[1] in mine] or [f for f in found if f[1] not in theirs]
     return found[0][1] if found else None
+
+
+def _own_forms(value: Any) -> set[str]:
+    """The ways a value is written that are the value itself, not a synonym."""
+    said = str(value).lower()
+    spaced = said.replace("_", " ").replace("-", " ")
+    return {said, spaced, spaced + "s", spaced + "es", spaced[:-1] + "ies" if spaced.endswith("y") else spaced}
 
 
 _TO_MARK = re.compile(r"(?:\b(?:to|into|in|as)|成|为|多少|等于)\s*(?:degrees?\s*)?$")
@@ -1101,6 +1130,14 @@ def topic_words_zh(tool: Any) -> tuple[str, ...]:
                  for w in CONCEPTS[c].split() if CJK.search(w) and len(w) >= 2)
 
 
+def own_values(tool: Any) -> set[str]:
+    """Words that are the tool's own topic, in English and Chinese, never a value for it
+    ("shopping", "购物" for a shopping list)."""
+    about = " ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool))
+    chinese = {w for c in concepts(about) for w in CONCEPTS[c].split() if CJK.search(w)}
+    return {w.lower() for w in re.findall(r"[A-Za-z]+", about)} | own_words_of(tool) | chinese
+
+
 def own_words_of(tool: Any) -> set[str]:
     """A tool's own English words (stems) and those of its concepts; not the examples its
     descriptions give ("Restaurant name, e.g. Hotpot House": "Hotpot" is a value)."""
@@ -1216,18 +1253,27 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     any ("units: fahrenheit" in a profile); a value not found falls back to the schema's
     default; an optional parameter with neither is left out."""
     reading = Reading(text, target, list(targets or []), prefer=prefer or {})
-    props = properties(tool)
+    props, needed = properties(tool), required(tool)
     kinds = {name: param_kind(name, schema) for name, schema in props.items()}
-    found: dict[str, Any] = {}
+    # Values marked out by their shape (a URL, a file, "owner/name") or quoted after a cue
+    # ("titled 'X'") first: their digits and words are no one else's (spans.py).
+    found: dict[str, Any] = spans.fill(props, needed, reading.words, spans.FIRST, quoted_only=True)
     cued_first = _BY_NAMES | _SAID_NAMES | {"subject", "body"}  # "by X", "saying X" first
     order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),
                                          not set(split_name(n)) & cued_first,
-                                         n not in required(tool)))  # then required before optional
+                                         n not in needed))  # then required before optional
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) < _KIND_ORDER.index("number")]:
-        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+        if found.get(name) is None:
+            found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     fill_numbers(tool, props, kinds, reading, found)
+    # Then what a cue introduces (a label, who pays, where to search around ...), once the
+    # typed values are taken so a phrase ends where they were.
+    open_ = {n: s for n, s in props.items() if found.get(n) is None}
+    found.update(spans.fill(open_, needed, reading.words, spans.LATER, own_values(tool)))
+    marked = spans.cue_only(props, needed)
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
-        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+        if found.get(name) is None and name not in marked:
+            found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     arguments, missing = {}, []
     for name, schema in props.items():
         value = found.get(name)
