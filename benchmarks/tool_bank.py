@@ -137,7 +137,7 @@ def main() -> int:
         print(f"{which:<9} {lang:<4} {total:>5} " + " ".join(f"{counts[o]:>6}" for o in OUTCOMES)
               + f"  {100 * counts['right'] / total:5.1f}")
     for outcome, which, case, said in failures:
-        if args.show == "all" or outcome == "wrong":
+        if args.show == "all" or args.show == "wrong" and outcome == "wrong":
             print(f"[{outcome}/{which}] {case.tool} {case.request!r}\n    expected {case.expect}"
                   f"\n    got      {said}")
     return 1 if any(o == "wrong" for o, *_ in failures) else 0

@@ -113,6 +113,9 @@ def want_of(name: str, schema: Mapping, required: bool = False) -> Want | None:
     if kind not in (None, "string") or "enum" in schema or schema.get("format") in ("date", "time",
                                                                                       "email"):
         return None
+    if named & {"email", "mail"} or re.search(r"(?i)\be-?mail\b|邮箱", described) and \
+            not re.search(r"(?i)\bname\b|\bphone\b|^\s*who\b", described):
+        return None  # an e-mail address only: slots.find_emails reads it
     return Want(name, _string_shape(named, about, described), named, about, False, required)
 
 

@@ -190,25 +190,26 @@ CONCEPTS: dict[str, str] = {
                 "英镑 港币 换多少",
     # Everyday topics of the tools learners write, so that a request in Chinese finds a
     # tool described in English ("股价" → get_stock_price) and the reverse.
-    "flight": "flight fly airline airport plane 航班 机票 飞机 起飞 飞往",
-    "stock": "stock share ticker 股价 股票 股市",
+    "flight": "flight fly airline airport plane 航班 机票 飞机 起飞 飞往 值机",
+    "stock": "stock share ticker 股价 股票 股市 股 买入 卖出 限价 市价",
     "calendar": "calendar event appointment 日历 日程 行程",
     "email": "email mail 邮件 邮箱 发信",
     "note": "note memo 笔记 备忘 记一下 记下",
     "restaurant": "restaurant dining cuisine 餐厅 饭店 饭馆 料理 美食",
     "directions": "direction route navigate navigation 怎么走 路线 导航 怎么去",
     "sport": "score match game team 比分 比赛 球队",
-    "recipe": "recipe cook dish 菜谱 食谱 怎么做 做法",
+    "recipe": "recipe cook dish 菜谱 食谱 怎么做 做法 配方 人份",
     "timer": "timer countdown 计时器 倒计时 定时器",
     "hotel": "hotel 酒店 宾馆 入住 住宿",
-    "package": "package parcel tracking delivery 快递 包裹 物流",
+    "package": "package parcel tracking delivery courier pickup 快递 包裹 物流 取件 上门取件 揽件",
     "shop": "shop shopping product buy 商品 购物 网购 购买 买一 找一款",
+    "list": "list checklist 清单 列表",
     "inventory": "stock inventory available availability 有货 库存 缺货 现货",
-    "reminder": "remind reminder 提醒",
+    "reminder": "remind reminder alert 提醒",
     "population": "population inhabitant 人口",
     "define": "define definition meaning mean 意思 定义 含义 释义",
     "tip": "tip gratuity 小费",
-    "music": "music song 音乐 歌曲 播放",
+    "music": "music song playlist 音乐 歌曲 播放 歌单 播放列表",
     "meeting": "meeting 会议 开会",
     "train": "train railway 火车 高铁 动车 列车",
     "workout": "workout exercise log 运动 锻炼 健身 记录",
@@ -217,8 +218,10 @@ CONCEPTS: dict[str, str] = {
     "language": "language 语言 语种",
     "crypto": "crypto cryptocurrency coin bitcoin 比特币 以太坊",
     "car": "car rent rental 租车",
-    "todo": "todo task 待办",
-    "movie": "movie film cinema showtime 电影 场次 影院",
+    "todo": "todo task 待办 任务",
+    "complete": "complete done finish finished tick 完成 做完 勾掉 已完成",
+    "assign": "assign delegate 分配 指派 交给",
+    "movie": "movie film cinema showtime 电影 场次 影院 影城 电影票",
     "league": "league standing 积分榜 联赛 排名",
     "job": "job career hiring 工作 职位 招聘",
     "thermostat": "thermostat heating 空调 暖气 调到",
@@ -226,43 +229,56 @@ CONCEPTS: dict[str, str] = {
     # A small bilingual glossary of everyday things tools are about (one idea a line).
     "bus": "bus 公交 公交车 巴士", "tide": "tide 潮汐 涨潮 退潮", "shoe": "shoe 鞋 鞋码",
     "size": "size 尺码 尺寸 码数", "table": "table 桌子 餐桌 订桌 订座 位子 座位",
-    "booking": "book booking reserve reservation 预订 预约 订座 订位", "holiday": "holiday 节假日 假期 假日 节日",
+    "booking": "book booking reserve reservation 预订 预约 订座 订位 报名", "holiday": "holiday 节假日 假期 假日 节日",
     "garden": "garden yard lawn plant sprinkler 花园 院子 浇水 植物 草坪",
     "invoice": "invoice 发票 开票", "client": "client customer 客户",
     "podcast": "podcast 播客", "parking": "parking park 停车 停车场 车位",
-    "order": "order delivery takeaway takeout 点餐 外卖 下单 订餐",
-    "medicine": "medicine pill medication 药 吃药", "doctor": "doctor hospital clinic 医生 医院 挂号",
-    "school": "school homework class 学校 作业 课程", "library": "library 图书馆",
+    "order": "order delivery takeaway takeout 点餐 外卖 下单 订餐 下个单",
+    "medicine": "medicine pill medication prescription refill 药 吃药 处方 续药 续开 续配",
+    "doctor": "doctor hospital clinic 医生 医院 挂号",
+    "school": "school homework class lesson 学校 作业 课程 课", "library": "library 图书馆",
     "book": "novel ebook 书 书籍 小说", "price": "price cost 价格 多少钱",
     "map": "map 地图", "distance": "distance 距离 多远", "battery": "battery 电量 电池",
-    "light": "light lamp 灯 台灯 开灯 关灯", "door": "door lock 门 门锁 锁门",
-    "alarm": "alarm 闹钟", "video": "video 视频", "photo": "photo picture 照片 图片",
+    "light": "light lamp 灯 台灯 开灯 关灯", "door": "door lock 门 门锁 锁门 锁上 解锁 上锁",
+    "alarm": "alarm wake 闹钟 叫醒 起床", "video": "video 视频", "photo": "photo picture 照片 图片",
     "message": "sms text 短信 消息", "phone": "phone call dial 电话 打电话",
-    "contact": "contact 联系人", "bank": "bank balance account 银行 余额 账户",
-    "payment": "pay payment transfer 支付 付款 转账", "bill": "bill 账单 缴费",
+    "contact": "contact 联系人 通讯录", "bank": "bank balance account 银行 余额 账户",
+    "payment": "pay payment transfer 支付 付款 转账 收款 收钱", "bill": "bill 账单 缴费",
+    "split": "split divide share aa 平摊 分摊 平分 均摊",
     "tax": "tax 税 个税", "salary": "salary wage 工资 薪水", "insurance": "insurance 保险",
-    "loan": "loan mortgage 贷款 房贷", "rate": "rate interest 利率 利息",
+    "loan": "loan mortgage 贷款 房贷 月供 商贷", "rate": "rate interest 利率 利息",
     "pharmacy": "pharmacy drugstore 药店", "fuel": "fuel gas petrol 油价 加油",
     "electricity": "electricity power 电费 用电", "ticket": "ticket 票 门票 车票",
     "concert": "concert show 演唱会 音乐会 演出", "museum": "museum 博物馆",
     "zoo": "zoo 动物园", "beach": "beach coast 海滩 海边", "camping": "camping camp 露营",
     "ski": "ski skiing 滑雪", "gym": "gym fitness 健身房", "sleep": "sleep 睡眠 睡觉",
     "weight": "weight 体重", "step": "step pedometer 步数", "heart": "heart pulse 心率",
-    "taxi": "taxi cab ride 出租车 打车", "subway": "subway metro 地铁",
+    "taxi": "taxi cab ride 出租车 打车 叫车 叫个车 叫辆车 用车", "subway": "subway metro 地铁",
     "ferry": "ferry boat 轮渡 渡轮", "visa": "visa passport 签证 护照",
     "luggage": "luggage baggage 行李", "tv": "tv television channel 电视 频道",
     "game": "videogame gaming 游戏", "lottery": "lottery 彩票",
-    "horoscope": "horoscope zodiac 星座 运势", "coffee": "coffee cafe 咖啡",
+    "horoscope": "horoscope zodiac 星座 运势",
+    "coffee": "coffee cafe latte americano cappuccino espresso mocha 咖啡 拿铁 美式 卡布奇诺 摩卡",
     "tea": "tea 茶", "grocery": "grocery supermarket 超市 杂货 买菜",
     "coupon": "coupon discount deal 优惠券 折扣 打折", "refund": "refund return 退款 退货",
     "review": "review rating 评价 评分 点评", "earthquake": "earthquake 地震",
     "traffic": "traffic congestion 交通 路况 堵车", "pet": "pet dog cat 宠物 狗 猫",
-    "birthday": "birthday 生日", "gift": "gift present 礼物", "flower": "flower 花 鲜花",
-    "dictionary": "dictionary synonym 词典 字典 同义词", "file": "file document folder 文件 文档",
+    "birthday": "birthday 生日", "gift": "gift present 礼物 礼品卡", "flower": "flower 花 鲜花",
+    "dictionary": "dictionary synonym 词典 字典 同义词", "file": "file document folder 文件 文档 文件夹",
+    "rename": "rename 重命名 改名",
     "password": "password 密码", "printer": "printer print 打印 打印机",
     "volume": "volume 音量", "fan": "fan 风扇", "appliance": "fridge oven washer 冰箱 烤箱 洗衣机",
     "clothes": "clothes clothing shirt 衣服 衬衫",
     "expense": "expense spend spent spending 花了 花费 支出 开销 记账",
+    "playlist": "playlist 歌单", "repository": "repository repo github git 仓库 代码库",
+    "branch": "branch 分支", "pull": "pull pr 合并请求", "issue": "issue bug 缺陷",
+    "support": "support helpdesk 客服 工单", "nearby": "near nearby around 附近 周边 周围",
+    "focus": "focus concentrate 专注 专心", "disturb": "disturb silence mute dnd 勿扰 免打扰 静音",
+    "poll": "poll vote survey 投票", "deploy": "deploy release rollout 部署 发布 上线",
+    "link": "url link shorten 链接 网址 短链 短链接 缩短", "water": "water hydration 喝水 饮水 喝了",
+    "vacuum": "vacuum clean cleaning mop 扫地 打扫 清扫 拖地 扫地机 扫一下",
+    "summarize": "summarize summarise summary 总结 概括 摘要", "bmi": "bmi 体质指数",
+    "version": "version 版本", "time zone": "zone timezone 时区 北京时间",
 }
 LIVE_DATA = ("weather", "time", "news", "exchange")  # things only a tool can know
 TOPIC_ZH = {"weather": "天气", "time": "时间", "news": "新闻", "search": "搜索结果",
@@ -1403,10 +1419,9 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
             claim_words(words_, enum_forms(said))
         return said if said is not None or role else preferred(values, reading.prefer)
     if kind == "boolean":
-        said = switch_in(words_.rest, named)
-        for pattern in (_ON, _OFF) if said is not None else ():
-            for hit in pattern.finditer(words_.rest):
-                words_.claim(hit.start(), hit.end())
+        said, where = switch_said(words_.rest, named)
+        for start, end in where:
+            words_.claim(start, end)
         return said
     if kind in ("emails", "email"):
         found = slots.find_emails(words_)
@@ -1476,16 +1491,42 @@ _NOT = re.compile(r"(?i)\b(?:not|no|non|without)\s*-?\s*$|不$|非$")
 
 def switch_in(text: str, named: set[str]) -> bool | None:
     """A yes/no parameter: for a switch ("on", "enabled", "power"), whether the words turn
-    it on or off; else True when its name is said ("remote jobs"), False when said with
-    "not"/"non-"/"不"; None when the words do not say."""
+    it on or off; else True when its name is said ("remote jobs", "make it public",
+    "匿名投票"), False when said with a "not" ("no vibration", "without symbols",
+    "不要震动", "不带符号"); None when the words do not say."""
+    return switch_said(text, named)[0]
+
+
+# Chinese for the words yes/no parameters are named with ("vibrate" → 震动).
+_SWITCH_ZH = {"vibrate": "震动|振动", "public": "公开", "anonymous": "匿名", "mop": "拖地",
+              "dry": "试运行|演练|预演", "draft": "草稿", "symbol": "特殊符号|特殊字符|符号",
+              "formatting": "格式|排版", "format": "格式", "open": "开着|营业中|在营业",
+              "multiple": "多选", "everyone": "所有人|全体成员|全员", "remote": "远程",
+              "private": "私密|私人", "recurring": "重复", "urgent": "紧急", "notify": "通知大家"}
+_NOT_ZH = re.compile(r"(?:不要|不用|不带|不需要|无需|别|不)[\u4e00-\u9fff]{0,3}$")
+_NOT_EN = re.compile(r"(?i)\b(?:not|no|non|without|don't|do not|never)\s*-?\s*(?:[a-z]+\s+){0,2}$")
+
+
+def _root(word: str) -> str:
+    """"vibrate" and "vibration" → "vibrat"; "symbols" → "symbol"."""
+    return re.sub(r"(?:ation|ting|ing|ed|es|s|e)$", "", word) if len(word) > 4 else word
+
+
+def switch_said(text: str, named: set[str]) -> tuple[bool | None, list[tuple[int, int]]]:
+    """switch_in, with where the words said it (to be claimed)."""
     if named & {"on", "enabled", "enable", "active", "power", "state", "switch"}:
         on, off = _ON.search(text), _OFF.search(text)
-        return None if bool(on) == bool(off) else bool(on)
-    for word in named - _STOP - {"only", "is", "include"}:
-        hit = re.search(rf"(?i)\b{re.escape(word)}\b", text)
-        if hit:
-            return not _NOT.search(text[:hit.start()])
-    return None
+        said = None if bool(on) == bool(off) else bool(on)
+        return said, [m.span() for m in (on, off) if m] if said is not None else []
+    hits = []
+    for word in named - _STOP - {"only", "is", "include", "allow", "keep", "choice", "run"}:
+        hits += list(re.finditer(rf"(?i)\b{re.escape(_root(word))}\w*", text))
+        hits += list(re.finditer(_SWITCH_ZH.get(word, _SWITCH_ZH.get(word.rstrip("s"), "(?!)")), text))
+    if not hits:
+        return None, []
+    hit = min(hits, key=lambda m: m.start())
+    negated = (_NOT_ZH if CJK.search(hit.group(0)) else _NOT_EN).search(text[:hit.start()])
+    return not negated, [(negated.start() if negated else hit.start(), hit.end())]
 
 
 _BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
