@@ -318,11 +318,11 @@ def _fits(token: str, examples: list[str], digits: re.Match | None, name_words: 
 
 # (code, words): ISO 4217 codes and what people call them, English and Chinese.
 CURRENCIES = (
-    ("USD", "us dollars|us dollar|u.s. dollars|american dollars|dollars|dollar|bucks|usd|美元|美金|刀"),
-    ("EUR", "euros|euro|eur|欧元"),
+    ("USD", "us dollars|us dollar|u.s. dollars|american dollars|dollars|dollar|bucks|usd|us$|$|美元|美金|刀"),
+    ("EUR", "euros|euro|eur|€|欧元"),
     ("CNY", "chinese yuan|renminbi|yuan|rmb|cny|人民币|元|块钱|块"),
     ("JPY", "japanese yen|yen|jpy|日元|日币"),
-    ("GBP", "british pounds|pounds sterling|pound sterling|sterling|gbp|英镑"),
+    ("GBP", "british pounds|pounds sterling|pound sterling|sterling|pounds|quid|gbp|£|英镑"),
     ("HKD", "hong kong dollars|hong kong dollar|hkd|港币|港元"),
     ("KRW", "korean won|won|krw|韩元"),
     ("AUD", "australian dollars|australian dollar|aud|澳元"),
@@ -353,7 +353,8 @@ def currencies_in(words: Words) -> list[tuple[int, int, str, bool]]:
                 continue  # a code counts in capitals only ("eth" in a word is not ETH)
             if any(s <= hit.start() < e for s, e, *_ in found):
                 continue
-            attached = bool(re.search(r"\d\s*$", lowered[:hit.start()]))
+            attached = bool(re.search(r"\d\s*$", lowered[:hit.start()])) or \
+                word in ("$", "us$", "€", "£") and bool(re.match(r"\s*\d", lowered[hit.end():]))
             found.append((hit.start(), hit.end(), code, attached))
     return sorted(found)
 
@@ -826,8 +827,7 @@ SYNONYMS = {
     "transit": "public transport,by bus,by subway,by metro,by train,subway,train,公交,地铁,坐地铁,公共交通",
     "cycling": "cycle,by bike,bicycle,biking,骑车,骑行,自行车",
     "business": "finance,financial,economy,财经,商业,经济", "sports": "sport,体育",
-    "technology": "tech,科技,技术", "health": "健康,医疗,doctor,medicine,pharmacy,看病,医院,药",
-    "entertainment": "娱乐,movie,movies,cinema,concert,theatre,theater,看电影,电影,演唱会",
+    "technology": "tech,科技,技术", "health": "健康,医疗", "entertainment": "娱乐",
     "science": "科学", "politics": "政治",
     "running": "run,ran,jog,jogging,跑步", "swimming": "swim,swam,游泳",
     "yoga": "瑜伽", "hiking": "hike,徒步,爬山",
@@ -842,12 +842,7 @@ SYNONYMS = {
     # kitchen measures
     "cup": "cups,杯", "tablespoon": "tablespoons,tbsp,tbs,汤匙,大勺", "teaspoon": "teaspoons,tsp,茶匙,小勺",
     "ml": "milliliters,millilitres,milliliter,millilitre,毫升",
-    # budgets and shops
-    "food": "lunch,dinner,breakfast,meal,meals,groceries,snack,午饭,午餐,晚饭,晚餐,早饭,早餐,吃饭,外卖,饭",
-    "transport": "taxi,cab,uber,bus,train,subway,metro,fuel,parking,打车,出租车,地铁,公交,车费,加油",
-    "lodging": "hotel,hostel,airbnb,accommodation,motel,住酒店,酒店,住宿,民宿,宾馆",
-    "shopping": "clothes,shoes,购物,买衣服,衣服,鞋",
-    "billing": "bill,charge,charged,invoice,refund,payment,账单,计费,扣款,发票,退款",
+    "shopping": "购物", "billing": "bill,charge,charged,invoice,refund,payment,账单,计费,扣款,发票,退款",
     "technical": "tech,bug,crash,crashes,error,技术,故障,闪退,报错",
     "account": "login,password,profile,账户,账号,帐号,登录",
     "urgent": "asap,紧急,加急", "normal": "普通,一般",
@@ -884,6 +879,19 @@ SYNONYMS = {
 }
 
 
+# Words that name a thing of an enum's kind ("lunch" is food, "打车" transport): they pick
+# the value, but stay free for a parameter that describes the thing ("Log $18 for lunch":
+# category food, description lunch).
+TOPICS = {
+    "food": "lunch,dinner,breakfast,meal,meals,groceries,snack,午饭,午餐,晚饭,晚餐,早饭,早餐,吃饭,外卖",
+    "transport": "taxi,cab,uber,bus,train,subway,metro,fuel,打车,出租车,地铁,公交,车费,加油",
+    "lodging": "hotel,hostel,airbnb,accommodation,motel,住酒店,酒店,住宿,民宿,宾馆",
+    "shopping": "clothes,shoes,买衣服,衣服,鞋",
+    "entertainment": "movie,movies,cinema,concert,theatre,theater,看电影,电影,演唱会",
+    "health": "doctor,medicine,pharmacy,看病,医院,药",
+}
+
+
 def enum_forms(value: Any) -> list[str]:
     """Every way `value` may be written: itself, with spaces for "_", plural, its synonyms."""
     return list(_enum_forms(str(value).lower()))
@@ -896,6 +904,7 @@ def _enum_forms(said: str) -> tuple[str, ...]:
     if spaced.endswith("y"):
         forms.add(spaced[:-1] + "ies")
     forms |= set(SYNONYMS.get(spaced, SYNONYMS.get(said, "")).split(","))
+    forms |= set(TOPICS.get(spaced, "").split(","))
     for name, code, words_ in LANGUAGES:  # a language enum: "en" is English, 英文, 英语
         if said in (code, name.lower()):
             forms |= set(words_.split("|")) | {name.lower()}

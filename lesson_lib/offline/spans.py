@@ -113,7 +113,7 @@ def want_of(name: str, schema: Mapping, required: bool = False) -> Want | None:
     if kind not in (None, "string") or "enum" in schema or schema.get("format") in ("date", "time",
                                                                                       "email"):
         return None
-    if named & {"email", "mail"} or re.search(r"(?i)\be-?mail\b|邮箱", described) and \
+    if named & {"email", "mail"} or re.search(r"(?i)\be-?mail address|邮箱|邮件地址", described) and \
             not re.search(r"(?i)\bname\b|\bphone\b|^\s*who\b", described):
         return None  # an e-mail address only: slots.find_emails reads it
     return Want(name, _string_shape(named, about, described), named, about, False, required)
@@ -330,8 +330,8 @@ _ZH_CUES = [(frozenset(roles.split()), re.compile(zh)) for roles, _, zh in CUES 
 _AFTER_CUES = [(frozenset(roles.split()), re.compile(zh)) for roles, zh in AFTER if zh]
 
 
-# Cues too common to count for a parameter by its description alone: "for", "at", "在"
-# introduce a reason, a pharmacy, a folder only for a parameter *named* so.
+# Cues too common to count for a phrase parameter by its description alone: "for", "at",
+# "在" introduce a reason, a pharmacy, a folder only for a parameter *named* so.
 _GENERIC = {"for", "on", "at", "in my", "in the", "with", "from", "to", "ask", "let", "add", "save",
             "put", "get", "buy", "need", "off", "into", "onto", "在", "把", "给", "向", "跟", "找",
             "问", "让", "叫", "说", "加", "买", "从"}
@@ -347,8 +347,8 @@ def cues_for(want: Want, words: slots.Words, strong_only: bool = False) -> list[
         for roles, pattern in table:
             fits = 2 if roles & want.named else 1 if roles & want.about and not strong_only else 0
             for m in pattern.finditer(rest) if fits else ():
-                if fits == 1 and m.group(0).strip().lower() in _GENERIC:
-                    continue
+                if fits == 1 and want.shape == "text" and m.group(0).strip().lower() in _GENERIC:
+                    continue  # a person's name has a look of its own; a phrase has not
                 (strong if fits == 2 else weak).append(Cue(m.start(), m.end(), roles, before))
     return sorted(strong, key=lambda c: c.start) + sorted(weak, key=lambda c: c.start)
 

@@ -1037,6 +1037,8 @@ def unit_role(name: str, schema: Mapping) -> str:
     named, about = set(split_name(name)), str(schema.get("description") or "")
     if named & (_FROM_NAMES | _TO_NAMES):
         return "from" if named & _FROM_NAMES else "to"
+    if not (named & _UNIT_WORDS_ or re.search(r"(?i)\bunits?\b|\bconver|\bscale\b|单位|换算", about)):
+        return ""  # "goes above or below the target" is no side of a conversion
     if _FROM_ABOUT.search(about):
         return "from"
     return "to" if _TO_ABOUT.search(about) else ""
@@ -1273,7 +1275,8 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     kinds = {name: param_kind(name, schema) for name, schema in props.items()}
     # Values marked out by their shape (a URL, a file, "owner/name") or quoted after a cue
     # ("titled 'X'") first: their digits and words are no one else's (spans.py).
-    found: dict[str, Any] = spans.fill(props, needed, reading.words, spans.FIRST, quoted_only=True)
+    loose = {n: s for n, s in props.items() if kinds[n] not in _TYPED}
+    found: dict[str, Any] = spans.fill(loose, needed, reading.words, spans.FIRST, quoted_only=True)
     cued_first = _BY_NAMES | _SAID_NAMES | {"subject", "body"}  # "by X", "saying X" first
     order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),
                                          not set(split_name(n)) & cued_first,
@@ -1284,9 +1287,9 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     fill_numbers(tool, props, kinds, reading, found)
     # Then what a cue introduces (a label, who pays, where to search around ...), once the
     # typed values are taken so a phrase ends where they were.
-    open_ = {n: s for n, s in props.items() if found.get(n) is None}
+    open_ = {n: s for n, s in loose.items() if found.get(n) is None}
     found.update(spans.fill(open_, needed, reading.words, spans.LATER, own_values(tool)))
-    marked = spans.cue_only(props, needed)
+    marked = spans.cue_only(loose, needed)
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
         if found.get(name) is None and name not in marked:
             found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
@@ -1302,6 +1305,12 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
         elif name in required(tool):
             missing.append(name)
     return arguments, missing
+
+
+# Kinds slots.py reads by their type alone; spans.py fills the others (text, codes, places,
+# the ends of a route, lists) when the words mark their value out.
+_TYPED = {"currency", "date", "time", "language", "country", "enum", "number", "boolean",
+          "expression", "timezone", "email", "emails"}
 
 
 def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
@@ -1416,7 +1425,8 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         values, role = schema.get("enum") or [], unit_role(name, schema)
         said = enum_value(values, words_.rest, role)
         if said is not None:
-            claim_words(words_, enum_forms(said))
+            topics = set(slots.TOPICS.get(str(said).lower(), "").split(","))
+            claim_words(words_, [f for f in enum_forms(said) if f not in topics])
         return said if said is not None or role else preferred(values, reading.prefer)
     if kind == "boolean":
         said, where = switch_said(words_.rest, named)
