@@ -71,7 +71,7 @@ _NAME_EN = (re.compile(rf"\b(?i:my name is|call me)\s+({_WORD}{_NEXT})"),
             # capitalised after "I'm": "I'm Xiaoming" is a name, "I'm fine" is not
             re.compile(rf"\b(?i:i'm|i am|im)\s+([A-Z][\w'-]*{_NEXT})"))
 # "叫我小明" ("call me Xiaoming") only at the start of a clause: "他叫我去" is not a name
-_NAME_ZH = re.compile(r"(?:我的名字是|我的名字叫|我叫|我是|(?:^|(?<=[\s，,。！!？?请就后都以]))叫我)\s*"
+_NAME_ZH = re.compile(r"(?:我的名字是|我的名字叫|(?<![帮让给替])我叫|我是|(?:^|(?<=[\s，,。！!？?请就后都以]))叫我)\s*"
                       r"([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})")
 _NAME_ZH_END = re.compile(r"[你呢吗啊吧呀了的在想要来是今从，。！？,.!?]")
 _NOT_NAMES = {"fine", "good", "ok", "okay", "here", "back", "sorry", "not", "so", "just", "going",
@@ -258,7 +258,8 @@ CONCEPTS: dict[str, str] = {
     "luggage": "luggage baggage 行李", "tv": "tv television channel 电视 频道",
     "game": "videogame gaming 游戏", "lottery": "lottery 彩票",
     "horoscope": "horoscope zodiac 星座 运势",
-    "coffee": "coffee cafe latte americano cappuccino espresso mocha 咖啡 拿铁 美式 卡布奇诺 摩卡",
+    "coffee": "coffee cafe 咖啡 咖啡店 咖啡馆", "latte": "latte 拿铁", "americano": "americano 美式",
+    "cappuccino": "cappuccino 卡布奇诺", "mocha": "mocha 摩卡",
     "tea": "tea 茶", "grocery": "grocery supermarket 超市 杂货 买菜",
     "coupon": "coupon discount deal 优惠券 折扣 打折", "refund": "refund return 退款 退货",
     "review": "review rating 评价 评分 点评", "earthquake": "earthquake 地震",
@@ -1058,7 +1059,9 @@ tonight now tomorrow quick simple down many much long often did eat ate eaten dr
 had have has recommend suggest open order buy reserve schedule cancel remove delete update
 share post call track convert calculate compute translate define detect explain describe
 summarize summarise read write record log turn switch pull bring fetch lookup i'd i'll i've
-we'd we'll let's id like love wanna gonna trying looking searching hoping planning""".split())
+we'd we'll let's id like love wanna gonna trying looking searching hoping planning adjust
+scale ship roll release push launch request place raise file tick off mark rename change run
+please grab fetch""".split())
 # Words after which the rest of an English phrase is about something else.
 _CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
 today tonight this next please between within less more than using via""".split())
@@ -1213,8 +1216,9 @@ _VERB_ZH = r"[发打开买订点要写做看听找查叫约租借换寄送拿问
 
 
 def leftover_zh(reading: Reading, tool: Any) -> str | None:
-    own = sorted({w for c in concepts(tool_text(tool) + " " + " ".join(split_name(tool_name(tool))))
-                  for w in CONCEPTS[c].split() if CJK.search(w)}, key=len, reverse=True)
+    about = _EXAMPLE_TEXT.sub(" ", tool_text(tool)) + " " + " ".join(split_name(tool_name(tool)))
+    own = sorted({w for c in concepts(about) for w in CONCEPTS[c].split() if CJK.search(w)},
+                 key=len, reverse=True)  # not the examples' words: "e.g. latte" is a value
     rest = reading.words.rest
     masked = rest
     for word in own:
@@ -1293,6 +1297,7 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
         if found.get(name) is None and name not in marked:
             found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+    implied_on(props, found, needed)
     arguments, missing = {}, []
     for name, schema in props.items():
         value = found.get(name)
@@ -1305,6 +1310,19 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
         elif name in required(tool):
             missing.append(name)
     return arguments, missing
+
+
+def implied_on(props: Mapping, found: dict, needed: list[str]) -> None:
+    """An on/off switch the words do not name is "on" when they set something only a device
+    that is on has: "Set the living room light to 40%", "make the bedroom lights blue",
+    "把走廊灯调暗到10%"."""
+    for name, schema in props.items():
+        values = {str(v).lower() for v in schema.get("enum") or []}
+        if found.get(name) is None and values == {"on", "off"}:
+            others = [n for n in props if n != name and n not in needed and found.get(n) is not None
+                      and "default" not in props[n]]
+            if others:
+                found[name] = next(v for v in schema["enum"] if str(v).lower() == "on")
 
 
 # Kinds slots.py reads by their type alone; spans.py fills the others (text, codes, places,
@@ -1482,7 +1500,10 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         if named & _BY_NAMES:
             return by_whom(reading)
         if named & {"subject", "body"}:
-            return cued(reading, _SUBJECT if "subject" in named else _BODY)
+            said = cued(reading, _SUBJECT if "subject" in named else _BODY)
+            if said is None and "subject" in named and name in required(tool):
+                return quoted(reading) or colon_payload(reading)  # "a ticket: X", "工单：X"
+            return said
         said_as = bool(named & _SAID_NAMES)
         if name not in required(tool):  # an optional text is taken only when marked out
             return (cued(reading, _BODY) if said_as else None) or quoted(reading)
@@ -1559,6 +1580,23 @@ def by_whom(reading: Reading) -> str | None:
     lead = _LEAD_ZH.match(who) if CJK.search(who) else None
     reading.words.claim(found.start(), found.end())
     return who[lead.end():] if lead and lead.end() < len(who) else who
+
+
+def colon_payload(reading: Reading) -> str | None:
+    """What follows a colon ("open a ticket: app crashes on upload", "工单：数据库超时"), up to
+    a comma and a value taken by another parameter. Claimed."""
+    found = _COLON.search(reading.words.rest)
+    if not found:
+        return None
+    start = found.start(1)
+    said = reading.words.rest[start:].split("\x00")[0]
+    said = re.split(r"[，,]\s*$|[，,](?=[^，,]*$)", said.rstrip())[0] if "\x00" in reading.words.rest[start:] \
+        else said
+    said = said.strip(" ?？!！。.,，'\"")
+    if not said or not re.search(r"[\w\u4e00-\u9fff]", said):
+        return None
+    reading.words.claim(start, start + len(said))
+    return said
 
 
 def cued(reading: Reading, pattern: re.Pattern) -> str | None:
