@@ -842,9 +842,7 @@ SYNONYMS = {
     # kitchen measures
     "cup": "cups,杯", "tablespoon": "tablespoons,tbsp,tbs,汤匙,大勺", "teaspoon": "teaspoons,tsp,茶匙,小勺",
     "ml": "milliliters,millilitres,milliliter,millilitre,毫升",
-    "shopping": "购物", "billing": "bill,charge,charged,invoice,refund,payment,账单,计费,扣款,发票,退款",
-    "technical": "tech,bug,crash,crashes,error,技术,故障,闪退,报错",
-    "account": "login,password,profile,账户,账号,帐号,登录",
+    "shopping": "购物", "billing": "bill,账单,计费", "technical": "tech,技术", "account": "账户,账号,帐号",
     "urgent": "asap,紧急,加急", "normal": "普通,一般",
     # trading and alerts
     "buy": "purchase,买入,购买,买", "sell": "卖出,卖掉,卖",
@@ -887,9 +885,20 @@ TOPICS = {
     "transport": "taxi,cab,uber,bus,train,subway,metro,fuel,打车,出租车,地铁,公交,车费,加油",
     "lodging": "hotel,hostel,airbnb,accommodation,motel,住酒店,酒店,住宿,民宿,宾馆",
     "shopping": "clothes,shoes,买衣服,衣服,鞋",
+    "billing": "charge,charged,invoice,refund,payment,扣款,发票,退款",
+    "technical": "bug,crash,crashes,error,故障,闪退,报错",
+    "account": "login,password,profile,登录",
     "entertainment": "movie,movies,cinema,concert,theatre,theater,看电影,电影,演唱会",
     "health": "doctor,medicine,pharmacy,看病,医院,药",
 }
+
+
+def closeness(value: Any, word: str) -> int:
+    """How far down its value's list of other words `word` is (0: the value itself): of two
+    values a word names ("紧急": high, urgent), the one it is listed first for wins."""
+    said = str(value).lower().replace("_", " ")
+    listed = (SYNONYMS.get(said, "") + "," + TOPICS.get(said, "")).split(",")
+    return listed.index(word) + 1 if word in listed else 0
 
 
 def enum_forms(value: Any) -> list[str]:

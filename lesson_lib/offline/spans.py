@@ -153,6 +153,10 @@ def _string_shape(named: frozenset, about: frozenset, described: str) -> str:
         return "room"
     if named & {"device", "speaker"}:
         return "device"
+    if named & {"cinema", "theater", "theatre", "pharmacy", "gym", "venue"}:
+        return "venue"
+    if named & {"folder", "directory", "dir"}:
+        return "folder"
     return "text"
 
 
@@ -186,7 +190,7 @@ _STREET = re.compile(r"\b(\d+[A-Z]?\s+(?:[A-Z][\w'.-]*\s+){0,3}(?:Street|St|Road
                      r"Pkwy|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Place|Pl|Court|Ct|Square|Sq|Highway|"
                      r"Hwy|Terrace|Row)\b\.?(?:,?\s+(?:Suite|Apt|Unit|Floor|Fl|Room)\.?\s*\w+)?)")
 _ADDRESS_ZH = re.compile(r"([" + CJK + r"]{2,}?(?:省|市|区|县)[" + CJK + r"\w]*?\d+号(?:楼|院)?)")
-_ADDRESS_CUE = re.compile(r"(?:地址(?:是|为|在)?|address(?:\s+is)?)\s*[:：]?\s*([^，。！？,;；]+)", re.I)
+_ADDRESS_CUE = re.compile(r"(?:地址(?:是|为|在)?|address(?:\s+is)?)\s*[:：]?\s*([^，。！？,;；\s]+)", re.I)
 
 
 def _free(words: slots.Words, start: int, end: int) -> bool:
@@ -219,10 +223,17 @@ def shaped(words: slots.Words, shape: str) -> list[Span]:
         found += [Span(m.start(0), m.end(0), "#" + m.group(1)) for m in _CHANNEL_ZH.finditer(rest)
                   if not found]
     elif shape == "address":
-        found = [Span(m.start(1), m.end(1), m.group(1).strip()) for p in (_ADDRESS_CUE, _STREET, _ADDRESS_ZH)
+        found = [Span(m.start(1), m.end(1), m.group(1).strip()) for p in (_ADDRESS_CUE, _STREET)
                  for m in p.finditer(rest)]
+        for m in _ADDRESS_ZH.finditer(rest):
+            lead = re.match(r"(?:地址(?:是|为|在)?[:：]?|[日号来到去在至从往])*", m.group(1))
+            if not any(s.start <= m.start(1) < s.end for s in found):
+                found.append(Span(m.start(1) + lead.end(), m.end(1), m.group(1)[lead.end():]))
     elif shape == "room":
         found = rooms_in(rest)
+    elif shape == "venue":
+        found = [Span(m.start(1) + len(lead), m.end(1), m.group(1)[len(lead):]) for m in _VENUE.finditer(rest)
+                 for lead in [re.match(r"(?:在|去|到|的)*", m.group(1)).group(0)]]
     elif shape == "device":
         found = devices_in(rest)
     return sorted((s for s in found if _free(words, s.start, s.end)), key=lambda s: s.start)
@@ -318,7 +329,7 @@ AFTER = (
     ("label tag", r"标签"),
     ("allow allowed except whitelist", r"的电话(?:可以|能|也可以)?"),
     ("near around location area address", r"附近|周边|周围|边上|边"),
-    ("list", r"清单|列表"),
+    ("list", r"清单|列表|(?<=[a-z] )list\b"),
     ("folder directory dir", r"文件夹|目录"),
     ("description reason purpose", r"花了|花费|用了|消费了?"),
     ("branch head from source", r"分支"),
@@ -363,7 +374,7 @@ _STOP_EN = re.compile(r"(?i)\s*[,;!?]|\.(?!\d|\w)|\x00|\s+(?:and|but|then|also|s
                       r"it|the|with|without|no|please|let|make|describe|description|saying)\b)|"
                       r"\s+(?:please|with the|without|labell?ed|tagged|titled|called|named|saying|"
                       r"description|subject|reason|message|cc)\b")
-_STOP_ZH = re.compile(r"[，,。！？!?；;、\x00]|\s+(?=[" + CJK + r"])(?<=[A-Za-z0-9]\s)(?=[" + CJK + "])")
+_STOP_ZH = re.compile(r"[，,。！？!?；;、\x00]|(?:上班|工作)(?=[，,。！？]|$)")
 
 
 def quoted_at(rest: str, at: int) -> Span | None:
@@ -383,7 +394,7 @@ def _apostrophe_close(rest: str, at: int) -> int:
     not the apostrophe of "Queen's")."""
     for m in re.finditer("'", rest[at:]):
         k = at + m.start()
-        if k + 1 >= len(rest) or not rest[k + 1].isalnum():
+        if k + 1 >= len(rest) or not (rest[k + 1].isascii() and rest[k + 1].isalnum()):
             return k
     return -1
 
@@ -412,12 +423,17 @@ def phrase_before(rest: str, at: int) -> Span | None:
     """The Chinese (or code-like) phrase right before `at`, back to punctuation, a taken
     value or a filler ("帮我", "找一下", "在"): "春熙路附近" → 春熙路."""
     head = rest[:at].rstrip()
-    m = re.search(rf"([\w{CJK}][\w{CJK} .-]*)$", head)
+    quote = re.search(r"['\"“‘「]([^'\"“”‘’「」]+)['\"”’」]$", head)
+    if quote:
+        return Span(quote.start(), at, quote.group(1))
+    m = re.search(rf"([A-Za-z][\w.-]*)$", head) if re.search(r"[A-Za-z]$", head) else \
+        re.search(rf"([\w{CJK}][\w{CJK}.-]*)$", head)
     if not m:
         return None
     said = m.group(1)
-    said = re.sub(r"^(?:[请帮给把往在向从用找查搜看让叫要想加上添到]|帮我|找一下|找找|查一下|一下|加上|添加|"
+    said = re.sub(r"^(?:[请帮给把往在向从用找查搜让叫要想加上添到]|帮我|找一下|找找|查一下|一下|加上|添加|"
                   r"现在开着的|开着的|现在|最近的|附近的|我的|我)+", "", said).strip()
+    said = re.sub(r"^.*(?:加到|放到|记到|添加到|存到|到)", "", said)
     said = re.sub(r"^的", "", said)
     if not said or not re.search(rf"[\w{CJK}]", said):
         return None
@@ -494,13 +510,13 @@ def list_at(rest: str, at: int, item: str) -> Span | None:
     items are short (a verb or a taken value ends the list: ", allow multiple answers")."""
     lead = _LEAD_IN.match(rest, at)
     k = lead.end() if lead else at
-    zh = bool(re.match(rf"\s*[{CJK}]", rest[k:k + 2]))
+    zh = bool(re.search(rf"[{CJK}]", rest[k:k + 12]))
     if zh:
         stop = re.compile(rf"[，,。！？!?；;\x00]|加到|放到|添加到|记到|到(?=[{CJK}]*(?:清单|列表|里))|"
                           r"的电话|的(?=[" + CJK + "]{0,4}$)|(?:的|这个|这几个)?(?:标签)|"
                           r"(?<=[" + CJK + r"])里|可以|负责")
     else:
-        stop = re.compile(r"(?i)[;!?\x00]|\.(?!\d)|\s+(?:to|on|onto|into|in)\s+(?:the|my|our)\b|"
+        stop = re.compile(r"(?i)[;!?\x00，。！？；]|\.(?!\d)|\s+(?:to|on|onto|into|in)\s+(?:the|my|our)\b|"
                           r"\s+(?:call|calls|ring|through|please|as)\b|,\s*(?=(?:allow|make|add|set|and|"
                           r"let|notify|it|anonymous|but)\b)|\s+but\b")
     m = stop.search(rest, k)
@@ -566,7 +582,9 @@ def fits(want: Want, span: Span, cue: Cue, rest: str) -> bool:
     if cue_words in ("for", "on") and want.shape == "text":
         return bool(re.match(r"(?i)(?:the|a|an|my)?\s*[a-z]", text)) and len(text.split()) <= 6 and \
             not re.match(r"(?i)(?:the\s+)?(?:next|last|this|today|tomorrow|tonight|\d)", text)
-    if cue_words in ("in my", "in the") and want.shape == "text":
+    if cue_words in ("at", "在") and want.shape == "venue" and not cue.before:
+        return bool(re.match(rf"(?:the\s+)?[A-Z]|[{CJK}]{{2,}}", text)) and len(text) <= 40
+    if cue_words in ("in my", "in the") and want.shape in ("text", "folder"):
         return bool(re.search(r"(?i)\bfolder\b|\bdirectory\b", rest[cue.end:cue.end + len(text) + 12])) \
             and re.sub(r"(?i)\s*\b(?:folder|directory)\b.*$", "", text) != ""
     return True
@@ -576,15 +594,16 @@ def clean(want: Want, value: Any, cue: Cue, rest: str) -> Any:
     """A value as sent: "Downloads" for "my Downloads folder"."""
     if isinstance(value, str) and rest[cue.start:cue.end].strip().lower() in ("in my", "in the"):
         return re.sub(r"(?i)\s*\b(?:folder|directory)\b.*$", "", value).strip()
-    if isinstance(value, str) and cue.before and "folder" in want.named:
+    if isinstance(value, str) and cue.before and want.shape == "folder":
         return re.sub(r"(?:文件夹|目录)$", "", value)
     return value
 
 
 # The shapes read before the typed values (their digits are not numbers, their words not
 # enum values), and those read after (a phrase ends where a date or an amount was taken).
-FIRST = ("url", "repo", "file", "phone", "version", "channel", "address", "zone", "email", "enums")
-LATER = ("text", "person", "branch", "room", "device")
+FIRST = ("url", "repo", "file", "phone", "version", "channel", "address", "zone", "email", "enums",
+         "folder")
+LATER = ("text", "person", "branch", "room", "device", "venue")
 
 
 def fill(props: Mapping, required: list[str], words: slots.Words, shapes: tuple[str, ...],
@@ -632,7 +651,9 @@ def cue_only(props: Mapping, required: list[str]) -> set[str]:
             if w.shape != "text" or w.many or w.named & _MARKED}
 
 
-_BY_SHAPE = ("url", "repo", "file", "phone", "version", "channel", "address", "room", "device")
+_BY_SHAPE = ("url", "repo", "file", "phone", "version", "channel", "address", "room", "device", "venue")
+# A place of a kind named by its last word: "万达影城", "老百姓大药房", "Odeon cinema".
+_VENUE = re.compile(rf"([{CJK}]{{2,8}}?(?:影城|影院|电影院|大药房|药房|药店|健身房|健身中心|酒店|餐厅|饭店))")
 
 
 def _value(want: Want, words: slots.Words, props: Mapping, own: set[str], strong_only: bool) -> Any:
@@ -651,7 +672,7 @@ def _value(want: Want, words: slots.Words, props: Mapping, own: set[str], strong
             for s in chosen:
                 words.claim(s.start, s.end)
             return [s.value for s in chosen] if want.many else chosen[0].value
-        if want.shape not in ("room", "device", "address", "channel"):
+        if want.shape not in ("room", "device", "address", "channel", "venue"):
             return None
     if want.shape == "email":
         return _cc(want, words)
@@ -697,7 +718,8 @@ def _zone(want: Want, words: slots.Words) -> str | None:
     return None
 
 
-_NEW_NAME = re.compile(r"(?i)(?:\bto|\bas|\binto|改名为|改名成|重命名为|重命名成|改成|改为|命名为|为|成)\s*$")
+_NEW_NAME = re.compile(r"(?i)(?:\bto|\bas|\binto|\bnamed|\bcalled|改名为|改名成|重命名为|重命名成|改成|改为|命名为|"
+                       r"名字叫|叫做|叫|为|成)\s*$")
 
 
 def _file(want: Want, words: slots.Words, props: Mapping) -> str | None:

@@ -879,8 +879,8 @@ _CODE_NAMES = {"symbol", "ticker", "sku", "barcode", "iata", "icao", "isbn", "co
                "account", "iban", "phone"}
 _CODE_ABOUT = re.compile(r"(?i)\b(?:ticker|symbol|iata|sku|barcode|tracking number|flight number"
                          r"|airline code)\b|代码|条形码|单号|航班号")
-_ORIGIN_NAMES = {"origin", "departure", "depart", "start", "source", "from"}
-_DESTINATION_NAMES = {"destination", "arrival", "arrive", "dest", "end", "to"}
+_ORIGIN_NAMES = {"origin", "departure", "depart", "start", "source", "from", "pickup"}
+_DESTINATION_NAMES = {"destination", "arrival", "arrive", "dest", "end", "to", "dropoff"}
 _ROUTE_ABOUT = re.compile(r"(?i)\b(?:city|cities|station|airport|place|point|address|location|"
                           r"where|go)\b|城市|车站|机场|地点|出发|到达")
 
@@ -990,9 +990,9 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
                 continue  # "m", "磅", "高": a one-letter unit only with a number or "to" ("5 m")
             if hit and word:
                 found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end()),
-                              word not in own, -len(word)))
+                              word not in own, -len(word), slots.closeness(value, word)))
                 break
-    found.sort(key=lambda f: (f[0], f[3], f[4]))  # at one place, the value itself ("urgent")
+    found.sort(key=lambda f: f[0:1] + f[3:])  # at one place, the value itself ("urgent")
     found = [f[:3] for f in found]               # before a value it is a synonym of (high)
     if role:  # a value said for the other side is not this one's
         mine = [value for _, value, side in found if side == role]
@@ -1008,7 +1008,7 @@ def _own_forms(value: Any) -> set[str]:
     return {said, spaced, spaced + "s", spaced + "es", spaced[:-1] + "ies" if spaced.endswith("y") else spaced}
 
 
-_TO_MARK = re.compile(r"(?:\b(?:to|into|in|as)|成|为|多少|等于)\s*(?:degrees?\s*)?$")
+_TO_MARK = re.compile(r"(?:\b(?:to|into|in|as)|成|为|多少|等于|是几|几)\s*(?:degrees?\s*)?$")
 _FROM_MARK = re.compile(r"(?:\bfrom|\d)\s*(?:degrees?\s*|度\s*)?$")
 
 
@@ -1075,10 +1075,12 @@ _LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要
                       r"订|预订|预约|一张|一间|一份|一杯|一瓶|一本|一部|一些|给|"
                       r"一首|一份|一些|个|款|查查|查一下|查|看看|看一下|找找|找|搜一下|搜索|搜|"
                       r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
-                      r"最新的|最新|今天|现在|明天)+")
+                      r"最新的|最新|今天|现在|明天|新建|创建|建个|建一个|建|开个|开一个|提个|提一个|"
+                      r"买张|买一张|买|点杯|点一杯|点个|约个|约一节)+")
 _CUT_ZH = re.compile(r"[开买订点要写发打做来拿寄送查找放听看叫约租借换]?[一两二三四五六七八九十几]+"
                      r"[张个份杯瓶本部件双首条篇项间封辆台只]|的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
                      r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;]"
+                     r"|换成|改成|调整成|调成|标成|标记为|设为|设成|改为|变成"
                      r"|\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+")
 
 
@@ -1328,7 +1330,7 @@ def implied_on(props: Mapping, found: dict, needed: list[str]) -> None:
 # Kinds slots.py reads by their type alone; spans.py fills the others (text, codes, places,
 # the ends of a route, lists) when the words mark their value out.
 _TYPED = {"currency", "date", "time", "language", "country", "enum", "number", "boolean",
-          "expression", "timezone", "email", "emails"}
+          "expression", "timezone", "emails"}
 
 
 def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
@@ -1557,7 +1559,8 @@ def switch_said(text: str, named: set[str]) -> tuple[bool | None, list[tuple[int
         return None, []
     hit = min(hits, key=lambda m: m.start())
     negated = (_NOT_ZH if CJK.search(hit.group(0)) else _NOT_EN).search(text[:hit.start()])
-    return not negated, [(negated.start() if negated else hit.start(), hit.end())]
+    start = negated.start() if negated else hit.start() - (text[hit.start() - 1:hit.start()] == "@")
+    return not negated, [(start, hit.end())]
 
 
 _BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
@@ -1612,12 +1615,13 @@ def cued(reading: Reading, pattern: re.Pattern) -> str | None:
 
 
 def claim_words(words_: slots.Words, forms: list[str]) -> None:
-    """Take the first way of writing an enum value found ("high priority" takes "high")."""
-    for form in forms:
-        hit = re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", words_.rest.lower())
-        if hit and len(form) > 1:
-            words_.claim(hit.start(), hit.end())
-            return
+    """Take the way of writing an enum value found first in the words, the longest there
+    ("high priority" takes "high", "技术类工单" takes 技术)."""
+    hits = [hit for form in forms if len(form) > 1
+            for hit in [re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", words_.rest.lower())] if hit]
+    if hits:
+        hit = min(hits, key=lambda h: (h.start(), -len(h.group(0))))
+        words_.claim(hit.start(), hit.end())
 
 
 def claim_place(words_: slots.Words, value: str) -> None:
