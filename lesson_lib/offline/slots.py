@@ -163,6 +163,10 @@ def find_date(words: Words) -> str | None:
     if not hits:
         return None
     start, end, said = min(hits)
+    dated = [h for h in hits if h[0] > end and not re.search(r"\w{3,}", words.rest[end:h[0]].replace("of", ""))]
+    if re.fullmatch(rf"(?i)(?:next |this |on )?(?:{_DAY_WORDS})|(?:下下|下个?|这个?|本)?(?:周|星期|礼拜)[一二三四五六日天]",
+                    words.rest[start:end].strip()) and dated and dated[0][0] - end <= 3:
+        end, said = dated[0][1], dated[0][2]  # "Friday May 8": one date
     words.claim(start, end)  # a second date ("from May 5 to May 8") stays for another one
     return said.isoformat()
 
@@ -205,6 +209,25 @@ def find_time(words: Words) -> str | None:
     start, end, said = min(hits)
     words.claim(start, end)
     return said
+
+
+def time_span(text: str) -> tuple[str, str] | None:
+    """The two ends of a span of time of day the words give: "from 15:00 to 16:30", "9点到
+    11点", "下午3点到5点" (the end in the afternoon too), as HH:MM each; None without one."""
+    words = Words(text)
+    first = find_time(words)
+    if first is None:
+        return None
+    joined = re.search(r"(?i)^\x00*\s*(?:to|until|till|-|–|到|至)\s*", words.rest[words.taken[-1][1]:])
+    if not joined:
+        return None
+    second = find_time(words)
+    if second is None:
+        return None
+    start, end = (int(t[:2]) * 60 + int(t[3:]) for t in (first, second))
+    if end <= start and end < 12 * 60 and end + 12 * 60 > start:
+        end += 12 * 60
+    return (first, f"{end // 60:02d}:{end % 60:02d}") if end > start else None
 
 
 def _explicit(pattern: int, found: re.Match) -> bool:
@@ -266,9 +289,10 @@ def shape(token: str) -> str:
 
 
 def code_examples(description: str) -> list[str]:
-    """The example codes a description gives ("e.g. AAPL, MSFT" → ["AAPL", "MSFT"])."""
-    found = _EXAMPLES.search(description or "")
-    return re.split(r"\s*(?:,|、|\bor\b)\s*", found.group(1)) if found else []
+    """The example codes a description gives ("e.g. AAPL, MSFT" → ["AAPL", "MSFT"]; "e.g.
+    AAPL, or an A-share code such as 600519" → both)."""
+    return [e for found in _EXAMPLES.finditer(description or "")
+            for e in re.split(r"\s*(?:,|、|\bor\b)\s*", found.group(1)) if e]
 
 
 def find_code(words: Words, description: str, name_words: set[str],
@@ -283,6 +307,10 @@ def find_code(words: Words, description: str, name_words: set[str],
     about = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", description or "")}
     mine = {w.rstrip("s") for w in name_words}
     best, best_score = None, None
+    spaced = re.search(r"\b([A-Z]{2})\s+(\d{1,4})\b", words.rest)
+    if spaced and any(shape(e.upper()) == "A9" and len(e) <= 8 for e in examples):
+        words.claim(spaced.start(), spaced.end())  # "BA 287" for a flight shaped like "CA1831"
+        return spaced.group(1) + spaced.group(2)
     for found in _CODE_TOKEN.finditer(words.rest):
         token = found.group(0)
         if token != token.upper() or token.upper() in _NOT_CODES or lookup(token):
@@ -494,13 +522,22 @@ def _country_hits(words: Words) -> list[tuple[int, int, str]]:
 # ------------------------------------------------------------------ routes: from X to Y
 
 _END_EN = (r"(?=\s*\x00|\s+(?i:on|at|by|for|in|via|tomorrow|today|tonight|next|this|and|with|under|from|to|"
-           r"please|leaving|departing|around)\b|\s*[,.?!;]|\s*$|\s+\d)")
+           r"please|leaving|departing|around|if|when|how)\b|\s*[,.?!;]|\s*$|\s+\d)")
 _NAME_WORD = r"(?!(?:From|To|And|On|At|In|For|By)\b)[A-Z][\w'.-]*"
-_PLACE_EN = rf"((?:the\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|de|of|la|del))*)"
-_ROUTE_EN = re.compile(rf"\b(?i:from)\s+{_PLACE_EN}\s+(?i:to|for)\s+{_PLACE_EN}{_END_EN}")
+# A place: capitalised words ("Madison Square Garden", "the Hilton"), maybe a street number
+# before them ("55 Water St") or a number after them ("Heathrow Terminal 5").
+_PLACE_EN = (rf"((?:the\s+)?(?:\d+[A-Z]?\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|de|of|la|del))*"
+             r"(?:\s+\d{1,3}[A-Z]?(?![\d:.])(?!\s*(?i:am|pm|a\.m|p\.m|%|min|minutes|hours?|km|miles?)\b))?)")
+# Lower-case ends only where "from ... to ..." says they are places: "from home to work",
+# "to the convention center".
+_HOME_WORDS = r"home|work|office|school|campus|downtown|uptown|the\s+[a-z]+(?:\s+[a-z]+)?"
+_ANY_PLACE_EN = rf"({_PLACE_EN[1:-1]}|(?:{_HOME_WORDS}))"
+_ROUTE_EN = re.compile(rf"\b(?i:from)\s+{_ANY_PLACE_EN}\s+(?i:to|for)\s+{_ANY_PLACE_EN}{_END_EN}")
+_BARE_ROUTE_EN = re.compile(rf"^\s*{_PLACE_EN}\s+to\s+{_PLACE_EN}{_END_EN}")
 _TO_EN = re.compile(rf"(?<!\bfrom)\b(?i:to|towards)\s+{_PLACE_EN}{_END_EN}")
 _FROM_EN = re.compile(rf"\b(?i:from)\s+{_PLACE_EN}{_END_EN}")
-_STOP_ZH = r"(?=的|怎么|怎样|有|吗|呢|，|,|。|？|\?|！|!|\s|出发|坐|乘|开车|步行|走路|骑|$)"
+_STOP_ZH = r"(?=的|怎么|怎样|有|吗|呢|，|,|。|？|\?|！|!|\s|出发|坐|乘|开车|步行|走路|骑|打车|要|多久|多长|需要|大概|大约|$)"
+_MODE_ZH = r"(?:开车|骑车|骑行|打车|坐车|坐地铁|乘地铁|坐公交|乘公交|坐高铁|坐火车|坐飞机|步行|走路|出发)$"
 _ROUTE_ZH = re.compile(rf"从\s*({CJK_RUN}+?|[A-Za-z][\w ]*?)\s*(?:到|去|飞往|飞到|飞|至|往)\s*"
                        rf"({CJK_RUN}+?|[A-Za-z][\w ]*?){_STOP_ZH}")
 _TO_ZH = re.compile(rf"(?:去|到|飞往|前往)\s*({CJK_RUN}{{2,}}?|[A-Za-z][\w ]*?){_STOP_ZH}")
@@ -532,7 +569,7 @@ def find_route(words: Words) -> tuple[str | None, str | None]:
         if found:
             a, b = found.group(1), found.group(2)
             if pattern is _ROUTE_ZH:
-                a, b = _trim_zh(a), _trim_zh(b)
+                a, b = re.sub(_MODE_ZH, "", _trim_zh(a)), _trim_zh(b)
             words.claim(found.start(), found.end())
             return _place_text(a), _place_text(b)
     origin = destination = None
@@ -549,6 +586,10 @@ def find_route(words: Words) -> tuple[str | None, str | None]:
             words.claim(found.start(), found.end())
             break
     if origin is None and destination is None:
+        found = _BARE_ROUTE_EN.search(words.rest)  # "Brooklyn to JFK by subway"
+        if found:
+            words.claim(found.start(), found.end())
+            return _place_text(found.group(1)), _place_text(found.group(2))
         places = find_places(words.rest)
         found = _BARE_ROUTE_ZH.search(words.rest)
         if found and len(places) >= 2:
@@ -604,7 +645,8 @@ UNITS = {
     "quantity": r"shares?|股|tablets?|pills?|capsules?|片|粒|cups?|杯", "share": r"shares?|股",
     "seat": r"seats?|位|个座位", "people": r"people|persons?|ways|人|位|个人",
 }
-_MONEY_WORDS = {"price", "amount", "bill", "budget", "cost", "total", "fare", "salary"}
+_MONEY_WORDS = {"price", "amount", "bill", "budget", "cost", "total", "fare", "salary", "principal",
+                "loan", "fee", "deposit"}
 _MAX_CUES = r"under|below|less than|at most|up to|no more than|max(?:imum)?|cheaper than|以内|以下|之内|不超过|最多|低于"
 _MIN_CUES = r"over|above|more than|at least|min(?:imum)?|以上|至少|超过|高于"
 _EN_NUMBERS = {w: k + 2 for k, w in enumerate(
@@ -620,6 +662,7 @@ class Quantity:
     end: int
     value: float
     unit: str  # the word after it ("nights", "晚", "%"), "" if none
+    scale: float = 1.0  # its multiplier ("80万": 10000)
 
 
 def quantities(words: Words) -> list[Quantity]:
@@ -644,7 +687,7 @@ def quantities(words: Words) -> list[Quantity]:
             continue  # "Inside Out 3", "Windows 11": part of a name
         end, scale = _multiplier(rest, hit.end())
         unit = re.match(r"\s*-?\s*(%|°[CF]?|℃|℉|[A-Za-z]+|[\u4e00-\u9fff]{1,3})", rest[end:])
-        found.append(Quantity(hit.start(), end, value * scale, unit.group(1) if unit else ""))
+        found.append(Quantity(hit.start(), end, value * scale, unit.group(1) if unit else "", scale))
     return found
 
 
@@ -678,7 +721,7 @@ def _masked(text: str) -> str:
     written with its unit ("750ml", "250k", "160cm") is no code."""
     for pattern in (_DATES[0][1], _DATES[1][1], _TIMES[0], _TIMES[4]):
         text = pattern.sub(lambda m: "\x00" * len(m.group(0)), text)
-    return re.sub(r"[A-Za-z]+\d[\w-]*|\d+[A-Za-z][\w-]*", lambda m: m.group(0) if _UNIT_SUFFIX.fullmatch(
+    return re.sub(r"[A-Za-z]+\d[A-Za-z0-9_-]*|\d+[A-Za-z][A-Za-z0-9_-]*", lambda m: m.group(0) if _UNIT_SUFFIX.fullmatch(
         m.group(0)) else "\x00" * len(m.group(0)), text)
 
 
@@ -692,11 +735,19 @@ def _said_with(after: str, unit: str) -> re.Match | None:
     return re.match(rf"(?i)\s*(?:[A-Za-z]+\s+|个|名)?(?:{unit})(?![A-Za-z])", after)
 
 
+_GENERIC_NAME_WORDS = {"count", "number", "num", "total", "value", "max", "min", "maximum", "minimum"}
+
+
 def unit_words(name_words: list[str], description: str = "") -> str | None:
-    """The unit pattern for a parameter from its name's words ("max_minutes" → minutes),
-    else from its description ("Weight in kg", "Annual rate in percent")."""
+    """The unit pattern for a parameter from its name's last word ("max_minutes" →
+    minutes; "limit_price" has none), or an earlier one after a generic last word
+    ("guests_count"), else from its description ("Weight in kg", "Annual rate in percent")."""
     said = re.search(r"(?i)\b(?:in|as a|as)\s+([a-z%]+)", description or "")
-    for word in [*reversed(name_words), *([said.group(1).lower()] if said else [])]:
+    heads = list(reversed(name_words))
+    while len(heads) > 1 and heads[0] not in _GENERIC_NAME_WORDS and not any(
+            heads[0] == k or heads[0].rstrip("s") == k or heads[0] == k + "s" for k in UNITS):
+        heads = heads[:1]
+    for word in [*heads, *([said.group(1).lower()] if said else [])]:
         for key, pattern in UNITS.items():
             if word == key or word.rstrip("s") == key or word == key + "s":
                 return pattern
@@ -719,6 +770,17 @@ def find_number(words: Words, name_words: list[str], about: str, integer: bool,
         scaled = scaled_number(words, mine, integer)
         if scaled is not None:
             return scaled
+        one = re.search(rf"(?<![\d一二三四五六七八九十两])一\s*(?:{mine})", words.rest)
+        if one:  # "托运一件行李": one, not "a"
+            words.claim(one.start(), one.end())
+            return 1
+    if chosen is None and set(name_words) & _MONEY_WORDS:  # "贷款60万", "250k": an amount of money
+        chosen = next((q for q in said if q.scale >= 1000 or re.match(
+            rf"(?i)\s*(?:{_MONEY_UNITS})", words.rest[q.end:]) or re.search(r"[$€£]\s*$", words.rest[:q.start])),
+            None)
+    if chosen is None and set(name_words) & {"quantity", "shares", "count", "number", "units"}:
+        chosen = next((q for q in said if re.match(r"\s*\x00", words.rest[q.end:])
+                       and not q.unit), None)  # "sell 25 TSLA": a count of what a code names
     if chosen is None and {"max", "maximum"} & set(name_words):
         chosen = next((q for q in said if re.search(rf"(?i)(?:{_MAX_CUES})\s*$",
                                                     words.rest[:q.start])
@@ -831,8 +893,8 @@ SYNONYMS = {
     "science": "科学", "politics": "政治",
     "running": "run,ran,jog,jogging,跑步", "swimming": "swim,swam,游泳",
     "yoga": "瑜伽", "hiking": "hike,徒步,爬山",
-    "low": "低,低优先级,不急", "medium": "normal,中,中优先级,普通",
-    "high": "urgent,important,高,高优先级,紧急,重要",
+    "low": "低,低优先级,优先级低,不急", "medium": "normal,中,中优先级,普通,中杯",
+    "high": "urgent,important,高,高优先级,优先级高,紧急,重要",
     "back yard": "backyard,后院,后花园", "front yard": "frontyard,前院", "balcony": "阳台",
     "garden": "花园", "garage": "车库",
     "living room": "lounge,客厅", "bedroom": "卧室", "kitchen": "厨房", "office": "study,书房,办公室",

@@ -188,7 +188,7 @@ _CHANNEL = re.compile(r"(?<![\w#])(#[\w" + CJK + r"-]+)")
 _CHANNEL_ZH = re.compile(r"(?<![\w#])([A-Za-z][\w-]*)\s*频道")
 _STREET = re.compile(r"\b(\d+[A-Z]?\s+(?:[A-Z][\w'.-]*\s+){0,3}(?:Street|St|Road|Rd|Avenue|Ave|Parkway|"
                      r"Pkwy|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Place|Pl|Court|Ct|Square|Sq|Highway|"
-                     r"Hwy|Terrace|Row)\b\.?(?:,?\s+(?:Suite|Apt|Unit|Floor|Fl|Room)\.?\s*\w+)?)")
+                     r"Hwy|Terrace|Row)\b\.?(?:,?\s*(?:Suite|Apt|Unit|Floor|Fl|Room)\.?\s*\w+)?)")
 _ADDRESS_ZH = re.compile(r"([" + CJK + r"]{2,}?(?:省|市|区|县)[" + CJK + r"\w]*?\d+号(?:楼|院)?)")
 _ADDRESS_CUE = re.compile(r"(?:地址(?:是|为|在)?|address(?:\s+is)?)\s*[:：]?\s*([^，。！？,;；\s]+)", re.I)
 
@@ -277,6 +277,7 @@ class Cue:
     end: int
     roles: frozenset
     before: bool = False   # the value comes before the cue
+    value: tuple | None = None  # where the value is, when the cue's pattern marks it ("v")
 
 
 # (roles, English cue, Chinese cue): the words that introduce a value for a parameter whose
@@ -293,7 +294,7 @@ CUES = (
      r"备注(?:是|为|写)?|理由(?:是|为)?|原因(?:是|为)?|用途(?:是|为)?|事由"),
     ("message note greeting comment", r"message(?: is)?|with the message|with a note|note saying",
      r"留言(?:写|是|为)?|附言(?:是|写)?|祝福语(?:是)?"),
-    ("body text content message", r"saying|that says|body|with the text|content|tell (?:the |my )?[\w#@ -]+? that",
+    ("body text content message", r"saying|that says|body|with the text|content|tell (?:the |my )?[\w#@\x00 -]+? that",
      r"内容(?:是|为|写)?|正文(?:是|为|写)?|说一声|(?<![怎再])说(?![明话])"),
     ("question prompt", r"question(?: is)?|asking", r"问题(?:是|为)?|问大家"),
     ("option choice answer", r"options?|choices?|with(?= [^,.]+ or )", r"选项(?:有|是|为)?"),
@@ -301,7 +302,7 @@ CUES = (
     ("instructor coach teacher trainer host", r"with|instructor|coach|teacher|taught by|led by",
      r"教练(?:是|为)?|老师(?:是|为)?"),
     ("payer from sender debtor", r"from|ask|request(?: money| payment)? from", r"向|跟|找|问"),
-    ("recipient to payer assignee contact", r"", r"给"),
+    ("recipient to payer assignee contact", r"to", r"给"),
     ("assignee to owner responsible", r"to|assign(?:ed)? to", r"分配给|交给|指派给|指定给|让"),
     ("last surname family", r"last name|surname|family name|passenger|check in|check-in",
      r"姓氏(?:是|为)?|姓"),
@@ -309,12 +310,14 @@ CUES = (
     ("query search keyword term word", r"containing|that contains?|mentioning|with the words?", r"包含|含有"),
     ("company employer organization organisation work", r"works? (?:at|for)|employed (?:at|by)", r"公司(?:是|为)|在"),
     ("allow allowed except whitelist", r"let|calls? from|except(?: calls? from)?", r"除了"),
-    ("near around location area address", r"near(?:by)?|around|close to|next to|within [\d.]+\s*\w+ of",
+    ("near around location area address", r"near(?:by)?|around|close to|next to|within\b[^,.;?]*?\bof",
      ""),
     ("pharmacy cinema theater theatre venue store shop restaurant gym", r"at", r"在"),
-    ("folder directory dir", r"in (?:my|the)", r"在"),
-    ("ingredient", r"(?:cups?|tablespoons?|tbsp|teaspoons?|tsp|grams?|ounces?|oz|ml|kg|kilos?|pounds?|lbs?)"
-     r"\s+of", ""),
+    ("folder directory dir", r"in (?:my|the)",
+     rf"在(?P<v>[\w{CJK}]{{1,10}}?)(?:文件夹|目录)?(?:里|中|下)?(?=找|搜|查|帮)"),
+    ("ingredient", r"of", rf"(?:(?<=\x00)|(?<=[杯克勺匙]))(?P<v>[{CJK}]{{1,6}}?)(?=是|等于|换算|有|多少|能|可以|的|，|$)"),
+    ("color colour", r"(?:make|turn|set|change)\b[^,.]*?\b(?:lights?|lamps?|bulbs?)\s+(?:to\s+)?",
+     r"调成|变成|换成|改成|设为|调为"),
     ("description reason purpose for", r"for|on", ""),
     ("text message reminder what content task", r"remind me (?:to|that|about)|reminder (?:to|that)",
      r"提醒我(?:去)?[：:]?"),
@@ -330,7 +333,7 @@ AFTER = (
     ("allow allowed except whitelist", r"的电话(?:可以|能|也可以)?"),
     ("near around location area address", r"附近|周边|周围|边上|边"),
     ("list", r"清单|列表|(?<=[a-z] )list\b"),
-    ("folder directory dir", r"文件夹|目录"),
+    ("folder directory dir", r"文件夹|目录(?!下)"),
     ("description reason purpose", r"花了|花费|用了|消费了?"),
     ("branch head from source", r"分支"),
     ("cinema theater theatre venue", r""),
@@ -356,11 +359,11 @@ def cues_for(want: Want, words: slots.Words, strong_only: bool = False) -> list[
     rest, strong, weak = words.rest, [], []
     for before, table in ((False, _EN_CUES + _ZH_CUES), (True, _AFTER_CUES)):
         for roles, pattern in table:
-            fits = 2 if roles & want.named else 1 if roles & want.about and not strong_only else 0
+            fits = 2 if roles & want.named else \
+                1 if roles & want.about and not strong_only and want.shape == "person" else 0
             for m in pattern.finditer(rest) if fits else ():
-                if fits == 1 and want.shape == "text" and m.group(0).strip().lower() in _GENERIC:
-                    continue  # a person's name has a look of its own; a phrase has not
-                (strong if fits == 2 else weak).append(Cue(m.start(), m.end(), roles, before))
+                value = m.span("v") if "v" in pattern.groupindex and m.group("v") else None
+                (strong if fits == 2 else weak).append(Cue(m.start(), m.end(), roles, before, value))
     return sorted(strong, key=lambda c: c.start) + sorted(weak, key=lambda c: c.start)
 
 
@@ -372,9 +375,9 @@ _LEAD_IN = re.compile(r"(?i)[\s:：,，]*(?:(?:is|as|it|to|was|be|of|are)\s+)*[\
 _STOP_EN = re.compile(r"(?i)\s*[,;!?]|\.(?!\d|\w)|\x00|\s+(?:and|but|then|also|so)\s+(?=(?:make|set|add|label|tag|"
                       r"allow|notify|cc|send|put|mark|give|assign|include|use|keep|turn|call|title|name|"
                       r"it|the|with|without|no|please|let|make|describe|description|saying)\b)|"
-                      r"\s+(?:please|with the|without|labell?ed|tagged|titled|called|named|saying|"
+                      r"\s+(?:please|with the|without|within|labell?ed|tagged|titled|called|named|saying|"
                       r"description|subject|reason|message|cc)\b")
-_STOP_ZH = re.compile(r"[，,。！？!?；;、\x00]|(?:上班|工作)(?=[，,。！？]|$)")
+_STOP_ZH = re.compile(r"[，,。！？!?；;、\x00]")
 
 
 def quoted_at(rest: str, at: int) -> Span | None:
@@ -541,6 +544,7 @@ def list_at(rest: str, at: int, item: str) -> Span | None:
 
 _PRONOUNS = {"it", "them", "this", "that", "these", "those", "something", "anything", "stuff",
              "things", "some", "here", "there", "me", "us", "you", "someone", "somebody", "anyone",
+             "the", "my", "a", "an", "our", "your", "his", "her", "their",
              "东西", "点东西", "一些东西", "它", "它们", "这里", "那里", "这儿", "那儿", "某人"}
 
 
@@ -548,6 +552,8 @@ _PRONOUNS = {"it", "them", "this", "that", "these", "those", "something", "anyth
 
 def read(want: Want, cue: Cue, rest: str) -> Span | None:
     """The value a cue introduces for a parameter, read by what the parameter takes."""
+    if cue.value:
+        return Span(cue.value[0], cue.value[1], rest[cue.value[0]:cue.value[1]].strip())
     if cue.before:
         if want.shape == "branch":
             return slug_before(rest, cue.start)
@@ -591,7 +597,9 @@ def fits(want: Want, span: Span, cue: Cue, rest: str) -> bool:
 
 
 def clean(want: Want, value: Any, cue: Cue, rest: str) -> Any:
-    """A value as sent: "Downloads" for "my Downloads folder"."""
+    """A value as sent: "Downloads" for "my Downloads folder", 腾讯 for "在腾讯上班"."""
+    if isinstance(value, str) and want.named & {"company", "employer", "organization", "organisation"}:
+        value = re.sub(r"(?:上班|工作)$", "", value)
     if isinstance(value, str) and rest[cue.start:cue.end].strip().lower() in ("in my", "in the"):
         return re.sub(r"(?i)\s*\b(?:folder|directory)\b.*$", "", value).strip()
     if isinstance(value, str) and cue.before and want.shape == "folder":
@@ -719,7 +727,7 @@ def _zone(want: Want, words: slots.Words) -> str | None:
 
 
 _NEW_NAME = re.compile(r"(?i)(?:\bto|\bas|\binto|\bnamed|\bcalled|改名为|改名成|重命名为|重命名成|改成|改为|命名为|"
-                       r"名字叫|叫做|叫|为|成)\s*$")
+                       r"名字叫|叫做|叫|为|成)\s*['\"“‘]?$")
 
 
 def _file(want: Want, words: slots.Words, props: Mapping) -> str | None:
@@ -730,7 +738,9 @@ def _file(want: Want, words: slots.Words, props: Mapping) -> str | None:
         return None
     files = [n for n, s in props.items() if _shape_of(n, s) == "file"]
     newish = bool(want.named & {"new", "target", "destination", "output"})
-    if len(files) >= 2:
+    if len(files) >= 2 and len(spans) == 1 and len(shaped(slots.Words(words.text), "file")) >= 2:
+        chosen = spans[0]  # the other file parameter took the other one
+    elif len(files) >= 2:
         marked = [s for s in spans if _NEW_NAME.search(words.rest[:s.start])]
         if len(spans) >= 2:
             later = marked[-1] if marked else spans[1]

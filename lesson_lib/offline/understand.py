@@ -185,7 +185,7 @@ CONCEPTS: dict[str, str] = {
     "calculate": "calculate calculator compute evaluate arithmetic math expression 计算 算一下 "
                  "算算 等于多少 算式 表达式",
     "convert": "convert conversion 换算 转换 换成 转成",
-    "translate": "translate translation 翻译 怎么说 译成",
+    "translate": "translate translated translation 翻译 怎么说 译成 翻成",
     "exchange": "exchange currency money dollar euro yen 汇率 货币 兑换 美元 美金 人民币 欧元 日元 "
                 "英镑 港币 换多少",
     # Everyday topics of the tools learners write, so that a request in Chinese finds a
@@ -229,7 +229,7 @@ CONCEPTS: dict[str, str] = {
     # A small bilingual glossary of everyday things tools are about (one idea a line).
     "bus": "bus 公交 公交车 巴士", "tide": "tide 潮汐 涨潮 退潮", "shoe": "shoe 鞋 鞋码",
     "size": "size 尺码 尺寸 码数", "table": "table 桌子 餐桌 订桌 订座 位子 座位",
-    "booking": "book booking reserve reservation 预订 预约 订座 订位 报名", "holiday": "holiday 节假日 假期 假日 节日",
+    "booking": "book booking reserve reservation 预订 预约 订座 订位 报名 约一节 约个课", "holiday": "holiday 节假日 假期 假日 节日",
     "garden": "garden yard lawn plant sprinkler 花园 院子 浇水 植物 草坪",
     "invoice": "invoice 发票 开票", "client": "client customer 客户",
     "podcast": "podcast 播客", "parking": "parking park 停车 停车场 车位",
@@ -241,19 +241,19 @@ CONCEPTS: dict[str, str] = {
     "map": "map 地图", "distance": "distance 距离 多远", "battery": "battery 电量 电池",
     "light": "light lamp 灯 台灯 开灯 关灯", "door": "door lock 门 门锁 锁门 锁上 解锁 上锁",
     "alarm": "alarm wake 闹钟 叫醒 起床", "video": "video 视频", "photo": "photo picture 照片 图片",
-    "message": "sms text 短信 消息", "phone": "phone call dial 电话 打电话",
+    "message": "sms text 短信 消息 发一条", "phone": "phone call dial 电话 打电话",
     "contact": "contact 联系人 通讯录", "bank": "bank balance account 银行 余额 账户",
     "payment": "pay payment transfer 支付 付款 转账 收款 收钱", "bill": "bill 账单 缴费",
-    "split": "split divide share aa 平摊 分摊 平分 均摊",
+    "split": "split divide share aa 平摊 分摊 平分 均摊 人分",
     "tax": "tax 税 个税", "salary": "salary wage 工资 薪水", "insurance": "insurance 保险",
     "loan": "loan mortgage 贷款 房贷 月供 商贷", "rate": "rate interest 利率 利息",
     "pharmacy": "pharmacy drugstore 药店", "fuel": "fuel gas petrol 油价 加油",
-    "electricity": "electricity power 电费 用电", "ticket": "ticket 票 门票 车票",
+    "electricity": "electricity power 电费 用电", "ticket": "ticket seat 票 门票 车票",
     "concert": "concert show 演唱会 音乐会 演出", "museum": "museum 博物馆",
     "zoo": "zoo 动物园", "beach": "beach coast 海滩 海边", "camping": "camping camp 露营",
     "ski": "ski skiing 滑雪", "gym": "gym fitness 健身房", "sleep": "sleep 睡眠 睡觉",
     "weight": "weight 体重", "step": "step pedometer 步数", "heart": "heart pulse 心率",
-    "taxi": "taxi cab ride 出租车 打车 叫车 叫个车 叫辆车 用车", "subway": "subway metro 地铁",
+    "taxi": "taxi cab ride car 出租车 打车 叫车 叫个车 叫辆车 叫一辆 用车", "subway": "subway metro 地铁",
     "ferry": "ferry boat 轮渡 渡轮", "visa": "visa passport 签证 护照",
     "luggage": "luggage baggage 行李", "tv": "tv television channel 电视 频道",
     "game": "videogame gaming 游戏", "lottery": "lottery 彩票",
@@ -274,7 +274,7 @@ CONCEPTS: dict[str, str] = {
     "playlist": "playlist 歌单", "repository": "repository repo github git 仓库 代码库",
     "branch": "branch 分支", "pull": "pull pr 合并请求", "issue": "issue bug 缺陷",
     "support": "support helpdesk 客服 工单", "nearby": "near nearby around 附近 周边 周围",
-    "focus": "focus concentrate 专注 专心", "disturb": "disturb silence mute dnd 勿扰 免打扰 静音",
+    "focus": "focus concentrate 专注 专心", "block": "block 屏蔽 锁定 留出 空出", "disturb": "disturb silence mute dnd 勿扰 免打扰 静音",
     "poll": "poll vote survey 投票", "deploy": "deploy release rollout 部署 发布 上线",
     "link": "url link shorten 链接 网址 短链 短链接 缩短", "water": "water hydration 喝水 饮水 喝了",
     "vacuum": "vacuum clean cleaning mop 扫地 打扫 清扫 拖地 扫地机 扫一下",
@@ -1076,7 +1076,7 @@ _LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要
                       r"一首|一份|一些|个|款|查查|查一下|查|看看|看一下|找找|找|搜一下|搜索|搜|"
                       r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
                       r"最新的|最新|今天|现在|明天|新建|创建|建个|建一个|建|开个|开一个|提个|提一个|"
-                      r"买张|买一张|买|点杯|点一杯|点个|约个|约一节)+")
+                      r"买张|买一张|买|点杯|点一杯|点个|约个|约一节|续一下|续开|续配|续)+")
 _CUT_ZH = re.compile(r"[开买订点要写发打做来拿寄送查找放听看叫约租借换]?[一两二三四五六七八九十几]+"
                      r"[张个份杯瓶本部件双首条篇项间封辆台只]|的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
                      r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;]"
@@ -1118,6 +1118,8 @@ def leftover(reading: Reading, tool: Any, said_as: bool = False) -> str | None:
             kept = phrase_en(said, own)
             start, said = (start + kept[0], said[kept[0]:kept[1]]) if kept else (start, "")
         said = re.sub(r"[的了吗呢吧]+$", "", said)
+        if "\x00" in rest[start:end]:  # "…日志丢失，加上 [bug 标签]": 加上 belongs to the taken value
+            said = re.sub(r"\s*[，,]\s*[\w\u4e00-\u9fff]{1,4}$", "", said)
         if said and not all(w.lower() in _GENERIC or is_own(w.lower(), own)
                             for w in re.findall(r"[\w'&-]+", said)):
             reading.words.claim(start, start + len(said))
@@ -1300,6 +1302,7 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
         if found.get(name) is None and name not in marked:
             found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     implied_on(props, found, needed)
+    said_default(props, found)
     arguments, missing = {}, []
     for name, schema in props.items():
         value = found.get(name)
@@ -1312,6 +1315,16 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
         elif name in required(tool):
             missing.append(name)
     return arguments, missing
+
+
+def said_default(props: Mapping, found: dict) -> None:
+    """A date the description says is taken when left out ("today if left out") is left
+    out when the words say just that ("今天")."""
+    for name, schema in props.items():
+        about = str(schema.get("description") or "")
+        if found.get(name) == slots.today().isoformat() and \
+                re.search(r"(?i)\btoday if (?:left out|not given|omitted)|defaults? to today|默认(?:为)?今天", about):
+            found[name] = None
 
 
 def implied_on(props: Mapping, found: dict, needed: list[str]) -> None:
@@ -1345,6 +1358,8 @@ def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
         left = [n for n in group if found.get(n) is None]
         if len(left) == 1:
             found[left[0]] = number_for(left[0], props, reading, numbers, alone=True)
+    for name in [n for n in numbers if found.get(n) is None]:
+        found[name] = implied_number(name, props[name], reading)
     left = [n for n in numbers if n in required(tool) and found.get(n) is None]
     bare = [q for q in slots.quantities(reading.words)
             if not q.unit or q.unit.lower() in _STOP or not q.unit[0].isalpha()]
@@ -1353,6 +1368,36 @@ def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
             integer = props[name].get("type") == "integer"
             found[name] = int(said.value) if integer or said.value.is_integer() else said.value
             reading.words.claim(said.start, said.end)
+
+
+_MAX_WORDS = re.compile(r"(?i)\b(?:max(?:imum)?|full|all the way up|loudest)\b|最大|最高|最响")
+_MIN_WORDS = re.compile(r"(?i)\b(?:min(?:imum)?|lowest|all the way down)\b|最小|最低")
+
+
+def implied_number(name: str, schema: Mapping, reading: Reading) -> float | int | None:
+    """A number the words imply without writing it: a duration between two times ("from
+    15:00 to 16:30": 90 minutes, "9点到11点": 120), one of what an enum took ("a cup of
+    sugar": 1 cup), the top or bottom of the parameter's range ("音量开到最大": 100)."""
+    named, about = set(split_name(name)), str(schema.get("description") or "")
+    integer = schema.get("type") == "integer"
+    unit = slots.unit_words(list(split_name(name)), about)
+    if unit in (slots.UNITS["minute"], slots.UNITS["hour"]):
+        span = slots.time_span(reading.text)
+        if span:
+            minutes = (int(span[1][:2]) - int(span[0][:2])) * 60 + int(span[1][3:]) - int(span[0][3:])
+            return minutes if unit == slots.UNITS["minute"] else minutes / 60
+    if named & {"amount", "quantity", "value", "count"} and \
+            re.search(r"(?i)(?:\b(?:a|an|one)\s+|(?<![\d一二三四五六七八九十两])一\s*)\x00", reading.words.rest):
+        return 1
+    bounds = re.search(r"(\d+)\s*(?:-|–|~|to|到)\s*(\d+)", about)
+    low, high = (schema.get("minimum"), schema.get("maximum")) if not bounds else \
+        (int(bounds.group(1)), int(bounds.group(2)))
+    for pattern, bound in ((_MAX_WORDS, high), (_MIN_WORDS, low)):
+        said = pattern.search(reading.words.rest)
+        if said and bound is not None:
+            reading.words.claim(*said.span())
+            return int(bound) if integer or float(bound).is_integer() else bound
+    return None
 
 
 def best_effort(tool: Any, text: str, arguments: dict, missing: list[str]) -> dict:
