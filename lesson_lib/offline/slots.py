@@ -333,7 +333,7 @@ def _fits(token: str, examples: list[str], digits: re.Match | None, name_words: 
         return token.isdigit() and len(token) == int(digits.group(1) or digits.group(2))
     if examples:
         return any(shape(token.upper().lstrip("+")) == shape(e.upper().lstrip("+"))
-                   and len(e) // 2 <= len(token) <= len(e) * 2
+                   and (len(token) == len(e) if e.isdigit() else len(e) // 2 <= len(token) <= len(e) * 2)
                    or len(e) >= 8 and len(token) >= 8 and re.search(r"\d", token)
                    and re.search(r"[A-Za-z]", e) and re.search(r"\d", e) for e in examples)
     if token.isdigit():
@@ -570,6 +570,11 @@ def find_route(words: Words) -> tuple[str | None, str | None]:
             a, b = found.group(1), found.group(2)
             if pattern is _ROUTE_ZH:
                 a, b = re.sub(_MODE_ZH, "", _trim_zh(a)), _trim_zh(b)
+                mode = re.search(_MODE_ZH, found.group(1))
+                if mode:  # "从西湖骑车到灵隐寺": 骑车 is the way, left for a mode parameter
+                    words.claim(found.start(), found.start(1) + mode.start())
+                    words.claim(found.start(1) + mode.end(), found.end())
+                    return _place_text(a), _place_text(b)
             words.claim(found.start(), found.end())
             return _place_text(a), _place_text(b)
     origin = destination = None
@@ -683,7 +688,7 @@ def quantities(words: Words) -> list[Quantity]:
             if value is None or not (re.match(CN_MEASURES, after) or taken) or re.match(r"[点月号]", after) \
                     or hit.group(2) == "一" and re.match(CN_CLASSIFIERS, after):
                 continue  # "张三" is a name, "三点" a time, "一张" is "a", not a number
-        if hit.group(1) and _in_title(rest, hit.start(), hit.end()):
+        if hit.group(1) and _in_title(rest, words.text, hit.start(), hit.end()):
             continue  # "Inside Out 3", "Windows 11": part of a name
         end, scale = _multiplier(rest, hit.end())
         unit = re.match(r"\s*-?\s*(%|°[CF]?|℃|℉|[A-Za-z]+|[\u4e00-\u9fff]{1,3})", rest[end:])
@@ -702,15 +707,14 @@ def _multiplier(rest: str, end: int) -> tuple[int, float]:
     return (m.end(), _SCALE[m.group(0).strip().lower()]) if m else (end, 1.0)
 
 
-def _in_title(rest: str, start: int, end: int) -> bool:
+def _in_title(rest: str, text: str, start: int, end: int) -> bool:
     """A bare number right after a capitalised word that does not start the text: part of
-    a name ("Inside Out 3", "Toy Story 4"), unless a unit follows it."""
+    a name ("Inside Out 3", "Toy Story 4"), unless a unit follows it ("Corp 500 euros")."""
     before = re.search(r"(\S+)\s+$", rest[:start])
     if not before or not re.fullmatch(r"[A-Z][a-z]+", before.group(1)) or \
             not rest[:before.start(1)].strip():
         return False
-    return not re.match(r"\s*-?\s*[A-Za-z%°\u4e00-\u9fff\x00]", rest[end:]) or \
-        bool(re.match(r"\s+(?:on|at|in|for|tomorrow|today|tonight)\b", rest[end:]))
+    return bool(re.match(r"\s+(?i:on|at|in|for|tomorrow|today|tonight|next|this)\b|\s*[,.?!;]|\s*$", text[end:]))
 
 
 _UNIT_SUFFIX = re.compile(r"(?i)\d+(?:\.\d+)?(?:k|m|km|cm|mm|kg|g|mg|ml|l|lb|lbs|oz|h|hrs?|mins?|s|gb|mb|tb)")

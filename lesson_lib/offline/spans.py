@@ -48,9 +48,14 @@ class Span:
     sure: bool = True
 
 
+_NOT_PLURALS = {"alias", "status", "bus", "gas", "canvas", "bonus", "focus", "campus", "virus", "series",
+                "news", "atlas", "minus", "plus", "lens", "this", "always", "analysis", "basis", "address"}
+
+
 def _stem(word: str) -> str:
     word = word.lower()
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") and \
+        word not in _NOT_PLURALS else word
 
 
 _FUNCTION_WORDS = set("""a an the to at of in on for from by with and or is are be it its as this that
@@ -307,7 +312,8 @@ CUES = (
     ("last surname family", r"last name|surname|family name|passenger|check in|check-in",
      r"姓氏(?:是|为)?|姓"),
     ("contact", r"contacts?\s*:?|save|add", r"联系人[：:]?|新建联系人|把"),
-    ("query search keyword term word", r"containing|that contains?|mentioning|with the words?", r"包含|含有"),
+    ("query search keyword term word", r"containing|that contains?|mentioning|with the words?|named|called",
+     r"包含|含有"),
     ("company employer organization organisation work", r"works? (?:at|for)|employed (?:at|by)", r"公司(?:是|为)|在"),
     ("allow allowed except whitelist", r"let|calls? from|except(?: calls? from)?", r"除了"),
     ("near around location area address", r"near(?:by)?|around|close to|next to|within\b[^,.;?]*?\bof",
@@ -315,10 +321,14 @@ CUES = (
     ("pharmacy cinema theater theatre venue store shop restaurant gym", r"at", r"在"),
     ("folder directory dir", r"in (?:my|the)",
      rf"在(?P<v>[\w{CJK}]{{1,10}}?)(?:文件夹|目录)?(?:里|中|下)?(?=找|搜|查|帮)"),
-    ("ingredient", r"of", rf"(?:(?<=\x00)|(?<=[杯克勺匙]))(?P<v>[{CJK}]{{1,6}}?)(?=是|等于|换算|有|多少|能|可以|的|，|$)"),
+    ("ingredient", r"of", rf"(?:(?<=\x00)|(?<=[杯克勺匙]))(?:杯|克|汤匙|茶匙|勺|盎司|毫升)?"
+     rf"(?!是|等于|换算|有|多少|能|可以|的)(?P<v>[{CJK}]{{1,6}}?)(?=是|等于|换算|有|多少|能|可以|的|，|$)"),
     ("color colour", r"(?:make|turn|set|change)\b[^,.]*?\b(?:lights?|lamps?|bulbs?)\s+(?:to\s+)?",
      r"调成|变成|换成|改成|设为|调为"),
-    ("description reason purpose for", r"for|on", ""),
+    ("description reason purpose for", r"(?:spent|spend|paid|pay|cost|costs|log|logged|expense|request(?:ed)?|"
+     r"owes?|owed|charged?)\b[^,;.!?]*?\b(?:for|on)", ""),
+    # What money is for, said in Chinese after the amount: "1000 元房租", "88 元，电影票".
+    ("reason purpose memo", "", rf"(?:(?<=[元块钱])|(?<=\x00)[，,]?)\s*(?P<v>[{CJK}]{{2,6}})$"),
     ("text message reminder what content task", r"remind me (?:to|that|about)|reminder (?:to|that)",
      r"提醒我(?:去)?[：:]?"),
     ("item thing product grocery", r"add|put|buy|get|pick up|need to buy|need",
@@ -429,7 +439,7 @@ def phrase_before(rest: str, at: int) -> Span | None:
     quote = re.search(r"['\"“‘「]([^'\"“”‘’「」]+)['\"”’」]$", head)
     if quote:
         return Span(quote.start(), at, quote.group(1))
-    m = re.search(rf"([A-Za-z][\w.-]*)$", head) if re.search(r"[A-Za-z]$", head) else \
+    m = re.search(r"([A-Za-z][\w.-]*)$", head) if re.search(r"[A-Za-z]$", head) else \
         re.search(rf"([\w{CJK}][\w{CJK}.-]*)$", head)
     if not m:
         return None

@@ -838,7 +838,7 @@ def completed(found: list[Clause]) -> list[Clause]:
             both = f"{before.text}，{clause.text}" if CJK.search(clause.text) else \
                 f"{before.text}, {clause.text}"
             alone, joined = fill_arguments(clause.tool, clause.text)[1], fill_arguments(before.tool, both)[1]
-            if lacking and len(joined) < len(lacking) and alone or \
+            if lacking and len(joined) < len(lacking) and (alone or fragment(before.tool, lacking)) or \
                     not lacking and fragment(clause.tool, alone) or \
                     takes_list(clause.tool) and len(joined) <= len(lacking):
                 before.text = both
@@ -1008,7 +1008,7 @@ def _own_forms(value: Any) -> set[str]:
     return {said, spaced, spaced + "s", spaced + "es", spaced[:-1] + "ies" if spaced.endswith("y") else spaced}
 
 
-_TO_MARK = re.compile(r"(?:\b(?:to|into|in|as)|成|为|多少|等于|是几|几)\s*(?:degrees?\s*)?$")
+_TO_MARK = re.compile(r"(?:\b(?:to|into|in|as|how many|how much)|成|为|多少|等于|是几|几)\s*(?:degrees?\s*)?$")
 _FROM_MARK = re.compile(r"(?:\bfrom|\d)\s*(?:degrees?\s*|度\s*)?$")
 
 
