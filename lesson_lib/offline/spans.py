@@ -86,7 +86,7 @@ class Want:
 
 _PERSON_NAMES = {"payer", "payee", "assignee", "recipient", "instructor", "coach", "teacher",
                  "trainer", "surname", "sender", "attendee", "contact", "person", "owner",
-                 "friend", "guest", "driver", "host"}
+                 "friend", "guest", "driver", "host", "partner", "companion", "buddy", "opponent"}
 _ROOM_NAMES = {"room", "area", "zone"}
 _BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
              "performer"}
@@ -304,7 +304,8 @@ CUES = (
     ("question prompt", r"question(?: is)?|asking", r"问题(?:是|为)?|问大家"),
     ("option choice answer", r"options?|choices?|with(?= [^,.]+ or )", r"选项(?:有|是|为)?"),
     ("alias slug ending custom", r"alias|custom (?:ending|name|slug)|slug", r"后缀(?:用|是|为)?|别名(?:是|为|用)?"),
-    ("instructor coach teacher trainer host", r"with|instructor|coach|teacher|taught by|led by",
+    ("instructor coach teacher trainer host partner companion buddy opponent",
+     r"with|instructor|coach|teacher|taught by|led by",
      r"教练(?:是|为)?|老师(?:是|为)?"),
     ("payer from sender debtor", r"from|ask|request(?: money| payment)? from", r"向|跟|找|问"),
     ("recipient to payer assignee contact", r"to", r"给"),
@@ -341,7 +342,7 @@ CUES = (
 AFTER = (
     ("label tag", r"标签"),
     ("allow allowed except whitelist", r"的电话(?:可以|能|也可以)?"),
-    ("near around location area address", r"附近|周边|周围|边上|边"),
+    ("near around location area address", r"附近|周边|周围|(?<![那这哪旁身手左右东西南北里外上下前后])边(?:上)?"),
     ("list", r"清单|列表|(?<=[a-z] )list\b"),
     ("folder directory dir", r"文件夹|目录(?!下)"),
     ("description reason purpose", r"花了|花费|用了|消费了?"),
@@ -555,7 +556,8 @@ def list_at(rest: str, at: int, item: str) -> Span | None:
 _PRONOUNS = {"it", "them", "this", "that", "these", "those", "something", "anything", "stuff",
              "things", "some", "here", "there", "me", "us", "you", "someone", "somebody", "anyone",
              "the", "my", "a", "an", "our", "your", "his", "her", "their",
-             "东西", "点东西", "一些东西", "它", "它们", "这里", "那里", "这儿", "那儿", "某人"}
+             "东西", "点东西", "一些东西", "它", "它们", "这里", "那里", "这儿", "那儿", "某人", "那", "这",
+             "那边", "这边"}
 
 
 # ------------------------------------------------------------------ matching spans to parameters
@@ -670,6 +672,7 @@ def cue_only(props: Mapping, required: list[str]) -> set[str]:
 
 
 _BY_SHAPE = ("url", "repo", "file", "phone", "version", "channel", "address", "room", "device", "venue")
+SHAPED = ("url", "repo", "file", "phone", "channel", "address")  # values only their own tools take
 # A place of a kind named by its last word: "万达影城", "老百姓大药房", "Odeon cinema".
 _VENUE = re.compile(rf"([{CJK}]{{2,8}}?(?:影城|影院|电影院|大药房|药房|药店|健身房|健身中心|酒店|餐厅|饭店))")
 

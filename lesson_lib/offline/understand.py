@@ -737,9 +737,11 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
     """Points for typed values only this tool's parameters take: a route ("from X to Y")
     for origin and destination, a code shaped like its example, an e-mail address, two
     currencies for a converter, an enum value of its own named ("swimming", "客厅")."""
+    points = 2 * len({w.shape for w in spans.wants_of(properties(tool), [])
+                      if w.shape in spans.SHAPED and spans.shaped(slots.Words(tidy(text)), w.shape)})
     if not kinds & {"origin", "destination", "code", "email", "emails", "enum", "currency"}:
-        return 0
-    said, points = slots.Words(tidy(text)), 0
+        return points
+    said = slots.Words(tidy(text))
     if {"origin", "destination"} & kinds and any(slots.find_route(said)):
         points += 2
     for name, schema in properties(tool).items():
@@ -818,7 +820,7 @@ def clauses(text: str, tools: list) -> list[Clause]:
             found.append(Clause((waiting + joiner if waiting else "") + piece, tool))
             waiting = ""
         elif found:
-            found[-1].text += (joiner if joiner.strip() else " ") + piece
+            found[-1].text += (joiner + " " if joiner == "," else joiner if joiner.strip() else " ") + piece
         else:
             waiting += (joiner if waiting else "") + piece
     return completed(found)
@@ -1295,7 +1297,8 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     fill_numbers(tool, props, kinds, reading, found)
     # Then what a cue introduces (a label, who pays, where to search around ...), once the
     # typed values are taken so a phrase ends where they were.
-    open_ = {n: s for n, s in loose.items() if found.get(n) is None}
+    open_ = {n: s for n, s in loose.items() if found.get(n) is None  # places: the gazetteer's
+             and kinds[n] not in ("place", "places", "origin", "destination")}
     found.update(spans.fill(open_, needed, reading.words, spans.LATER, own_values(tool)))
     marked = spans.cue_only(loose, needed)
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
