@@ -186,7 +186,8 @@ _FILE = re.compile(r"(?i)(?<![\w.@/\\~-])((?:[A-Za-z]:\\|~/|\.{0,2}/)?(?:[\w" + 
                    r"[\w" + CJK + r"-][\w" + CJK + r".-]*\.(?:" + "|".join(_EXTENSIONS) +
                    r"))(?![\w.])")
 _QUOTED_FILE = re.compile(r"(?i)['\"“‘]([^'\"“”‘’]+\.(?:" + "|".join(_EXTENSIONS) + r"))['\"”’]")
-_PHONE = re.compile(r"(?<![\w+.:/-])(\+?\d[\d -]{5,}\d)(?![\w.:/-]|\s*(?:[A-Za-z%°]|点|号|年|月|日|元|块))")
+_PHONE = re.compile(r"(?<![\w+.:/-])(\+?\d[\d -]{5,}\d)(?![\w.:/-]|\s*(?:(?i:am|pm|a\.m|p\.m|km|kg|ml|cm)\b|[%°]|"
+                    r"点|号|年|月|日|元|块))")
 _VERSION = re.compile(r"(?i)(?<![\w.])(v\d+(?:\.\d+){1,3}|\d+(?:\.\d+){2,3})(?![\w.])")
 _VERSION_CUE = re.compile(r"(?i)\b(?:version|release|ver)\s+(\d+(?:\.\d+){1,3})\b|(\d+(?:\.\d+){1,3})\s*版本?")
 _CHANNEL = re.compile(r"(?<![\w#])(#[\w" + CJK + r"-]+)")
@@ -329,7 +330,7 @@ CUES = (
     ("description reason purpose for", r"(?:spent|spend|paid|pay|cost|costs|log|logged|expense|request(?:ed)?|"
      r"owes?|owed|charged?)\b[^,;.!?]*?\b(?:for|on)", ""),
     # What money is for, said in Chinese after the amount: "1000 元房租", "88 元，电影票".
-    ("reason purpose memo", "", rf"(?:(?<=[元块钱])|(?<=\x00)[，,]?)\s*(?P<v>[{CJK}]{{2,6}})$"),
+    ("reason purpose memo", "", rf"(?:(?<=[元块钱])|(?<=\x00)[，,]?)\s*(?!备注|理由|原因|用途|留言|事由)(?P<v>[{CJK}]{{2,6}})$"),
     ("text message reminder what content task", r"remind me (?:to|that|about)|reminder (?:to|that)",
      r"提醒我(?:去)?[：:]?"),
     ("item thing product grocery", r"add|put|buy|get|pick up|need to buy|need",
@@ -427,7 +428,7 @@ def phrase_at(rest: str, at: int) -> Span | None:
     value = rest[k:end].strip(" \t'\"“”‘’「」")
     value = re.sub(r"(?i)(?:\s+(?:please|instead|too|as well|for|at|on|in|to|of|by|with|from|and|or|the|a|an))+$",
                    "", value)
-    value = re.sub(r"[的了吧呢吗啊]+$", "", value) if zh else value
+    value = re.sub(r"[的了吧呢吗啊]+$", "", value) if zh else re.sub(r"^(?:the|a|an|my|our|some)\s+", "", value)
     if not value or not re.search(rf"[\w{CJK}]", value):
         return None
     return Span(at, k + len(rest[k:end].rstrip()), value)

@@ -757,8 +757,11 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
                 unit_role(name, schema) == "" and \
                 enum_value(schema.get("enum") or [], text) is not None:
             points += 1
-    if "currency" in kinds and len(slots.currencies_in(slots.Words(tidy(text)))) >= 2:
+    said_money = [c for c in slots.currencies_in(slots.Words(tidy(text)))]
+    if "currency" in kinds and len(said_money) >= 2:
         points += 2
+    elif "currency" in kinds and "number" in kinds and any(attached for *_, attached in said_money):
+        points += 1  # "$25", "200 元": an amount of money, for a tool that takes one
     return points
 
 
