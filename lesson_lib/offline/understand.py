@@ -13,9 +13,11 @@ This module turns the user's words into things the brain can act on:
 - what each tool parameter can take from the text, by its schema: places
   (lesson_lib.places, and capitalised names after "in"), time zones, dates,
   times, numbers by their unit, currencies, codes, e-mail addresses, the ends
-  of a route (slots.py), enum values by their synonyms (and which side of
-  "100 °F to Celsius" they are on), an arithmetic expression, "5 km to
-  miles", a language, or the free text no other parameter took;
+  of a route (slots.py), values marked out by their shape or a cue word (spans.py:
+  a URL, "owner/name", a file, "labelled X", "from Jake", "X附近"), enum values by
+  their synonyms (and which side of "100 °F to Celsius" they are on), an
+  arithmetic expression, "5 km to miles", a language, or the free text no other
+  parameter took;
 - tool results: JSON or plain text, and the numbers in them;
 - lasting preferences the user states ("I'm vegetarian", "我不吃辣", "call me Xiaoming",
   "use Fahrenheit", "请用中文回答"), the profile a system message carries ("What you know
