@@ -2,7 +2,9 @@
 
 slots.py finds a value by its type (a date, a time, a number with its unit, a currency).
 This module finds the values a request *marks out*, with small extractors that each
-return Spans (where the value is, the value, and whether it is sure):
+return Spans (where the value is, the value, and whether it is sure: a shape is; a value
+a common cue introduces, "at", "for", "with", "在", only when it has the right look, and
+an unsure span is never used):
 
 - by shape, wherever they are: a URL, a repository "owner/name", a file name or path
   ("report.docx", "~/照片/IMG_001.png"), a phone number, a version ("v2.4.1"), a chat
@@ -30,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from lesson_lib.offline import slots
@@ -94,21 +97,33 @@ _BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writ
 
 def want_of(name: str, schema: Mapping, required: bool = False) -> Want | None:
     """What a parameter takes, when it is one this module fills; None for the others
-    (numbers, enums, booleans, dates, times, e-mail addresses, currencies ...: slots.py)."""
+    (numbers, enums, booleans, dates, times, e-mail addresses, currencies ...: slots.py).
+    (Cached on what it reads: every request brings the same schemas again.)"""
+    items = schema.get("items") if isinstance(schema.get("items"), Mapping) else {}
     kind = schema.get("type")
-    kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
+    return _want_of(name, tuple(kind) if isinstance(kind, list) else kind, str(schema.get("description") or ""),
+                    "enum" in schema, str(schema.get("format") or ""), bool(items.get("enum")),
+                    str(items.get("type", "string")), str(items.get("description") or ""), required)
+
+
+@lru_cache(maxsize=4096)
+def _want_of(name: str, kind: Any, described: str, enum: bool, form: str, items_enum: bool,
+             items_type: str, items_about: str, required: bool) -> Want | None:
+    schema = {"type": kind, "description": described, "format": form}
+    if enum:
+        schema["enum"] = True
+    kind = next((k for k in kind if k != "null"), None) if isinstance(kind, tuple) else kind
     named = frozenset(words_of(name))
     about = frozenset(words_of(str(schema.get("description") or ""), keep=False))
     described = str(schema.get("description") or "")
     if named & _BY_NAMES:
         return None  # "by The Beatles", "周杰伦的": understand.by_whom reads who made it
     if kind == "array":
-        items = schema.get("items") if isinstance(schema.get("items"), Mapping) else {}
-        if items.get("enum"):
+        if items_enum:
             return Want(name, "enums", named, about, True, required)
-        if items.get("type", "string") != "string":
+        if items_type != "string":
             return None
-        inner = f"{described} {items.get('description') or ''}"
+        inner = f"{described} {items_about}"
         if re.search(r"(?i)e-?mail|邮箱", inner):
             return Want(name, "email", named, about, True, required)
         if named & _ROOM_NAMES:
@@ -124,7 +139,7 @@ def want_of(name: str, schema: Mapping, required: bool = False) -> Want | None:
     return Want(name, _string_shape(named, about, described), named, about, False, required)
 
 
-def _shape_of(name: str, schema: Mapping) -> str:
+def shape_of(name: str, schema: Mapping) -> str:
     want = want_of(name, schema)
     return want.shape if want else ""
 
@@ -348,7 +363,6 @@ AFTER = (
     ("folder directory dir", r"文件夹|目录(?!下)"),
     ("description reason purpose", r"花了|花费|用了|消费了?"),
     ("branch head from source", r"分支"),
-    ("cinema theater theatre venue", r""),
 )
 _EN_CUES = [(frozenset(roles.split()), re.compile(rf"(?i)(?<![A-Za-z])(?:{en})(?![A-Za-z])"))
             for roles, en, _ in CUES if en]
@@ -356,27 +370,31 @@ _ZH_CUES = [(frozenset(roles.split()), re.compile(zh)) for roles, _, zh in CUES 
 _AFTER_CUES = [(frozenset(roles.split()), re.compile(zh)) for roles, zh in AFTER if zh]
 
 
-# Cues too common to count for a phrase parameter by its description alone: "for", "at",
-# "在" introduce a reason, a pharmacy, a folder only for a parameter *named* so.
-_GENERIC = {"for", "on", "at", "in my", "in the", "with", "from", "to", "ask", "let", "add", "save",
-            "put", "get", "buy", "need", "off", "into", "onto", "在", "把", "给", "向", "跟", "找",
-            "问", "让", "叫", "说", "加", "买", "从"}
-
-
 def cues_for(want: Want, words: slots.Words, strong_only: bool = False) -> list[Cue]:
     """The cues in the words that introduce a value for this parameter: those whose roles
-    include a word of its name (listed first), then (unless `strong_only`) those with a
-    word of its description, if not a generic cue. A cue inside a value already taken does
-    not count."""
+    include a word of its name (listed first), then, for a person (a name has a look of its
+    own, a phrase has not) and unless `strong_only`, those with a word of its description.
+    A cue inside a value already taken does not count."""
     rest, strong, weak = words.rest, [], []
+    for roles, pattern, before, fits in _patterns_for(want.named, want.about if want.shape == "person" and
+                                                      not strong_only else frozenset()):
+        for m in pattern.finditer(rest):
+            value = m.span("v") if "v" in pattern.groupindex and m.group("v") else None
+            (strong if fits == 2 else weak).append(Cue(m.start(), m.end(), roles, before, value))
+    return sorted(strong, key=lambda c: c.start) + sorted(weak, key=lambda c: c.start)
+
+
+@lru_cache(maxsize=4096)
+def _patterns_for(named: frozenset, about: frozenset) -> tuple:
+    """The cue patterns whose roles a parameter has: (roles, pattern, after its value?,
+    2 by its name or 1 by its description). (Cached: the same parameters come back.)"""
+    found = []
     for before, table in ((False, _EN_CUES + _ZH_CUES), (True, _AFTER_CUES)):
         for roles, pattern in table:
-            fits = 2 if roles & want.named else \
-                1 if roles & want.about and not strong_only and want.shape == "person" else 0
-            for m in pattern.finditer(rest) if fits else ():
-                value = m.span("v") if "v" in pattern.groupindex and m.group("v") else None
-                (strong if fits == 2 else weak).append(Cue(m.start(), m.end(), roles, before, value))
-    return sorted(strong, key=lambda c: c.start) + sorted(weak, key=lambda c: c.start)
+            fits = 2 if roles & named else 1 if roles & about else 0
+            if fits:
+                found.append((roles, pattern, before, fits))
+    return tuple(found)
 
 
 # ------------------------------------------------------------------ reading a value at a cue
@@ -702,8 +720,9 @@ def _value(want: Want, words: slots.Words, props: Mapping, own: set[str], strong
         return _zone(want, words)
     for cue in cues_for(want, words, strong_only):
         span = read(want, cue, words.rest)
-        if span is None or not fits(want, span, cue, words.rest):
-            continue
+        span = span and Span(span.start, span.end, span.value, fits(want, span, cue, words.rest))
+        if span is None or not span.sure:
+            continue  # a generic cue ("at", "for", "在") with a value of the wrong look
         value = clean(want, span.value, cue, words.rest)
         if isinstance(value, str) and value.lower() in own:
             continue
@@ -715,7 +734,7 @@ def _value(want: Want, words: slots.Words, props: Mapping, own: set[str], strong
 def _repository(want: Want, words: slots.Words, props: Mapping) -> str | None:
     """An "owner/name" that no branch cue introduces ("from release/2.3" is a branch, "in
     acme/webapp" a repository); the one after "in"/"repo"/"仓库" if several."""
-    branches = any(_shape_of(n, s) == "branch" for n, s in props.items())
+    branches = any(shape_of(n, s) == "branch" for n, s in props.items())
     spans = shaped(words, "repo")
     if branches:
         spans = [s for s in spans if not re.search(r"(?i)(?:\bbranch|\bfrom|\boff|\binto|\bto|分支|从|基于|合到)\s*$",
@@ -750,7 +769,7 @@ def _file(want: Want, words: slots.Words, props: Mapping) -> str | None:
     spans = shaped(words, "file")
     if not spans:
         return None
-    files = [n for n, s in props.items() if _shape_of(n, s) == "file"]
+    files = [n for n, s in props.items() if shape_of(n, s) == "file"]
     newish = bool(want.named & {"new", "target", "destination", "output"})
     if len(files) >= 2 and len(spans) == 1 and len(shaped(slots.Words(words.text), "file")) >= 2:
         chosen = spans[0]  # the other file parameter took the other one
@@ -791,7 +810,6 @@ _GROUP_WORDS = (("weekdays", r"(?i)\bweekdays?\b|\bevery work ?day\b|\bworkdays?
 def _enums(want: Want, words: slots.Words, props: Mapping) -> list | None:
     """Several enum values a list takes, in the enum's order: "on Saturdays and Sundays",
     "每周六周日", "every weekday" (mon-fri)."""
-    from lesson_lib.offline.understand import enum_forms  # noqa: PLC0415 (understand imports this)
     items = props[want.name].get("items") or {}
     values = list(items.get("enum") or [])
     chosen: list = []
@@ -804,7 +822,7 @@ def _enums(want: Want, words: slots.Words, props: Mapping) -> list | None:
                 words.claim(m.start(), m.end())
     lowered = words.rest.lower()
     for value in values:
-        for form in _value_forms(value, enum_forms):
+        for form in _value_forms(value):
             hit = re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", lowered)
             if hit and value not in chosen:
                 chosen.append(value)
@@ -821,10 +839,10 @@ def _day_key(value: Any) -> str:
     return said if said + "day" in _DAY_NAMES or said in ("tue", "wed", "thu", "sat") else ""
 
 
-def _value_forms(value: Any, enum_forms) -> list[str]:
+def _value_forms(value: Any) -> list[str]:
     """How a list's enum value is written: its forms, and for a day ("mon", "monday") every
     way of naming it, in English and Chinese ("mondays", "周一", "星期一")."""
-    forms = list(enum_forms(value))
+    forms = list(slots.enum_forms(value))
     key = _day_key(value)
     if key:
         k = [d[:3] for d in _DAY_NAMES].index(key)

@@ -759,7 +759,7 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
                 unit_role(name, schema) == "" and \
                 enum_value(schema.get("enum") or [], text) is not None:
             points += 1
-    said_money = [c for c in slots.currencies_in(slots.Words(tidy(text)))]
+    said_money = slots.currencies_in(slots.Words(tidy(text))) if "currency" in kinds else []
     if "currency" in kinds and len(said_money) >= 2:
         points += 2
     elif "currency" in kinds and "number" in kinds and any(attached for *_, attached in said_money):
@@ -990,7 +990,7 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     Celsius", from_unit is "fahrenheit" and to_unit "celsius"."""
     lowered, found = (text or "").lower(), []
     for value in values:
-        own = {f for f in _own_forms(value)}
+        own = _own_forms(value)
         for word in enum_forms(value):
             hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
             if hit and len(word) == 1 and not side_of(lowered, hit.start(), hit.end()):
@@ -1008,11 +1008,16 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     return found[0][1] if found else None
 
 
-def _own_forms(value: Any) -> set[str]:
+def _own_forms(value: Any) -> frozenset[str]:
     """The ways a value is written that are the value itself, not a synonym."""
-    said = str(value).lower()
+    return _own_forms_of(str(value).lower())
+
+
+@lru_cache(maxsize=4096)
+def _own_forms_of(said: str) -> frozenset[str]:
     spaced = said.replace("_", " ").replace("-", " ")
-    return {said, spaced, spaced + "s", spaced + "es", spaced[:-1] + "ies" if spaced.endswith("y") else spaced}
+    return frozenset({said, spaced, spaced + "s", spaced + "es",
+                      spaced[:-1] + "ies" if spaced.endswith("y") else spaced})
 
 
 _TO_MARK = re.compile(r"(?:\b(?:to|into|in|as|how many|how much)|成|为|多少|等于|是几|几)\s*(?:degrees?\s*)?$")
@@ -1162,19 +1167,27 @@ def topic_words_zh(tool: Any) -> tuple[str, ...]:
                  for w in CONCEPTS[c].split() if CJK.search(w) and len(w) >= 2)
 
 
-def own_values(tool: Any) -> set[str]:
+def own_values(tool: Any) -> frozenset[str]:
     """Words that are the tool's own topic, in English and Chinese, never a value for it
     ("shopping", "购物" for a shopping list)."""
-    about = " ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool))
+    return _own_values(" ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool)))
+
+
+@lru_cache(maxsize=1024)  # the same tools come back on every request
+def _own_values(about: str) -> frozenset[str]:
     chinese = {w for c in concepts(about) for w in CONCEPTS[c].split() if CJK.search(w)}
-    return {w.lower() for w in re.findall(r"[A-Za-z]+", about)} | own_words_of(tool) | chinese
+    return frozenset({w.lower() for w in re.findall(r"[A-Za-z]+", about)} | _own_words(about) | chinese)
 
 
-def own_words_of(tool: Any) -> set[str]:
+def own_words_of(tool: Any) -> frozenset[str]:
     """A tool's own English words (stems) and those of its concepts; not the examples its
     descriptions give ("Restaurant name, e.g. Hotpot House": "Hotpot" is a value)."""
-    own = " ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool))
-    return set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
+    return _own_words(" ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool)))
+
+
+@lru_cache(maxsize=1024)
+def _own_words(own: str) -> frozenset[str]:
+    return frozenset(set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own))))
 
 
 def is_own(word: str, own: set[str]) -> bool:
@@ -1290,7 +1303,8 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     kinds = {name: param_kind(name, schema) for name, schema in props.items()}
     # Values marked out by their shape (a URL, a file, "owner/name") or quoted after a cue
     # ("titled 'X'") first: their digits and words are no one else's (spans.py).
-    loose = {n: s for n, s in props.items() if kinds[n] not in _TYPED}
+    loose = {n: s for n, s in props.items() if kinds[n] not in _TYPED and (
+        kinds[n] not in ("place", "places", "origin", "destination") or spans.shape_of(n, s) in spans.FIRST)}
     found: dict[str, Any] = spans.fill(loose, needed, reading.words, spans.FIRST, quoted_only=True)
     cued_first = _BY_NAMES | _SAID_NAMES | {"subject", "body"}  # "by X", "saying X" first
     order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),
@@ -1302,9 +1316,9 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     fill_numbers(tool, props, kinds, reading, found)
     # Then what a cue introduces (a label, who pays, where to search around ...), once the
     # typed values are taken so a phrase ends where they were.
-    open_ = {n: s for n, s in loose.items() if found.get(n) is None  # places: the gazetteer's
-             and kinds[n] not in ("place", "places", "origin", "destination")}
-    found.update(spans.fill(open_, needed, reading.words, spans.LATER, own_values(tool)))
+    open_ = {n: s for n, s in loose.items() if found.get(n) is None}
+    if open_:
+        found.update(spans.fill(open_, needed, reading.words, spans.LATER, own_values(tool)))
     marked = spans.cue_only(loose, needed)
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
         if found.get(name) is None and name not in marked:
@@ -1330,8 +1344,9 @@ def said_default(props: Mapping, found: dict) -> None:
     out when the words say just that ("今天")."""
     for name, schema in props.items():
         about = str(schema.get("description") or "")
-        if found.get(name) == slots.today().isoformat() and \
-                re.search(r"(?i)\btoday if (?:left out|not given|omitted)|defaults? to today|默认(?:为)?今天", about):
+        if isinstance(found.get(name), str) and \
+                re.search(r"(?i)\btoday if (?:left out|not given|omitted)|defaults? to today|默认(?:为)?今天", about) \
+                and found[name] == slots.today().isoformat():
             found[name] = None
 
 
