@@ -73,11 +73,12 @@ def same(expected, got) -> bool:
     return normal(expected) == normal(got)
 
 
-def compare(case: bank.Case, name: str, arguments: dict) -> bool:
-    """Whether a call is the expected one (see tool_bank_cases for the rules)."""
+def compare(case: bank.Case, name: str, arguments: dict, source=bank) -> bool:
+    """Whether a call is the expected one (see tool_bank_cases for the rules); `source` is
+    the bank module the case comes from (its TOOL)."""
     if not isinstance(case.expect, bank.Call) or name != case.tool:
         return False
-    props = bank.TOOL[case.tool]["function"]["parameters"]["properties"]
+    props = source.TOOL[case.tool]["function"]["parameters"]["properties"]
     expected = case.expect.arguments
     for key, value in arguments.items():
         if key not in expected and not ("default" in props.get(key, {})
@@ -86,20 +87,21 @@ def compare(case: bank.Case, name: str, arguments: dict) -> bool:
     return all(key in arguments and same(value, arguments[key]) for key, value in expected.items())
 
 
-def run(case: bank.Case) -> tuple[str, str]:
-    """The outcome of one case and what the model did, in a line."""
+def run(case: bank.Case, source=bank) -> tuple[str, str]:
+    """The outcome of one case and what the model did, in a line; `source` is the bank
+    module the case comes from (its TOOL and offered())."""
     body = {"model": "offline", "messages": [{"role": "user", "content": case.request}],
-            "tools": bank.offered(case.tool)}
+            "tools": source.offered(case.tool)}
     message = brain.reply(body)["message"]
     calls = message.get("tool_calls") or []
     if calls:
         said = "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
         fn = calls[0]["function"]
-        ok = len(calls) == 1 and compare(case, fn["name"], json.loads(fn["arguments"]))
+        ok = len(calls) == 1 and compare(case, fn["name"], json.loads(fn["arguments"]), source)
         return ("right" if ok else "wrong"), said
     text = message.get("content") or ""
     if isinstance(case.expect, bank.Ask) and \
-            answer.clarify(bank.TOOL[case.tool], case.expect.param, case.lang) in text:
+            answer.clarify(source.TOOL[case.tool], case.expect.param, case.lang) in text:
         return "right", text
     return ("asked" if text.rstrip().endswith(("?", "？")) else "other"), text
 
@@ -135,7 +137,7 @@ def main() -> int:
         print(f"{which:<9} {lang:<4} {total:>5} " + " ".join(f"{counts[o]:>6}" for o in OUTCOMES)
               + f"  {100 * counts['right'] / total:5.1f}")
     for outcome, which, case, said in failures:
-        if args.show == "all" or outcome == "wrong":
+        if args.show == "all" or args.show == "wrong" and outcome == "wrong":
             print(f"[{outcome}/{which}] {case.tool} {case.request!r}\n    expected {case.expect}"
                   f"\n    got      {said}")
     return 1 if any(o == "wrong" for o, *_ in failures) else 0

@@ -83,6 +83,11 @@ def _pattern() -> re.Pattern:
     return re.compile("|".join(alternatives))
 
 
+def place_spans(text: str) -> list[tuple[int, int, Place]]:
+    """Where places are named in `text`: (start, end, place), in order, every mention."""
+    return [(m.start(), m.end(), _index()[m.group(0)]) for m in _pattern().finditer(text.lower())]
+
+
 def find_places(text: str) -> list[Place]:
     """Places named in `text`, in the order they appear, each once.
 

@@ -60,7 +60,7 @@ _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四":
 CN_NUMBER = r"[零〇一二两三四五六七八九十百]+"
 # Words a Chinese number is counted in: classifiers ("三张", "两个") and units ("三天").
 CN_CLASSIFIERS = r"[个位名张份杯瓶本部件双首条篇项间封辆台只把次]"
-CN_MEASURES = (r"(?:[个位名张份杯瓶本部件双首条篇项间封辆台只把次天晚夜周年岁页元块度米克%]|小时|分钟|"
+CN_MEASURES = (r"(?:[个位名张份杯瓶本部件双首条篇项间封辆台只把次天晚夜周年岁页元块度米克%句股片粒箱人万千升]|小时|分钟|毫升|"
                r"公里|公斤|千克|星期|个月|美元|欧元|英镑|日元|港币|人民币|英里|英尺|磅)")
 
 
@@ -163,6 +163,10 @@ def find_date(words: Words) -> str | None:
     if not hits:
         return None
     start, end, said = min(hits)
+    dated = [h for h in hits if h[0] > end and not re.search(r"\w{3,}", words.rest[end:h[0]].replace("of", ""))]
+    if re.fullmatch(rf"(?i)(?:next |this |on )?(?:{_DAY_WORDS})|(?:下下|下个?|这个?|本)?(?:周|星期|礼拜)[一二三四五六日天]",
+                    words.rest[start:end].strip()) and dated and dated[0][0] - end <= 3:
+        end, said = dated[0][1], dated[0][2]  # "Friday May 8": one date
     words.claim(start, end)  # a second date ("from May 5 to May 8") stays for another one
     return said.isoformat()
 
@@ -181,19 +185,59 @@ _TIMES = (
 )
 
 
+_EVENING_EN = re.compile(r"(?i)\b(?:tonight|this evening|in the evening|evening|this afternoon|in the "
+                         r"afternoon|afternoon|at night)\b")
+_EVENING_ZH = re.compile(r"(?:今晚|晚上|下午|傍晚|明晚)\s*$")
+
+
 def find_time(words: Words) -> str | None:
-    """The first time of day the words say, as HH:MM in 24 hours (claimed), or None."""
+    """The first time of day the words say, as HH:MM in 24 hours (claimed), or None. An
+    hour said without am/pm is in the afternoon or evening when the words say so, even if
+    another parameter took those words ("tonight at 9" → 21:00, "今晚10点" → 22:00)."""
     hits = []
     for k, pattern in enumerate(_TIMES):
         for found in pattern.finditer(words.rest):
             hour, minute = _clock_of(k, found)
             if hour is not None and 0 <= hour < 24 and 0 <= minute < 60:
+                if 1 <= hour < 12 and not _explicit(k, found) and \
+                        (_EVENING_ZH.search(words.text[:found.start()]) if k == 4 else
+                         _EVENING_EN.search(words.text)):
+                    hour += 12
                 hits.append((found.start(), found.end(), f"{hour:02d}:{minute:02d}"))
     if not hits:
         return None
     start, end, said = min(hits)
     words.claim(start, end)
     return said
+
+
+def time_span(text: str) -> tuple[str, str] | None:
+    """The two ends of a span of time of day the words give: "from 15:00 to 16:30", "9点到
+    11点", "下午3点到5点" (the end in the afternoon too), as HH:MM each; None without one."""
+    words = Words(text)
+    first = find_time(words)
+    if first is None:
+        return None
+    joined = re.search(r"(?i)^\x00*\s*(?:to|until|till|-|–|到|至)\s*", words.rest[words.taken[-1][1]:])
+    if not joined:
+        return None
+    second = find_time(words)
+    if second is None:
+        return None
+    start, end = (int(t[:2]) * 60 + int(t[3:]) for t in (first, second))
+    if end <= start and end < 12 * 60 and end + 12 * 60 > start:
+        end += 12 * 60
+    return (first, f"{end // 60:02d}:{end % 60:02d}") if end > start else None
+
+
+def _explicit(pattern: int, found: re.Match) -> bool:
+    """Whether a time says which half of the day it is in: "9am", "下午3点", "noon", "21:00"."""
+    g = found.groups()
+    if pattern == 4:
+        return bool(g[0])
+    if pattern == 3:
+        return True
+    return bool(g[2]) or pattern == 0 and g[0].startswith("0")
 
 
 def _clock_of(pattern: int, found: re.Match) -> tuple[int | None, int]:
@@ -245,9 +289,10 @@ def shape(token: str) -> str:
 
 
 def code_examples(description: str) -> list[str]:
-    """The example codes a description gives ("e.g. AAPL, MSFT" → ["AAPL", "MSFT"])."""
-    found = _EXAMPLES.search(description or "")
-    return re.split(r"\s*(?:,|、|\bor\b)\s*", found.group(1)) if found else []
+    """The example codes a description gives ("e.g. AAPL, MSFT" → ["AAPL", "MSFT"]; "e.g.
+    AAPL, or an A-share code such as 600519" → both)."""
+    return [e for found in _EXAMPLES.finditer(description or "")
+            for e in re.split(r"\s*(?:,|、|\bor\b)\s*", found.group(1)) if e]
 
 
 def find_code(words: Words, description: str, name_words: set[str],
@@ -262,6 +307,10 @@ def find_code(words: Words, description: str, name_words: set[str],
     about = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", description or "")}
     mine = {w.rstrip("s") for w in name_words}
     best, best_score = None, None
+    spaced = re.search(r"\b([A-Z]{2})\s+(\d{1,4})\b", words.rest)
+    if spaced and any(shape(e.upper()) == "A9" and len(e) <= 8 for e in examples):
+        words.claim(spaced.start(), spaced.end())  # "BA 287" for a flight shaped like "CA1831"
+        return spaced.group(1) + spaced.group(2)
     for found in _CODE_TOKEN.finditer(words.rest):
         token = found.group(0)
         if token != token.upper() or token.upper() in _NOT_CODES or lookup(token):
@@ -284,7 +333,7 @@ def _fits(token: str, examples: list[str], digits: re.Match | None, name_words: 
         return token.isdigit() and len(token) == int(digits.group(1) or digits.group(2))
     if examples:
         return any(shape(token.upper().lstrip("+")) == shape(e.upper().lstrip("+"))
-                   and len(e) // 2 <= len(token) <= len(e) * 2
+                   and (len(token) == len(e) if e.isdigit() else len(e) // 2 <= len(token) <= len(e) * 2)
                    or len(e) >= 8 and len(token) >= 8 and re.search(r"\d", token)
                    and re.search(r"[A-Za-z]", e) and re.search(r"\d", e) for e in examples)
     if token.isdigit():
@@ -297,11 +346,11 @@ def _fits(token: str, examples: list[str], digits: re.Match | None, name_words: 
 
 # (code, words): ISO 4217 codes and what people call them, English and Chinese.
 CURRENCIES = (
-    ("USD", "us dollars|us dollar|u.s. dollars|american dollars|dollars|dollar|bucks|usd|美元|美金|刀"),
-    ("EUR", "euros|euro|eur|欧元"),
+    ("USD", "us dollars|us dollar|u.s. dollars|american dollars|dollars|dollar|bucks|usd|us$|$|美元|美金|刀"),
+    ("EUR", "euros|euro|eur|€|欧元"),
     ("CNY", "chinese yuan|renminbi|yuan|rmb|cny|人民币|元|块钱|块"),
     ("JPY", "japanese yen|yen|jpy|日元|日币"),
-    ("GBP", "british pounds|pounds sterling|pound sterling|sterling|gbp|英镑"),
+    ("GBP", "british pounds|pounds sterling|pound sterling|sterling|pounds|quid|gbp|£|英镑"),
     ("HKD", "hong kong dollars|hong kong dollar|hkd|港币|港元"),
     ("KRW", "korean won|won|krw|韩元"),
     ("AUD", "australian dollars|australian dollar|aud|澳元"),
@@ -332,7 +381,8 @@ def currencies_in(words: Words) -> list[tuple[int, int, str, bool]]:
                 continue  # a code counts in capitals only ("eth" in a word is not ETH)
             if any(s <= hit.start() < e for s, e, *_ in found):
                 continue
-            attached = bool(re.search(r"\d\s*$", lowered[:hit.start()]))
+            attached = bool(re.search(r"\d\s*$", lowered[:hit.start()])) or \
+                word in ("$", "us$", "€", "£") and bool(re.match(r"\s*\d", lowered[hit.end():]))
             found.append((hit.start(), hit.end(), code, attached))
     return sorted(found)
 
@@ -472,13 +522,22 @@ def _country_hits(words: Words) -> list[tuple[int, int, str]]:
 # ------------------------------------------------------------------ routes: from X to Y
 
 _END_EN = (r"(?=\s*\x00|\s+(?i:on|at|by|for|in|via|tomorrow|today|tonight|next|this|and|with|under|from|to|"
-           r"please|leaving|departing|around)\b|\s*[,.?!;]|\s*$|\s+\d)")
+           r"please|leaving|departing|around|if|when|how)\b|\s*[,.?!;]|\s*$|\s+\d)")
 _NAME_WORD = r"(?!(?:From|To|And|On|At|In|For|By)\b)[A-Z][\w'.-]*"
-_PLACE_EN = rf"((?:the\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|de|of|la|del))*)"
-_ROUTE_EN = re.compile(rf"\b(?i:from)\s+{_PLACE_EN}\s+(?i:to|for)\s+{_PLACE_EN}{_END_EN}")
+# A place: capitalised words ("Madison Square Garden", "the Hilton"), maybe a street number
+# before them ("55 Water St") or a number after them ("Heathrow Terminal 5").
+_PLACE_EN = (rf"((?:the\s+)?(?:\d+[A-Z]?\s+)?{_NAME_WORD}(?:\s+(?:{_NAME_WORD}|de|of|la|del))*"
+             r"(?:\s+\d{1,3}[A-Z]?(?![\d:.])(?!\s*(?i:am|pm|a\.m|p\.m|%|min|minutes|hours?|km|miles?)\b))?)")
+# Lower-case ends only where "from ... to ..." says they are places: "from home to work",
+# "to the convention center".
+_HOME_WORDS = r"home|work|office|school|campus|downtown|uptown|the\s+[a-z]+(?:\s+[a-z]+)?"
+_ANY_PLACE_EN = rf"({_PLACE_EN[1:-1]}|(?:{_HOME_WORDS}))"
+_ROUTE_EN = re.compile(rf"\b(?i:from)\s+{_ANY_PLACE_EN}\s+(?i:to|for)\s+{_ANY_PLACE_EN}{_END_EN}")
+_BARE_ROUTE_EN = re.compile(rf"^\s*{_PLACE_EN}\s+to\s+{_PLACE_EN}{_END_EN}")
 _TO_EN = re.compile(rf"(?<!\bfrom)\b(?i:to|towards)\s+{_PLACE_EN}{_END_EN}")
 _FROM_EN = re.compile(rf"\b(?i:from)\s+{_PLACE_EN}{_END_EN}")
-_STOP_ZH = r"(?=的|怎么|怎样|有|吗|呢|，|,|。|？|\?|！|!|\s|出发|坐|乘|开车|步行|走路|骑|$)"
+_STOP_ZH = r"(?=的|怎么|怎样|有|吗|呢|，|,|。|？|\?|！|!|\s|出发|坐|乘|开车|步行|走路|骑|打车|要|多久|多长|需要|大概|大约|$)"
+_MODE_ZH = r"(?:开车|骑车|骑行|打车|坐车|坐地铁|乘地铁|坐公交|乘公交|坐高铁|坐火车|坐飞机|步行|走路|出发)$"
 _ROUTE_ZH = re.compile(rf"从\s*({CJK_RUN}+?|[A-Za-z][\w ]*?)\s*(?:到|去|飞往|飞到|飞|至|往)\s*"
                        rf"({CJK_RUN}+?|[A-Za-z][\w ]*?){_STOP_ZH}")
 _TO_ZH = re.compile(rf"(?:去|到|飞往|前往)\s*({CJK_RUN}{{2,}}?|[A-Za-z][\w ]*?){_STOP_ZH}")
@@ -510,7 +569,12 @@ def find_route(words: Words) -> tuple[str | None, str | None]:
         if found:
             a, b = found.group(1), found.group(2)
             if pattern is _ROUTE_ZH:
-                a, b = _trim_zh(a), _trim_zh(b)
+                a, b = re.sub(_MODE_ZH, "", _trim_zh(a)), _trim_zh(b)
+                mode = re.search(_MODE_ZH, found.group(1))
+                if mode:  # "从西湖骑车到灵隐寺": 骑车 is the way, left for a mode parameter
+                    words.claim(found.start(), found.start(1) + mode.start())
+                    words.claim(found.start(1) + mode.end(), found.end())
+                    return _place_text(a), _place_text(b)
             words.claim(found.start(), found.end())
             return _place_text(a), _place_text(b)
     origin = destination = None
@@ -527,6 +591,10 @@ def find_route(words: Words) -> tuple[str | None, str | None]:
             words.claim(found.start(), found.end())
             break
     if origin is None and destination is None:
+        found = _BARE_ROUTE_EN.search(words.rest)  # "Brooklyn to JFK by subway"
+        if found:
+            words.claim(found.start(), found.end())
+            return _place_text(found.group(1)), _place_text(found.group(2))
         places = find_places(words.rest)
         found = _BARE_ROUTE_ZH.search(words.rest)
         if found and len(places) >= 2:
@@ -566,23 +634,30 @@ def _is_code(word: str) -> bool:
 UNITS = {
     "minute": r"minutes?|mins?|分钟|分", "hour": r"hours?|hrs?|小时|钟头",
     "day": r"days?|天|日", "night": r"nights?|晚|夜", "week": r"weeks?|周|星期",
-    "guest": r"guests?|people|persons?|adults?|人|位|个人", "people": r"people|persons?|人|位",
+    "guest": r"guests?|people|persons?|adults?|人|位|个人",
     "passenger": r"passengers?|people|persons?|adults?|tickets?|人|位|个人|张",
-    "person": r"people|persons?|人|位", "ticket": r"tickets?|张",
+    "person": r"people|persons?|人|位", "ticket": r"tickets?|seats?|张",
     "room": r"rooms?|间", "gram": r"grams?|g|克", "kilogram": r"kilograms?|kg|公斤|千克",
     "percent": r"%|percent|per cent|个百分点", "degree": r"degrees?|°c?|℃|度",
-    "temperature": r"degrees?|°c?|℃|°f|℉|度", "serving": r"servings?|portions?|份|人份",
+    "temperature": r"degrees?|°c?|℃|°f|℉|度", "serving": r"servings?|portions?|people|persons?|人份|份|个人|人",
     "year": r"years?|年", "month": r"months?|个月", "mile": r"miles?|英里", "km": r"km|公里|千米",
     "page": r"pages?|页", "kg": r"kg|kilograms?|kilos?|公斤|千克", "cm": r"cm|centimet(?:er|re)s?|厘米|公分",
     "m": r"m|meters?|metres?|米", "%": r"%|percent|per cent", "usd": r"dollars?|\$|美元", "item": r"items?|个|件", "result": r"results?|条|个",
     "limit": r"results?|items?|articles?|条|个|篇",
+    "ml": r"ml|milliliters?|millilitres?|毫升", "l": r"l|liters?|litres?|升",
+    "sentence": r"sentences?|句话|句", "character": r"characters?|chars?|位|个字符|字符",
+    "bag": r"(?:checked\s+)?bags?|suitcases?|件行李|件", "package": r"packages?|parcels?|boxes|箱子|个箱子|个包裹|包裹|箱|件",
+    "quantity": r"shares?|股|tablets?|pills?|capsules?|片|粒|cups?|杯", "share": r"shares?|股",
+    "seat": r"seats?|位|个座位", "people": r"people|persons?|ways|人|位|个人",
 }
-_MONEY_WORDS = {"price", "amount", "bill", "budget", "cost", "total", "fare", "salary"}
+_MONEY_WORDS = {"price", "amount", "bill", "budget", "cost", "total", "fare", "salary", "principal",
+                "loan", "fee", "deposit"}
 _MAX_CUES = r"under|below|less than|at most|up to|no more than|max(?:imum)?|cheaper than|以内|以下|之内|不超过|最多|低于"
 _MIN_CUES = r"over|above|more than|at least|min(?:imum)?|以上|至少|超过|高于"
 _EN_NUMBERS = {w: k + 2 for k, w in enumerate(
     "two three four five six seven eight nine ten eleven twelve".split())}  # not "one": "which one"
-NUMBER = re.compile(rf"(?<![A-Za-z0-9_.\-:/@])(-?\d+(?:\.\d+)?)(?![\d:/]|\.\d)|({CN_NUMBER})"
+NUMBER = re.compile(rf"(?<![A-Za-z0-9_.\-:/@])(-?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|-?\d+(?:\.\d+)?)(?![\d:/]|\.\d)"
+                    rf"|({CN_NUMBER})"
                     rf"|(?i:\b({'|'.join(_EN_NUMBERS)})\b)")
 
 
@@ -592,6 +667,7 @@ class Quantity:
     end: int
     value: float
     unit: str  # the word after it ("nights", "晚", "%"), "" if none
+    scale: float = 1.0  # its multiplier ("80万": 10000)
 
 
 def quantities(words: Words) -> list[Quantity]:
@@ -602,26 +678,55 @@ def quantities(words: Words) -> list[Quantity]:
     rest = _masked(words.rest)
     for hit in NUMBER.finditer(rest):
         if hit.group(1):
-            value = float(hit.group(1))
+            value = float(hit.group(1).replace(",", ""))
         elif hit.group(3):
             value = float(_EN_NUMBERS[hit.group(3).lower()])
         else:
             value = cn_number(hit.group(2))
             after = words.text[hit.end():hit.end() + 3]  # the measure may be taken ("一百美元")
-            if value is None or not re.match(CN_MEASURES, after) or re.match(r"[点月号]", after) \
+            taken = rest[hit.end():hit.end() + 1] == "\x00"  # "一茶匙": the measure an enum took
+            if value is None or not (re.match(CN_MEASURES, after) or taken) or re.match(r"[点月号]", after) \
                     or hit.group(2) == "一" and re.match(CN_CLASSIFIERS, after):
                 continue  # "张三" is a name, "三点" a time, "一张" is "a", not a number
-        unit = re.match(r"\s*(%|°[CF]?|℃|℉|[A-Za-z]+|[\u4e00-\u9fff]{1,3})", rest[hit.end():])
-        found.append(Quantity(hit.start(), hit.end(), value, unit.group(1) if unit else ""))
+        if hit.group(1) and _in_title(rest, words.text, hit.start(), hit.end()):
+            continue  # "Inside Out 3", "Windows 11": part of a name
+        end, scale = _multiplier(rest, hit.end())
+        unit = re.match(r"\s*-?\s*(%|°[CF]?|℃|℉|[A-Za-z]+|[\u4e00-\u9fff]{1,3})", rest[end:])
+        found.append(Quantity(hit.start(), end, value * scale, unit.group(1) if unit else "", scale))
     return found
 
 
+_MULTIPLIERS = re.compile(r"(?i)(?:(?<=\d)[kK](?![A-Za-z])|\s*(?:thousand|million|billion)\b|\s*(?:百万|万|亿|千(?![克米瓦卡])))")
+_SCALE = {"k": 1e3, "thousand": 1e3, "million": 1e6, "billion": 1e9, "万": 1e4, "百万": 1e6, "亿": 1e8,
+          "千": 1e3}
+
+
+def _multiplier(rest: str, end: int) -> tuple[int, float]:
+    """"250k", "80 万", "1.5 million": where the number ends with its multiplier, and it."""
+    m = _MULTIPLIERS.match(rest, end)
+    return (m.end(), _SCALE[m.group(0).strip().lower()]) if m else (end, 1.0)
+
+
+def _in_title(rest: str, text: str, start: int, end: int) -> bool:
+    """A bare number right after a capitalised word that does not start the text: part of
+    a name ("Inside Out 3", "Toy Story 4"), unless a unit follows it ("Corp 500 euros")."""
+    before = re.search(r"(\S+)\s+$", rest[:start])
+    if not before or not re.fullmatch(r"[A-Z][a-z]+", before.group(1)) or \
+            not rest[:before.start(1)].strip():
+        return False
+    return bool(re.match(r"\s+(?i:on|at|in|for|tomorrow|today|tonight|next|this)\b|\s*[,.?!;]|\s*$", text[end:]))
+
+
+_UNIT_SUFFIX = re.compile(r"(?i)\d+(?:\.\d+)?(?:k|m|km|cm|mm|kg|g|mg|ml|l|lb|lbs|oz|h|hrs?|mins?|s|gb|mb|tb)")
+
+
 def _masked(text: str) -> str:
-    """Dates, times and codes blanked, so their digits are not read as numbers."""
-    for pattern in (_DATES[0][1], _DATES[1][1], _TIMES[0], _TIMES[4],
-                    re.compile(r"[A-Za-z]+\d[\w-]*|\d+[A-Za-z][\w-]*")):
+    """Dates, times and codes blanked, so their digits are not read as numbers; a number
+    written with its unit ("750ml", "250k", "160cm") is no code."""
+    for pattern in (_DATES[0][1], _DATES[1][1], _TIMES[0], _TIMES[4]):
         text = pattern.sub(lambda m: "\x00" * len(m.group(0)), text)
-    return text
+    return re.sub(r"[A-Za-z]+\d[A-Za-z0-9_-]*|\d+[A-Za-z][A-Za-z0-9_-]*", lambda m: m.group(0) if _UNIT_SUFFIX.fullmatch(
+        m.group(0)) else "\x00" * len(m.group(0)), text)
 
 
 _LINK_WORDS = {"at", "for", "and", "on", "in", "to", "of", "the", "a", "with", "or", "by", "from",
@@ -634,11 +739,19 @@ def _said_with(after: str, unit: str) -> re.Match | None:
     return re.match(rf"(?i)\s*(?:[A-Za-z]+\s+|个|名)?(?:{unit})(?![A-Za-z])", after)
 
 
+_GENERIC_NAME_WORDS = {"count", "number", "num", "total", "value", "max", "min", "maximum", "minimum"}
+
+
 def unit_words(name_words: list[str], description: str = "") -> str | None:
-    """The unit pattern for a parameter from its name's words ("max_minutes" → minutes),
-    else from its description ("Weight in kg", "Annual rate in percent")."""
+    """The unit pattern for a parameter from its name's last word ("max_minutes" →
+    minutes; "limit_price" has none), or an earlier one after a generic last word
+    ("guests_count"), else from its description ("Weight in kg", "Annual rate in percent")."""
     said = re.search(r"(?i)\b(?:in|as a|as)\s+([a-z%]+)", description or "")
-    for word in [*reversed(name_words), *([said.group(1).lower()] if said else [])]:
+    heads = list(reversed(name_words))
+    while len(heads) > 1 and heads[0] not in _GENERIC_NAME_WORDS and not any(
+            heads[0] == k or heads[0].rstrip("s") == k or heads[0] == k + "s" for k in UNITS):
+        heads = heads[:1]
+    for word in [*heads, *([said.group(1).lower()] if said else [])]:
         for key, pattern in UNITS.items():
             if word == key or word.rstrip("s") == key or word == key + "s":
                 return pattern
@@ -657,6 +770,21 @@ def find_number(words: Words, name_words: list[str], about: str, integer: bool,
     chosen = None
     if mine:
         chosen = next((q for q in said if _said_with(words.rest[q.end:], mine)), None)
+    if chosen is None and mine:  # "2 hours" for minutes, "1.5升" for ml, "1.65 m" for cm
+        scaled = scaled_number(words, mine, integer)
+        if scaled is not None:
+            return scaled
+        one = re.search(rf"(?<![\d一二三四五六七八九十两])一\s*(?:{mine})", words.rest)
+        if one:  # "托运一件行李": one, not "a"
+            words.claim(one.start(), one.end())
+            return 1
+    if chosen is None and set(name_words) & _MONEY_WORDS:  # "贷款60万", "250k": an amount of money
+        chosen = next((q for q in said if q.scale >= 1000 or re.match(
+            rf"(?i)\s*(?:{_MONEY_UNITS})", words.rest[q.end:]) or re.search(r"[$€£]\s*$", words.rest[:q.start])),
+            None)
+    if chosen is None and set(name_words) & {"quantity", "shares", "count", "number", "units"}:
+        chosen = next((q for q in said if re.match(r"\s*\x00", words.rest[q.end:])
+                       and not q.unit), None)  # "sell 25 TSLA": a count of what a code names
     if chosen is None and {"max", "maximum"} & set(name_words):
         chosen = next((q for q in said if re.search(rf"(?i)(?:{_MAX_CUES})\s*$",
                                                     words.rest[:q.start])
@@ -680,6 +808,53 @@ def find_number(words: Words, name_words: list[str], about: str, integer: bool,
         return None
     words.claim(*_span_of(words.rest, chosen, mine))
     value = chosen.value
+    return int(value) if integer or float(value).is_integer() else value
+
+
+# Other units a parameter's own is a multiple of: (its unit, other unit, factor).
+_SCALED = (("minute", r"hours?|hrs?|h|个?小时|个?钟头", 60), ("hour", r"minutes?|mins?|分钟", 1 / 60),
+           ("ml", r"l|liters?|litres?|升", 1000), ("cm", r"m|meters?|metres?|米", 100),
+           ("km", r"m|meters?|metres?|米", 0.001), ("gram", r"kg|kilograms?|kilos?|公斤|千克", 1000),
+           ("kg", r"g|grams?|克", 0.001))
+_HALF = re.compile(r"(?i)\b(?:half an hour|half hour)\b|半(?:个)?小时")
+_AN_UNIT = re.compile(r"(?i)(?:\b(?:a|an|one)\s+|(?<![\d.])一\s*(?:个)?)")
+
+
+def scaled_number(words: Words, mine: str, integer: bool) -> float | int | None:
+    """A number said in another unit than the parameter's, converted: "2 hours" is 120 for
+    minutes, "两个半小时" 150, "half an hour" 30, "1.5升" 1500 for ml, "1米8" 180 for cm,
+    "500 m" 0.5 for km, "a liter" 1000. Claimed; None when none is said."""
+    key = next((k for k, p in UNITS.items() if p == mine), None)
+    for unit_key, other, factor in _SCALED:
+        if unit_key != key:
+            continue
+        if key == "cm":  # "1米8", "1米75": metres and centimetres the Chinese way
+            m = re.search(r"(\d)\s*米\s*(\d{1,2})(?![\d.])", words.rest)
+            if m:
+                words.claim(m.start(), m.end())
+                return _whole(int(m.group(1)) * 100 + int(m.group(2)) * (10 if len(m.group(2)) == 1 else 1), integer)
+        if key == "minute":
+            half = _HALF.search(words.rest)
+            if half and not re.search(r"\d\s*(?:个)?$|[一二两三四五六七八九十]\s*(?:个)?$", words.rest[:half.start()]):
+                words.claim(half.start(), half.end())
+                return _whole(30, integer)
+        for q in quantities(words):
+            unit = re.match(rf"(?i)\s*-?\s*(?:个)?(半)?\s*(?:{other})(?![A-Za-z])", words.rest[q.end:])
+            if unit:
+                value = q.value + (0.5 if unit.group(1) else 0)
+                extra = re.match(r"(?i)\s*(?:and a half|半)", words.rest[q.end + unit.end():])
+                value += 0.5 if extra else 0
+                words.claim(q.start, q.end + unit.end() + (extra.end() if extra else 0))
+                return _whole(value * factor, integer)
+        one = re.search(rf"{_AN_UNIT.pattern}(?:{other})(?![A-Za-z])", words.rest)
+        if one:
+            words.claim(one.start(), one.end())
+            return _whole(factor, integer)
+    return None
+
+
+def _whole(value: float, integer: bool) -> float | int:
+    value = round(value, 6)
     return int(value) if integer or float(value).is_integer() else value
 
 
@@ -714,23 +889,82 @@ SYNONYMS = {
     "french": "法国菜,法餐,法式", "korean": "韩国料理,韩餐", "thai": "泰国菜,泰餐",
     "cheap": "inexpensive,budget,affordable,便宜,实惠", "moderate": "mid-range,中等",
     "expensive": "fancy,upscale,pricey,高档,贵",
-    "driving": "drive,by car,开车,驾车,自驾", "walking": "walk,on foot,步行,走路,走着",
-    "transit": "public transport,by bus,by subway,by metro,公交,地铁,公共交通",
+    "driving": "drive,by car,by taxi,开车,驾车,自驾,打车", "walking": "walk,on foot,步行,走路,走着",
+    "transit": "public transport,by bus,by subway,by metro,by train,subway,train,公交,地铁,坐地铁,公共交通",
     "cycling": "cycle,by bike,bicycle,biking,骑车,骑行,自行车",
     "business": "finance,financial,economy,财经,商业,经济", "sports": "sport,体育",
     "technology": "tech,科技,技术", "health": "健康,医疗", "entertainment": "娱乐",
     "science": "科学", "politics": "政治",
     "running": "run,ran,jog,jogging,跑步", "swimming": "swim,swam,游泳",
     "yoga": "瑜伽", "hiking": "hike,徒步,爬山",
-    "low": "低,低优先级,不急", "medium": "normal,中,中优先级,普通",
-    "high": "urgent,important,高,高优先级,紧急,重要",
+    "low": "低,低优先级,优先级低,不急", "medium": "normal,中,中优先级,普通,中杯",
+    "high": "urgent,important,高,高优先级,优先级高,紧急,重要",
     "back yard": "backyard,后院,后花园", "front yard": "frontyard,前院", "balcony": "阳台",
     "garden": "花园", "garage": "车库",
     "living room": "lounge,客厅", "bedroom": "卧室", "kitchen": "厨房", "office": "study,书房,办公室",
     "bathroom": "卫生间,浴室",
     "premier league": "epl,英超", "la liga": "laliga,西甲", "serie a": "意甲",
     "bundesliga": "德甲", "ligue 1": "ligue one,法甲",
+    # kitchen measures
+    "cup": "cups,杯", "tablespoon": "tablespoons,tbsp,tbs,汤匙,大勺", "teaspoon": "teaspoons,tsp,茶匙,小勺",
+    "ml": "milliliters,millilitres,milliliter,millilitre,毫升",
+    "shopping": "购物", "billing": "bill,账单,计费", "technical": "tech,技术", "account": "账户,账号,帐号",
+    "urgent": "asap,紧急,加急", "normal": "普通,一般",
+    # trading and alerts
+    "buy": "purchase,买入,购买,买", "sell": "卖出,卖掉,卖",
+    "above": "over,rises above,goes above,climbs above,rises past,exceeds,higher than,以上,涨到,涨破,高于,超过",
+    "below": "under,drops below,falls below,falls,drops,dips below,lower than,以下,跌破,跌到,低于",
+    "limit": "限价,limit order", "market": "市价,market order",
+    # home
+    "on": "turn on,switch on,打开,开启", "off": "turn off,switch off,关掉,关闭,关上,关了",
+    "lock": "锁上,锁好,上锁,锁门,锁", "unlock": "解锁,开锁,打开",
+    "front": "front door,前门,正门,大门", "back": "back door,后门", "side gate": "side door,侧门,边门",
+    "quiet": "silent,静音,安静", "turbo": "max,strong,强力,最强", "standard": "标准",
+    # cafes
+    "small": "小杯", "large": "大杯", "oat": "燕麦", "soy": "豆奶,豆浆", "whole": "全脂",
+    "skim": "skimmed,脱脂",
+    # travel and rides
+    "comfort": "舒适,舒适型", "xl": "6座,六座,商务车", "economy": "经济,经济型",
+    "window": "靠窗,窗边", "aisle": "过道,靠过道", "middle": "中间",
+    "sf express": "顺丰,sf",
+    # gyms
+    "spin": "spinning,indoor cycling,动感单车", "pilates": "普拉提", "boxing": "拳击",
+    "hiit": "高强度间歇",
+    # deployments
+    "production": "prod,生产,生产环境,线上,正式环境", "staging": "stage,预发,预发布,预发环境",
+    # files
+    "image": "images,photo,photos,picture,pictures,图片,照片,jpg,png",
+    "spreadsheet": "spreadsheets,excel,xlsx,表格", "document": "documents,doc,docx,word,文档",
+    "code": "source code,py,python,js,javascript,代码,源码,脚本", "pdf": "pdfs",
+    # places nearby
+    "gas station": "petrol station,加油站", "pharmacy": "drugstore,chemist,药店,药房",
+    "atm": "cash machine,取款机", "hospital": "医院", "cafe": "café,coffee shop,咖啡馆,咖啡店",
+    "supermarket": "grocery store,超市", "parking": "car park,停车场,停车位",
 }
+
+
+# Words that name a thing of an enum's kind ("lunch" is food, "打车" transport): they pick
+# the value, but stay free for a parameter that describes the thing ("Log $18 for lunch":
+# category food, description lunch).
+TOPICS = {
+    "food": "lunch,dinner,breakfast,meal,meals,groceries,snack,午饭,午餐,晚饭,晚餐,早饭,早餐,吃饭,外卖",
+    "transport": "taxi,cab,uber,bus,train,subway,metro,fuel,打车,出租车,地铁,公交,车费,加油",
+    "lodging": "hotel,hostel,airbnb,accommodation,motel,住酒店,酒店,住宿,民宿,宾馆",
+    "shopping": "clothes,shoes,买衣服,衣服,鞋",
+    "billing": "charge,charged,invoice,refund,payment,扣款,发票,退款",
+    "technical": "bug,crash,crashes,error,故障,闪退,报错",
+    "account": "login,password,profile,登录",
+    "entertainment": "movie,movies,cinema,concert,theatre,theater,看电影,电影,演唱会",
+    "health": "doctor,medicine,pharmacy,看病,医院,药",
+}
+
+
+def closeness(value: Any, word: str) -> int:
+    """How far down its value's list of other words `word` is (0: the value itself): of two
+    values a word names ("紧急": high, urgent), the one it is listed first for wins."""
+    said = str(value).lower().replace("_", " ")
+    listed = (SYNONYMS.get(said, "") + "," + TOPICS.get(said, "")).split(",")
+    return listed.index(word) + 1 if word in listed else 0
 
 
 def enum_forms(value: Any) -> list[str]:
@@ -745,6 +979,7 @@ def _enum_forms(said: str) -> tuple[str, ...]:
     if spaced.endswith("y"):
         forms.add(spaced[:-1] + "ies")
     forms |= set(SYNONYMS.get(spaced, SYNONYMS.get(said, "")).split(","))
+    forms |= set(TOPICS.get(spaced, "").split(","))
     for name, code, words_ in LANGUAGES:  # a language enum: "en" is English, 英文, 英语
         if said in (code, name.lower()):
             forms |= set(words_.split("|")) | {name.lower()}

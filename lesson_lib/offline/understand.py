@@ -13,9 +13,11 @@ This module turns the user's words into things the brain can act on:
 - what each tool parameter can take from the text, by its schema: places
   (lesson_lib.places, and capitalised names after "in"), time zones, dates,
   times, numbers by their unit, currencies, codes, e-mail addresses, the ends
-  of a route (slots.py), enum values by their synonyms (and which side of
-  "100 °F to Celsius" they are on), an arithmetic expression, "5 km to
-  miles", a language, or the free text no other parameter took;
+  of a route (slots.py), values marked out by their shape or a cue word (spans.py:
+  a URL, "owner/name", a file, "labelled X", "from Jake", "X附近"), enum values by
+  their synonyms (and which side of "100 °F to Celsius" they are on), an
+  arithmetic expression, "5 km to miles", a language, or the free text no other
+  parameter took;
 - tool results: JSON or plain text, and the numbers in them;
 - lasting preferences the user states ("I'm vegetarian", "我不吃辣", "call me Xiaoming",
   "use Fahrenheit", "请用中文回答"), the profile a system message carries ("What you know
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.offline import slots
+from lesson_lib.offline import slots, spans
 from lesson_lib.places import Place, find_places, lookup
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -71,7 +73,7 @@ _NAME_EN = (re.compile(rf"\b(?i:my name is|call me)\s+({_WORD}{_NEXT})"),
             # capitalised after "I'm": "I'm Xiaoming" is a name, "I'm fine" is not
             re.compile(rf"\b(?i:i'm|i am|im)\s+([A-Z][\w'-]*{_NEXT})"))
 # "叫我小明" ("call me Xiaoming") only at the start of a clause: "他叫我去" is not a name
-_NAME_ZH = re.compile(r"(?:我的名字是|我的名字叫|我叫|我是|(?:^|(?<=[\s，,。！!？?请就后都以]))叫我)\s*"
+_NAME_ZH = re.compile(r"(?:我的名字是|我的名字叫|(?<![帮让给替])我叫|我是|(?:^|(?<=[\s，,。！!？?请就后都以]))叫我)\s*"
                       r"([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})")
 _NAME_ZH_END = re.compile(r"[你呢吗啊吧呀了的在想要来是今从，。！？,.!?]")
 _NOT_NAMES = {"fine", "good", "ok", "okay", "here", "back", "sorry", "not", "so", "just", "going",
@@ -185,30 +187,31 @@ CONCEPTS: dict[str, str] = {
     "calculate": "calculate calculator compute evaluate arithmetic math expression 计算 算一下 "
                  "算算 等于多少 算式 表达式",
     "convert": "convert conversion 换算 转换 换成 转成",
-    "translate": "translate translation 翻译 怎么说 译成",
+    "translate": "translate translated translation 翻译 怎么说 译成 翻成",
     "exchange": "exchange currency money dollar euro yen 汇率 货币 兑换 美元 美金 人民币 欧元 日元 "
                 "英镑 港币 换多少",
     # Everyday topics of the tools learners write, so that a request in Chinese finds a
     # tool described in English ("股价" → get_stock_price) and the reverse.
-    "flight": "flight fly airline airport plane 航班 机票 飞机 起飞 飞往",
-    "stock": "stock share ticker 股价 股票 股市",
+    "flight": "flight fly airline airport plane 航班 机票 飞机 起飞 飞往 值机",
+    "stock": "stock share ticker 股价 股票 股市 股 买入 卖出 限价 市价",
     "calendar": "calendar event appointment 日历 日程 行程",
     "email": "email mail 邮件 邮箱 发信",
     "note": "note memo 笔记 备忘 记一下 记下",
     "restaurant": "restaurant dining cuisine 餐厅 饭店 饭馆 料理 美食",
     "directions": "direction route navigate navigation 怎么走 路线 导航 怎么去",
     "sport": "score match game team 比分 比赛 球队",
-    "recipe": "recipe cook dish 菜谱 食谱 怎么做 做法",
+    "recipe": "recipe cook dish 菜谱 食谱 怎么做 做法 配方 人份",
     "timer": "timer countdown 计时器 倒计时 定时器",
     "hotel": "hotel 酒店 宾馆 入住 住宿",
-    "package": "package parcel tracking delivery 快递 包裹 物流",
+    "package": "package parcel tracking delivery courier pickup 快递 包裹 物流 取件 上门取件 揽件",
     "shop": "shop shopping product buy 商品 购物 网购 购买 买一 找一款",
+    "list": "list checklist 清单 列表",
     "inventory": "stock inventory available availability 有货 库存 缺货 现货",
-    "reminder": "remind reminder 提醒",
+    "reminder": "remind reminder alert 提醒",
     "population": "population inhabitant 人口",
     "define": "define definition meaning mean 意思 定义 含义 释义",
     "tip": "tip gratuity 小费",
-    "music": "music song 音乐 歌曲 播放",
+    "music": "music song playlist 音乐 歌曲 播放 歌单 播放列表",
     "meeting": "meeting 会议 开会",
     "train": "train railway 火车 高铁 动车 列车",
     "workout": "workout exercise log 运动 锻炼 健身 记录",
@@ -217,8 +220,10 @@ CONCEPTS: dict[str, str] = {
     "language": "language 语言 语种",
     "crypto": "crypto cryptocurrency coin bitcoin 比特币 以太坊",
     "car": "car rent rental 租车",
-    "todo": "todo task 待办",
-    "movie": "movie film cinema showtime 电影 场次 影院",
+    "todo": "todo task 待办 任务",
+    "complete": "complete done finish finished tick 完成 做完 勾掉 已完成",
+    "assign": "assign delegate 分配 指派 交给",
+    "movie": "movie film cinema showtime 电影 场次 影院 影城 电影票",
     "league": "league standing 积分榜 联赛 排名",
     "job": "job career hiring 工作 职位 招聘",
     "thermostat": "thermostat heating 空调 暖气 调到",
@@ -226,43 +231,57 @@ CONCEPTS: dict[str, str] = {
     # A small bilingual glossary of everyday things tools are about (one idea a line).
     "bus": "bus 公交 公交车 巴士", "tide": "tide 潮汐 涨潮 退潮", "shoe": "shoe 鞋 鞋码",
     "size": "size 尺码 尺寸 码数", "table": "table 桌子 餐桌 订桌 订座 位子 座位",
-    "booking": "book booking reserve reservation 预订 预约 订座 订位", "holiday": "holiday 节假日 假期 假日 节日",
+    "booking": "book booking reserve reservation 预订 预约 订座 订位 报名 约一节 约个课", "holiday": "holiday 节假日 假期 假日 节日",
     "garden": "garden yard lawn plant sprinkler 花园 院子 浇水 植物 草坪",
     "invoice": "invoice 发票 开票", "client": "client customer 客户",
     "podcast": "podcast 播客", "parking": "parking park 停车 停车场 车位",
-    "order": "order delivery takeaway takeout 点餐 外卖 下单 订餐",
-    "medicine": "medicine pill medication 药 吃药", "doctor": "doctor hospital clinic 医生 医院 挂号",
-    "school": "school homework class 学校 作业 课程", "library": "library 图书馆",
+    "order": "order delivery takeaway takeout 点餐 外卖 下单 订餐 下个单",
+    "medicine": "medicine pill medication prescription refill 药 吃药 处方 续药 续开 续配",
+    "doctor": "doctor hospital clinic 医生 医院 挂号",
+    "school": "school homework class lesson 学校 作业 课程 课", "library": "library 图书馆",
     "book": "novel ebook 书 书籍 小说", "price": "price cost 价格 多少钱",
     "map": "map 地图", "distance": "distance 距离 多远", "battery": "battery 电量 电池",
-    "light": "light lamp 灯 台灯 开灯 关灯", "door": "door lock 门 门锁 锁门",
-    "alarm": "alarm 闹钟", "video": "video 视频", "photo": "photo picture 照片 图片",
-    "message": "sms text 短信 消息", "phone": "phone call dial 电话 打电话",
-    "contact": "contact 联系人", "bank": "bank balance account 银行 余额 账户",
-    "payment": "pay payment transfer 支付 付款 转账", "bill": "bill 账单 缴费",
+    "light": "light lamp 灯 台灯 开灯 关灯", "door": "door lock 门 门锁 锁门 锁上 解锁 上锁",
+    "alarm": "alarm wake 闹钟 叫醒 起床", "video": "video 视频", "photo": "photo picture 照片 图片",
+    "message": "sms text 短信 消息 发一条", "phone": "phone call dial 电话 打电话",
+    "contact": "contact 联系人 通讯录", "bank": "bank balance account 银行 余额 账户",
+    "payment": "pay payment transfer 支付 付款 转账 收款 收钱", "bill": "bill 账单 缴费",
+    "split": "split divide share aa 平摊 分摊 平分 均摊 人分",
     "tax": "tax 税 个税", "salary": "salary wage 工资 薪水", "insurance": "insurance 保险",
-    "loan": "loan mortgage 贷款 房贷", "rate": "rate interest 利率 利息",
+    "loan": "loan mortgage 贷款 房贷 月供 商贷", "rate": "rate interest 利率 利息",
     "pharmacy": "pharmacy drugstore 药店", "fuel": "fuel gas petrol 油价 加油",
-    "electricity": "electricity power 电费 用电", "ticket": "ticket 票 门票 车票",
+    "electricity": "electricity power 电费 用电", "ticket": "ticket seat 票 门票 车票",
     "concert": "concert show 演唱会 音乐会 演出", "museum": "museum 博物馆",
     "zoo": "zoo 动物园", "beach": "beach coast 海滩 海边", "camping": "camping camp 露营",
     "ski": "ski skiing 滑雪", "gym": "gym fitness 健身房", "sleep": "sleep 睡眠 睡觉",
     "weight": "weight 体重", "step": "step pedometer 步数", "heart": "heart pulse 心率",
-    "taxi": "taxi cab ride 出租车 打车", "subway": "subway metro 地铁",
+    "taxi": "taxi cab ride car 出租车 打车 叫车 叫个车 叫辆车 叫一辆 用车", "subway": "subway metro 地铁",
     "ferry": "ferry boat 轮渡 渡轮", "visa": "visa passport 签证 护照",
     "luggage": "luggage baggage 行李", "tv": "tv television channel 电视 频道",
     "game": "videogame gaming 游戏", "lottery": "lottery 彩票",
-    "horoscope": "horoscope zodiac 星座 运势", "coffee": "coffee cafe 咖啡",
+    "horoscope": "horoscope zodiac 星座 运势",
+    "coffee": "coffee cafe 咖啡 咖啡店 咖啡馆", "latte": "latte 拿铁", "americano": "americano 美式",
+    "cappuccino": "cappuccino 卡布奇诺", "mocha": "mocha 摩卡",
     "tea": "tea 茶", "grocery": "grocery supermarket 超市 杂货 买菜",
     "coupon": "coupon discount deal 优惠券 折扣 打折", "refund": "refund return 退款 退货",
     "review": "review rating 评价 评分 点评", "earthquake": "earthquake 地震",
     "traffic": "traffic congestion 交通 路况 堵车", "pet": "pet dog cat 宠物 狗 猫",
-    "birthday": "birthday 生日", "gift": "gift present 礼物", "flower": "flower 花 鲜花",
-    "dictionary": "dictionary synonym 词典 字典 同义词", "file": "file document folder 文件 文档",
+    "birthday": "birthday 生日", "gift": "gift present 礼物 礼品卡", "flower": "flower 花 鲜花",
+    "dictionary": "dictionary synonym 词典 字典 同义词", "file": "file document folder 文件 文档 文件夹",
+    "rename": "rename 重命名 改名",
     "password": "password 密码", "printer": "printer print 打印 打印机",
     "volume": "volume 音量", "fan": "fan 风扇", "appliance": "fridge oven washer 冰箱 烤箱 洗衣机",
     "clothes": "clothes clothing shirt 衣服 衬衫",
     "expense": "expense spend spent spending 花了 花费 支出 开销 记账",
+    "playlist": "playlist 歌单", "repository": "repository repo github git 仓库 代码库",
+    "branch": "branch 分支", "pull": "pull pr 合并请求", "issue": "issue bug 缺陷",
+    "support": "support helpdesk 客服 工单", "nearby": "near nearby around 附近 周边 周围",
+    "focus": "focus concentrate 专注 专心", "block": "block 屏蔽 锁定 留出 空出", "disturb": "disturb silence mute dnd 勿扰 免打扰 静音",
+    "poll": "poll vote survey 投票", "deploy": "deploy release rollout 部署 发布 上线",
+    "link": "url link shorten 链接 网址 短链 短链接 缩短", "water": "water hydration 喝水 饮水 喝了",
+    "vacuum": "vacuum clean cleaning mop 扫地 打扫 清扫 拖地 扫地机 扫一下",
+    "summarize": "summarize summarise summary 总结 概括 摘要", "bmi": "bmi 体质指数",
+    "version": "version 版本", "time zone": "zone timezone 时区 北京时间",
 }
 LIVE_DATA = ("weather", "time", "news", "exchange")  # things only a tool can know
 TOPIC_ZH = {"weather": "天气", "time": "时间", "news": "新闻", "search": "搜索结果",
@@ -611,7 +630,8 @@ def until_in(text: str) -> str | None:
     return condition_of(found.group(1) or found.group(2)) if found else None
 
 
-_SENTENCES = re.compile(r"[?？!！。;；\n]+|(?<!\d)\.(?!\d)")
+_SENTENCES = re.compile(r"[?？!！。;；\n]+|(?<!\d)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)(?<!\bProf)"
+                        r"\.(?![\dA-Za-z_])")
 _JOINERS = re.compile(r"(?i)(?<!\d),|,(?!\d)|\s+(?:and|also|then)\s+|，|、|另外|还有|以及|并且|"
                       r"同时|然后|(?<![暖温柔平缓])和(?![平谐])")
 _QUOTED = re.compile(r"\"[^\"]*\"|(?:^|(?<=\s))'[^']+'(?=$|[\s,.?!])|「[^」]*」|《[^》]*》|(?<!\d):(?!\d).*$|：.*$")
@@ -719,9 +739,11 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
     """Points for typed values only this tool's parameters take: a route ("from X to Y")
     for origin and destination, a code shaped like its example, an e-mail address, two
     currencies for a converter, an enum value of its own named ("swimming", "客厅")."""
+    points = 2 * len({w.shape for w in spans.wants_of(properties(tool), [])
+                      if w.shape in spans.SHAPED and spans.shaped(slots.Words(tidy(text)), w.shape)})
     if not kinds & {"origin", "destination", "code", "email", "emails", "enum", "currency"}:
-        return 0
-    said, points = slots.Words(tidy(text)), 0
+        return points
+    said = slots.Words(tidy(text))
     if {"origin", "destination"} & kinds and any(slots.find_route(said)):
         points += 2
     for name, schema in properties(tool).items():
@@ -737,8 +759,11 @@ def typed_points(tool: Any, text: str, kinds: set[str]) -> int:
                 unit_role(name, schema) == "" and \
                 enum_value(schema.get("enum") or [], text) is not None:
             points += 1
-    if "currency" in kinds and len(slots.currencies_in(slots.Words(tidy(text)))) >= 2:
+    said_money = slots.currencies_in(slots.Words(tidy(text))) if "currency" in kinds else []
+    if "currency" in kinds and len(said_money) >= 2:
         points += 2
+    elif "currency" in kinds and "number" in kinds and any(attached for *_, attached in said_money):
+        points += 1  # "$25", "200 元": an amount of money, for a tool that takes one
     return points
 
 
@@ -800,7 +825,7 @@ def clauses(text: str, tools: list) -> list[Clause]:
             found.append(Clause((waiting + joiner if waiting else "") + piece, tool))
             waiting = ""
         elif found:
-            found[-1].text += (joiner if joiner.strip() else " ") + piece
+            found[-1].text += (joiner + " " if joiner == "," else joiner if joiner.strip() else " ") + piece
         else:
             waiting += (joiner if waiting else "") + piece
     return completed(found)
@@ -808,7 +833,10 @@ def clauses(text: str, tools: list) -> list[Clause]:
 
 def completed(found: list[Clause]) -> list[Clause]:
     """Clauses for the same tool that complete each other are one request: in
-    "下周五去大阪的机票，从北京出发" the second only adds the origin the first lacks."""
+    "下周五去大阪的机票，从北京出发" the second only adds the origin the first lacks; in
+    "Check in Garcia on LH401, aisle please" the second cannot stand alone (it lacks what
+    the first gives), so it only adds to it; and for a tool that takes a list, "Add milk,
+    eggs and bread to my list" is one list, not two requests."""
     merged: list[Clause] = []
     for clause in found:
         before = merged[-1] if merged else None
@@ -816,12 +844,27 @@ def completed(found: list[Clause]) -> list[Clause]:
             lacking = fill_arguments(before.tool, before.text)[1]
             both = f"{before.text}，{clause.text}" if CJK.search(clause.text) else \
                 f"{before.text}, {clause.text}"
-            if lacking and len(fill_arguments(before.tool, both)[1]) < len(lacking) and \
-                    fill_arguments(clause.tool, clause.text)[1]:
+            alone, joined = fill_arguments(clause.tool, clause.text)[1], fill_arguments(before.tool, both)[1]
+            if lacking and len(joined) < len(lacking) and (alone or fragment(before.tool, lacking)) or \
+                    not lacking and fragment(clause.tool, alone) or \
+                    takes_list(clause.tool) and len(joined) <= len(lacking):
                 before.text = both
                 continue
         merged.append(clause)
     return merged
+
+
+def fragment(tool: Any, missing: list[str]) -> bool:
+    """Whether a clause lacks a required value a place cannot give: "aisle please" is part of
+    the check-in before it; "and Beijing" for the weather is a request of its own."""
+    kinds = {param_kind(n, properties(tool).get(n, {})) for n in missing}
+    return bool(missing) and not kinds & {"place", "places", "timezone"}
+
+
+def takes_list(tool: Any) -> bool:
+    """Whether the tool takes a list of plain values (its items joined by "and" and ",")."""
+    return any(s.get("type") == "array" and param_kind(n, s) in ("other", "emails")
+               for n, s in properties(tool).items())
 
 
 # ------------------------------------------------------------------ parameters
@@ -843,8 +886,8 @@ _CODE_NAMES = {"symbol", "ticker", "sku", "barcode", "iata", "icao", "isbn", "co
                "account", "iban", "phone"}
 _CODE_ABOUT = re.compile(r"(?i)\b(?:ticker|symbol|iata|sku|barcode|tracking number|flight number"
                          r"|airline code)\b|代码|条形码|单号|航班号")
-_ORIGIN_NAMES = {"origin", "departure", "depart", "start", "source", "from"}
-_DESTINATION_NAMES = {"destination", "arrival", "arrive", "dest", "end", "to"}
+_ORIGIN_NAMES = {"origin", "departure", "depart", "start", "source", "from", "pickup"}
+_DESTINATION_NAMES = {"destination", "arrival", "arrive", "dest", "end", "to", "dropoff"}
 _ROUTE_ABOUT = re.compile(r"(?i)\b(?:city|cities|station|airport|place|point|address|location|"
                           r"where|go)\b|城市|车站|机场|地点|出发|到达")
 
@@ -947,14 +990,17 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     Celsius", from_unit is "fahrenheit" and to_unit "celsius"."""
     lowered, found = (text or "").lower(), []
     for value in values:
+        own = _own_forms(value)
         for word in enum_forms(value):
             hit = re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered)
             if hit and len(word) == 1 and not side_of(lowered, hit.start(), hit.end()):
                 continue  # "m", "磅", "高": a one-letter unit only with a number or "to" ("5 m")
             if hit and word:
-                found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end())))
+                found.append((hit.start(), value, side_of(lowered, hit.start(), hit.end()),
+                              word not in own, -len(word), slots.closeness(value, word)))
                 break
-    found.sort(key=lambda f: f[0])
+    found.sort(key=lambda f: f[0:1] + f[3:])  # at one place, the value itself ("urgent")
+    found = [f[:3] for f in found]               # before a value it is a synonym of (high)
     if role:  # a value said for the other side is not this one's
         mine = [value for _, value, side in found if side == role]
         theirs = {value for _, value, side in found if side and side != role}
@@ -962,7 +1008,19 @@ def enum_value(values: list, text: str, role: str = "") -> Any:
     return found[0][1] if found else None
 
 
-_TO_MARK = re.compile(r"(?:\b(?:to|into|in|as)|成|为|多少|等于)\s*(?:degrees?\s*)?$")
+def _own_forms(value: Any) -> frozenset[str]:
+    """The ways a value is written that are the value itself, not a synonym."""
+    return _own_forms_of(str(value).lower())
+
+
+@lru_cache(maxsize=4096)
+def _own_forms_of(said: str) -> frozenset[str]:
+    spaced = said.replace("_", " ").replace("-", " ")
+    return frozenset({said, spaced, spaced + "s", spaced + "es",
+                      spaced[:-1] + "ies" if spaced.endswith("y") else spaced})
+
+
+_TO_MARK = re.compile(r"(?:\b(?:to|into|in|as|how many|how much)|成|为|多少|等于|是几|几)\s*(?:degrees?\s*)?$")
 _FROM_MARK = re.compile(r"(?:\bfrom|\d)\s*(?:degrees?\s*|度\s*)?$")
 
 
@@ -992,6 +1050,8 @@ def unit_role(name: str, schema: Mapping) -> str:
     named, about = set(split_name(name)), str(schema.get("description") or "")
     if named & (_FROM_NAMES | _TO_NAMES):
         return "from" if named & _FROM_NAMES else "to"
+    if not (named & _UNIT_WORDS_ or re.search(r"(?i)\bunits?\b|\bconver|\bscale\b|单位|换算", about)):
+        return ""  # "goes above or below the target" is no side of a conversion
     if _FROM_ABOUT.search(about):
         return "from"
     return "to" if _TO_ABOUT.search(about) else ""
@@ -1011,7 +1071,9 @@ tonight now tomorrow quick simple down many much long often did eat ate eaten dr
 had have has recommend suggest open order buy reserve schedule cancel remove delete update
 share post call track convert calculate compute translate define detect explain describe
 summarize summarise read write record log turn switch pull bring fetch lookup i'd i'll i've
-we'd we'll let's id like love wanna gonna trying looking searching hoping planning""".split())
+we'd we'll let's id like love wanna gonna trying looking searching hoping planning adjust
+scale ship roll release push launch request place raise file tick off mark rename change run
+please grab fetch""".split())
 # Words after which the rest of an English phrase is about something else.
 _CUT_EN = set("""that which who under below over in at on by from to for into near tomorrow
 today tonight this next please between within less more than using via""".split())
@@ -1025,10 +1087,12 @@ _LEAD_ZH = re.compile(r"^(?:帮我|帮忙|麻烦|请|给我|替我|我想|我要
                       r"订|预订|预约|一张|一间|一份|一杯|一瓶|一本|一部|一些|给|"
                       r"一首|一份|一些|个|款|查查|查一下|查|看看|看一下|找找|找|搜一下|搜索|搜|"
                       r"播放|放|来|在|去|把|有没有|有什么|有|记一下|记|加|设|定|是|的|从|用|"
-                      r"最新的|最新|今天|现在|明天)+")
+                      r"最新的|最新|今天|现在|明天|新建|创建|建个|建一个|建|开个|开一个|提个|提一个|"
+                      r"买张|买一张|买|点杯|点一杯|点个|约个|约一节|续一下|续开|续配|续)+")
 _CUT_ZH = re.compile(r"[开买订点要写发打做来拿寄送查找放听看叫约租借换]?[一两二三四五六七八九十几]+"
                      r"[张个份杯瓶本部件双首条篇项间封辆台只]|的|吗|呢|吧|啊|了|怎么|如何|什么|多少|是不是|有没有|哪些|哪个|哪|有|是|在|"
                      r"还|要|能|到|和|跟|与|现在|今天|明天|今晚|今日|昨天|后天|上午|下午|晚上|早上|[，,。.？?！!、：:；;]"
+                     r"|换成|改成|调整成|调成|标成|标记为|设为|设成|改为|变成"
                      r"|\s+(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])\s+")
 
 
@@ -1066,6 +1130,8 @@ def leftover(reading: Reading, tool: Any, said_as: bool = False) -> str | None:
             kept = phrase_en(said, own)
             start, said = (start + kept[0], said[kept[0]:kept[1]]) if kept else (start, "")
         said = re.sub(r"[的了吗呢吧]+$", "", said)
+        if "\x00" in rest[start:end]:  # "…日志丢失，加上 [bug 标签]": 加上 belongs to the taken value
+            said = re.sub(r"\s*[，,]\s*[\w\u4e00-\u9fff]{1,4}$", "", said)
         if said and not all(w.lower() in _GENERIC or is_own(w.lower(), own)
                             for w in re.findall(r"[\w'&-]+", said)):
             reading.words.claim(start, start + len(said))
@@ -1101,11 +1167,27 @@ def topic_words_zh(tool: Any) -> tuple[str, ...]:
                  for w in CONCEPTS[c].split() if CJK.search(w) and len(w) >= 2)
 
 
-def own_words_of(tool: Any) -> set[str]:
+def own_values(tool: Any) -> frozenset[str]:
+    """Words that are the tool's own topic, in English and Chinese, never a value for it
+    ("shopping", "购物" for a shopping list)."""
+    return _own_values(" ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool)))
+
+
+@lru_cache(maxsize=1024)  # the same tools come back on every request
+def _own_values(about: str) -> frozenset[str]:
+    chinese = {w for c in concepts(about) for w in CONCEPTS[c].split() if CJK.search(w)}
+    return frozenset({w.lower() for w in re.findall(r"[A-Za-z]+", about)} | _own_words(about) | chinese)
+
+
+def own_words_of(tool: Any) -> frozenset[str]:
     """A tool's own English words (stems) and those of its concepts; not the examples its
     descriptions give ("Restaurant name, e.g. Hotpot House": "Hotpot" is a value)."""
-    own = " ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool))
-    return set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own)))
+    return _own_words(" ".join(split_name(tool_name(tool))) + " " + _EXAMPLE_TEXT.sub(" ", tool_text(tool)))
+
+
+@lru_cache(maxsize=1024)
+def _own_words(own: str) -> frozenset[str]:
+    return frozenset(set(words(own)) | english_words(" ".join(CONCEPTS[c] for c in concepts(own))))
 
 
 def is_own(word: str, own: set[str]) -> bool:
@@ -1158,8 +1240,9 @@ _VERB_ZH = r"[发打开买订点要写做看听找查叫约租借换寄送拿问
 
 
 def leftover_zh(reading: Reading, tool: Any) -> str | None:
-    own = sorted({w for c in concepts(tool_text(tool) + " " + " ".join(split_name(tool_name(tool))))
-                  for w in CONCEPTS[c].split() if CJK.search(w)}, key=len, reverse=True)
+    about = _EXAMPLE_TEXT.sub(" ", tool_text(tool)) + " " + " ".join(split_name(tool_name(tool)))
+    own = sorted({w for c in concepts(about) for w in CONCEPTS[c].split() if CJK.search(w)},
+                 key=len, reverse=True)  # not the examples' words: "e.g. latte" is a value
     rest = reading.words.rest
     masked = rest
     for word in own:
@@ -1216,18 +1299,32 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     any ("units: fahrenheit" in a profile); a value not found falls back to the schema's
     default; an optional parameter with neither is left out."""
     reading = Reading(text, target, list(targets or []), prefer=prefer or {})
-    props = properties(tool)
+    props, needed = properties(tool), required(tool)
     kinds = {name: param_kind(name, schema) for name, schema in props.items()}
-    found: dict[str, Any] = {}
+    # Values marked out by their shape (a URL, a file, "owner/name") or quoted after a cue
+    # ("titled 'X'") first: their digits and words are no one else's (spans.py).
+    loose = {n: s for n, s in props.items() if kinds[n] not in _TYPED and (
+        kinds[n] not in ("place", "places", "origin", "destination") or spans.shape_of(n, s) in spans.FIRST)}
+    found: dict[str, Any] = spans.fill(loose, needed, reading.words, spans.FIRST, quoted_only=True)
     cued_first = _BY_NAMES | _SAID_NAMES | {"subject", "body"}  # "by X", "saying X" first
     order = sorted(props, key=lambda n: (_KIND_ORDER.index(kinds[n]),
                                          not set(split_name(n)) & cued_first,
-                                         n not in required(tool)))  # then required before optional
+                                         n not in needed))  # then required before optional
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) < _KIND_ORDER.index("number")]:
-        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+        if found.get(name) is None:
+            found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
     fill_numbers(tool, props, kinds, reading, found)
+    # Then what a cue introduces (a label, who pays, where to search around ...), once the
+    # typed values are taken so a phrase ends where they were.
+    open_ = {n: s for n, s in loose.items() if found.get(n) is None}
+    if open_:
+        found.update(spans.fill(open_, needed, reading.words, spans.LATER, own_values(tool)))
+    marked = spans.cue_only(loose, needed)
     for name in [n for n in order if _KIND_ORDER.index(kinds[n]) > _KIND_ORDER.index("number")]:
-        found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+        if found.get(name) is None and name not in marked:
+            found[name] = in_language(value_for(name, props[name], reading, tool), props[name])
+    implied_on(props, found, needed)
+    said_default(props, found)
     arguments, missing = {}, []
     for name, schema in props.items():
         value = found.get(name)
@@ -1242,6 +1339,36 @@ def fill_arguments(tool: Any, text: str, target: Target | None = None,
     return arguments, missing
 
 
+def said_default(props: Mapping, found: dict) -> None:
+    """A date the description says is taken when left out ("today if left out") is left
+    out when the words say just that ("今天")."""
+    for name, schema in props.items():
+        about = str(schema.get("description") or "")
+        if isinstance(found.get(name), str) and \
+                re.search(r"(?i)\btoday if (?:left out|not given|omitted)|defaults? to today|默认(?:为)?今天", about) \
+                and found[name] == slots.today().isoformat():
+            found[name] = None
+
+
+def implied_on(props: Mapping, found: dict, needed: list[str]) -> None:
+    """An on/off switch the words do not name is "on" when they set something only a device
+    that is on has: "Set the living room light to 40%", "make the bedroom lights blue",
+    "把走廊灯调暗到10%"."""
+    for name, schema in props.items():
+        values = {str(v).lower() for v in schema.get("enum") or []}
+        if found.get(name) is None and values == {"on", "off"}:
+            others = [n for n in props if n != name and n not in needed and found.get(n) is not None
+                      and "default" not in props[n]]
+            if others:
+                found[name] = next(v for v in schema["enum"] if str(v).lower() == "on")
+
+
+# Kinds slots.py reads by their type alone; spans.py fills the others (text, codes, places,
+# the ends of a route, lists) when the words mark their value out.
+_TYPED = {"currency", "date", "time", "language", "country", "enum", "number", "boolean",
+          "expression", "timezone", "emails"}
+
+
 def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
                  found: dict) -> None:
     """Number parameters: first those whose unit is said with a number ("3 nights",
@@ -1254,6 +1381,8 @@ def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
         left = [n for n in group if found.get(n) is None]
         if len(left) == 1:
             found[left[0]] = number_for(left[0], props, reading, numbers, alone=True)
+    for name in [n for n in numbers if found.get(n) is None]:
+        found[name] = implied_number(name, props[name], reading)
     left = [n for n in numbers if n in required(tool) and found.get(n) is None]
     bare = [q for q in slots.quantities(reading.words)
             if not q.unit or q.unit.lower() in _STOP or not q.unit[0].isalpha()]
@@ -1262,6 +1391,36 @@ def fill_numbers(tool: Any, props: Mapping, kinds: Mapping, reading: Reading,
             integer = props[name].get("type") == "integer"
             found[name] = int(said.value) if integer or said.value.is_integer() else said.value
             reading.words.claim(said.start, said.end)
+
+
+_MAX_WORDS = re.compile(r"(?i)\b(?:max(?:imum)?|full|all the way up|loudest)\b|最大|最高|最响")
+_MIN_WORDS = re.compile(r"(?i)\b(?:min(?:imum)?|lowest|all the way down)\b|最小|最低")
+
+
+def implied_number(name: str, schema: Mapping, reading: Reading) -> float | int | None:
+    """A number the words imply without writing it: a duration between two times ("from
+    15:00 to 16:30": 90 minutes, "9点到11点": 120), one of what an enum took ("a cup of
+    sugar": 1 cup), the top or bottom of the parameter's range ("音量开到最大": 100)."""
+    named, about = set(split_name(name)), str(schema.get("description") or "")
+    integer = schema.get("type") == "integer"
+    unit = slots.unit_words(list(split_name(name)), about)
+    if unit in (slots.UNITS["minute"], slots.UNITS["hour"]):
+        span = slots.time_span(reading.text)
+        if span:
+            minutes = (int(span[1][:2]) - int(span[0][:2])) * 60 + int(span[1][3:]) - int(span[0][3:])
+            return minutes if unit == slots.UNITS["minute"] else minutes / 60
+    if named & {"amount", "quantity", "value", "count"} and \
+            re.search(r"(?i)(?:\b(?:a|an|one)\s+|(?<![\d一二三四五六七八九十两])一\s*)\x00", reading.words.rest):
+        return 1
+    bounds = re.search(r"(\d+)\s*(?:-|–|~|to|到)\s*(\d+)", about)
+    low, high = (schema.get("minimum"), schema.get("maximum")) if not bounds else \
+        (int(bounds.group(1)), int(bounds.group(2)))
+    for pattern, bound in ((_MAX_WORDS, high), (_MIN_WORDS, low)):
+        said = pattern.search(reading.words.rest)
+        if said and bound is not None:
+            reading.words.claim(*said.span())
+            return int(bound) if integer or float(bound).is_integer() else bound
+    return None
 
 
 def best_effort(tool: Any, text: str, arguments: dict, missing: list[str]) -> dict:
@@ -1354,13 +1513,13 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         values, role = schema.get("enum") or [], unit_role(name, schema)
         said = enum_value(values, words_.rest, role)
         if said is not None:
-            claim_words(words_, enum_forms(said))
+            topics = set(slots.TOPICS.get(str(said).lower(), "").split(","))
+            claim_words(words_, [f for f in enum_forms(said) if f not in topics])
         return said if said is not None or role else preferred(values, reading.prefer)
     if kind == "boolean":
-        said = switch_in(words_.rest, named)
-        for pattern in (_ON, _OFF) if said is not None else ():
-            for hit in pattern.finditer(words_.rest):
-                words_.claim(hit.start(), hit.end())
+        said, where = switch_said(words_.rest, named)
+        for start, end in where:
+            words_.claim(start, end)
         return said
     if kind in ("emails", "email"):
         found = slots.find_emails(words_)
@@ -1411,7 +1570,10 @@ def value_for(name: str, schema: Mapping, reading: Reading, tool: Any) -> Any:
         if named & _BY_NAMES:
             return by_whom(reading)
         if named & {"subject", "body"}:
-            return cued(reading, _SUBJECT if "subject" in named else _BODY)
+            said = cued(reading, _SUBJECT if "subject" in named else _BODY)
+            if said is None and "subject" in named and name in required(tool):
+                return quoted(reading) or colon_payload(reading)  # "a ticket: X", "工单：X"
+            return said
         said_as = bool(named & _SAID_NAMES)
         if name not in required(tool):  # an optional text is taken only when marked out
             return (cued(reading, _BODY) if said_as else None) or quoted(reading)
@@ -1430,16 +1592,43 @@ _NOT = re.compile(r"(?i)\b(?:not|no|non|without)\s*-?\s*$|不$|非$")
 
 def switch_in(text: str, named: set[str]) -> bool | None:
     """A yes/no parameter: for a switch ("on", "enabled", "power"), whether the words turn
-    it on or off; else True when its name is said ("remote jobs"), False when said with
-    "not"/"non-"/"不"; None when the words do not say."""
+    it on or off; else True when its name is said ("remote jobs", "make it public",
+    "匿名投票"), False when said with a "not" ("no vibration", "without symbols",
+    "不要震动", "不带符号"); None when the words do not say."""
+    return switch_said(text, named)[0]
+
+
+# Chinese for the words yes/no parameters are named with ("vibrate" → 震动).
+_SWITCH_ZH = {"vibrate": "震动|振动", "public": "公开", "anonymous": "匿名", "mop": "拖地",
+              "dry": "试运行|演练|预演", "draft": "草稿", "symbol": "特殊符号|特殊字符|符号",
+              "formatting": "格式|排版", "format": "格式", "open": "开着|营业中|在营业",
+              "multiple": "多选", "everyone": "所有人|全体成员|全员", "remote": "远程",
+              "private": "私密|私人", "recurring": "重复", "urgent": "紧急", "notify": "通知大家"}
+_NOT_ZH = re.compile(r"(?:不要|不用|不带|不需要|无需|别|不)[\u4e00-\u9fff]{0,3}$")
+_NOT_EN = re.compile(r"(?i)\b(?:not|no|non|without|don't|do not|never)\s*-?\s*(?:[a-z]+\s+){0,2}$")
+
+
+def _root(word: str) -> str:
+    """"vibrate" and "vibration" → "vibrat"; "symbols" → "symbol"."""
+    return re.sub(r"(?:ation|ting|ing|ed|es|s|e)$", "", word) if len(word) > 4 else word
+
+
+def switch_said(text: str, named: set[str]) -> tuple[bool | None, list[tuple[int, int]]]:
+    """switch_in, with where the words said it (to be claimed)."""
     if named & {"on", "enabled", "enable", "active", "power", "state", "switch"}:
         on, off = _ON.search(text), _OFF.search(text)
-        return None if bool(on) == bool(off) else bool(on)
-    for word in named - _STOP - {"only", "is", "include"}:
-        hit = re.search(rf"(?i)\b{re.escape(word)}\b", text)
-        if hit:
-            return not _NOT.search(text[:hit.start()])
-    return None
+        said = None if bool(on) == bool(off) else bool(on)
+        return said, [m.span() for m in (on, off) if m] if said is not None else []
+    hits = []
+    for word in named - _STOP - {"only", "is", "include", "allow", "keep", "choice", "run"}:
+        hits += list(re.finditer(rf"(?i)\b{re.escape(_root(word))}\w*", text))
+        hits += list(re.finditer(_SWITCH_ZH.get(word, _SWITCH_ZH.get(word.rstrip("s"), "(?!)")), text))
+    if not hits:
+        return None, []
+    hit = min(hits, key=lambda m: m.start())
+    negated = (_NOT_ZH if CJK.search(hit.group(0)) else _NOT_EN).search(text[:hit.start()])
+    start = negated.start() if negated else hit.start() - (text[hit.start() - 1:hit.start()] == "@")
+    return not negated, [(start, hit.end())]
 
 
 _BY_NAMES = {"artist", "author", "singer", "band", "director", "composer", "writer", "creator",
@@ -1464,6 +1653,23 @@ def by_whom(reading: Reading) -> str | None:
     return who[lead.end():] if lead and lead.end() < len(who) else who
 
 
+def colon_payload(reading: Reading) -> str | None:
+    """What follows a colon ("open a ticket: app crashes on upload", "工单：数据库超时"), up to
+    a comma and a value taken by another parameter. Claimed."""
+    found = _COLON.search(reading.words.rest)
+    if not found:
+        return None
+    start = found.start(1)
+    said = reading.words.rest[start:].split("\x00")[0]
+    said = re.split(r"[，,]\s*$|[，,](?=[^，,]*$)", said.rstrip())[0] if "\x00" in reading.words.rest[start:] \
+        else said
+    said = said.strip(" ?？!！。.,，'\"")
+    if not said or not re.search(r"[\w\u4e00-\u9fff]", said):
+        return None
+    reading.words.claim(start, start + len(said))
+    return said
+
+
 def cued(reading: Reading, pattern: re.Pattern) -> str | None:
     """Text the words introduce for this parameter ("with the subject 'Lunch'",
     "saying I'll be late", "主题是“周报”"); None without the cue: an e-mail's subject is
@@ -1477,12 +1683,13 @@ def cued(reading: Reading, pattern: re.Pattern) -> str | None:
 
 
 def claim_words(words_: slots.Words, forms: list[str]) -> None:
-    """Take the first way of writing an enum value found ("high priority" takes "high")."""
-    for form in forms:
-        hit = re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", words_.rest.lower())
-        if hit and len(form) > 1:
-            words_.claim(hit.start(), hit.end())
-            return
+    """Take the way of writing an enum value found first in the words, the longest there
+    ("high priority" takes "high", "技术类工单" takes 技术)."""
+    hits = [hit for form in forms if len(form) > 1
+            for hit in [re.search(rf"(?<![a-z]){re.escape(form)}(?![a-z])", words_.rest.lower())] if hit]
+    if hits:
+        hit = min(hits, key=lambda h: (h.start(), -len(h.group(0))))
+        words_.claim(hit.start(), hit.end())
 
 
 def claim_place(words_: slots.Words, value: str) -> None:
