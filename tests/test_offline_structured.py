@@ -369,6 +369,68 @@ def test_the_brain_fills_a_strict_event_tool_from_the_request():
                          "participants": ["Alice", "Bob"]})
 
 
+FLIGHT_PARAMETERS = {"origin": {"type": "string"}, "destination": {"type": "string"},
+                     "date": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                     "max_stops": {"type": "integer", "default": 1}}
+
+
+def loose(tool):
+    """The same tool, not strict, with only the places required (as a non-strict SDK
+    writes an optional argument)."""
+    fn = {**tool["function"], "strict": False}
+    fn["parameters"] = {**fn["parameters"], "required": ["origin", "destination"]}
+    return {"type": "function", "function": fn}
+
+
+def rounds(text, tool):
+    """Each round's calls (name, arguments) until the model answers in words, at most 4."""
+    messages, made = user(text), []
+    for _ in range(4):
+        message = ask(messages, tools=[tool])["choices"][0]["message"]
+        if not message.get("tool_calls"):
+            return made, message["content"]
+        made.append([(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                     for c in message["tool_calls"]])
+        messages += [message] + [{"role": "tool", "tool_call_id": c["id"],
+                                  "content": '{"flights": ["CA981 08:00"]}'}
+                                 for c in message["tool_calls"]]
+    return made, None
+
+
+@pytest.mark.parametrize("text, date", [
+    ("Find flights from Beijing to Shanghai tomorrow", "tomorrow"),
+    ("Find flights from Beijing to Shanghai", None),
+    ("帮我查明天从北京到上海的航班", "明天"),
+], ids=["a date", "no date (null)", "Chinese"])
+def test_a_strict_call_that_came_back_filled_is_not_made_again(text, date):
+    """A strict tool's call leaves with every property (null for an unsaid optional one, a
+    date as written): it is still the call the model planned, so one round, then words,
+    as with the same tool not strict."""
+    strict = strict_tool("search_flights", FLIGHT_PARAMETERS, "Search flights between two cities")
+    made, said = rounds(text, strict)
+    assert len(made) == 1 and len(made[0]) == 1, made
+    assert made[0][0][1]["date"] == date and made[0][0][1]["max_stops"] == 1
+    assert said and "CA981" in said
+    plain_made, plain_said = rounds(text, loose(strict))
+    assert len(plain_made) == 1 and said == plain_said
+
+
+def test_calls_that_would_be_sent_alike_are_one_call():
+    """The brain plans a call per unit; sent as a schema that keeps no unit they would be
+    the same call twice in parallel: it is made once."""
+    view = {"model": MODEL_ID, "messages": user("Weather in Chengdu in celsius and fahrenheit"),
+            "tools": [WEATHER_TOOL]}
+
+    def fit(name, arguments):
+        return {"location": arguments["location"]}
+
+    assert len(brain.reply(view)["message"]["tool_calls"]) == 2
+    with brain.sent_as(fit):
+        calls = brain.reply(view)["message"]["tool_calls"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [
+        {"location": "Chengdu", "unit": "celsius"}]
+
+
 def test_a_forced_strict_call_with_nothing_to_fill_is_still_valid():
     reply = ask(user("hello"), tools=[EVENT_TOOL],
                 tool_choice={"type": "function", "function": {"name": "create_event"}})

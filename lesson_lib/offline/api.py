@@ -7,7 +7,7 @@ the Responses and Conversations APIs (`/v1/responses…`, `/v1/conversations…`
 answered by responses.py, from the stored state `state` holds. The embeddings are
 lesson_lib.embeddings.offline_vectors()'s. The reply itself comes from
 `brain.reply()`, made to honour `response_format` and strict tools by
-`structured.constrain()`; this module adds what the real service adds around it: request
+`structured.reply()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the options, the context window, the model name,
 the key),
 ids, `usage`, `max_tokens` cuts and server-sent events for `stream=True`.
@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, brain, structured
+from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, structured
 from lesson_lib.offline.ids import make_id
 from lesson_lib.protocol import (
     ProtocolError,
@@ -272,7 +272,7 @@ def chat_completion(raw: bytes, window: int) -> Reply:
     check_options(body)
     messages_tokens = check_context(body, window, tools_tokens)
     asked = {k: v for k, v in body.items() if k not in STREAM_ONLY}  # same answer streamed or not
-    answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
+    answer = structured.reply(asked)
     completion = build_completion(asked, answer, messages_tokens + tools_tokens)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

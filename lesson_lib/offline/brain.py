@@ -91,7 +91,9 @@ benchmarks/tool_bank.py scores the argument filling on 42 invented tools.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -474,12 +476,31 @@ def add_unique(calls: list[Call], call: Call, tools: list) -> Call:
     return call
 
 
+# How the request sends a call's arguments, set by sent_as(): None sends them as planned.
+_SENT_AS: ContextVar[Callable[[str, dict], dict] | None] = ContextVar("sent_as", default=None)
+
+
+@contextmanager
+def sent_as(fit: Callable[[str, dict], dict] | None) -> Iterator[None]:
+    """While it lasts, calls are compared as `fit(name, arguments)` sends them. A strict
+    tool's call leaves with its arguments made to fit the schema (structured.strict_call:
+    every property present, a date read as written); the call that came back is then
+    the planned one, not a new one to make again."""
+    token = _SENT_AS.set(fit)
+    try:
+        yield
+    finally:
+        _SENT_AS.reset(token)
+
+
 def call_key(call: Call, tools: list) -> str:
-    """What makes two calls the same: the name and the arguments, ignoring values equal
-    to the schema's default and spelling of places ("成都" and "Chengdu" are one place)."""
+    """What makes two calls the same: the name and the arguments as they are sent (see
+    sent_as), ignoring values equal to the schema's default and spelling of places
+    ("成都" and "Chengdu" are one place)."""
     props = u.properties(next((t for t in tools if u.tool_name(t) == call.name), None))
+    fit = _SENT_AS.get()
     kept = {}
-    for key, value in call.arguments.items():
+    for key, value in (fit(call.name, call.arguments) if fit else call.arguments).items():
         if key in props and props[key].get("default") == value:
             continue
         place = lookup(value) if isinstance(value, str) else None

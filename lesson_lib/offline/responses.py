@@ -50,7 +50,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
-from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, api, brain, structured
+from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, api, structured
 from lesson_lib.offline.state import default_state
 from lesson_lib.protocol import (
     ProtocolError,
@@ -944,7 +944,7 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
         kept_items, messages, prefixes, input_tokens = truncated(full, head, tools,
                                                                  tools_tokens, window)
         dropped, asked["messages"] = len(full) - len(kept_items), messages
-    answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
+    answer = structured.reply(asked)
     message, finish, used = api.limit_reply(dict(answer["message"]), answer["finish_reason"],
                                             body.get("max_output_tokens"))
     hit = cached(state.prefix_tokens([digest for digest, _ in prefixes]))

@@ -49,6 +49,7 @@ import jsonschema
 import referencing.exceptions
 
 from lesson_lib import clock
+from lesson_lib.offline import brain
 from lesson_lib.offline import understand as u
 
 MISSING: Any = object()   # "nothing found": the caller falls back to a blank
@@ -69,6 +70,38 @@ class Source:
 
 
 # ------------------------------------------------------------------ the entry point
+
+def reply(body: Mapping) -> dict:
+    """The brain's reply to a (validated) Chat Completions body, made to honour its
+    `response_format` and strict tools: what the API routes answer with. The brain reads
+    brain_view(body) and compares its planned calls with those already made as strict
+    tools send them (as_sent), so a call that came back filled is not made again."""
+    with brain.sent_as(as_sent(body)):
+        return constrain(body, brain.reply(brain_view(body)))
+
+
+def as_sent(body: Mapping):
+    """`fit(name, arguments)`: a call's arguments as strict_call sends them, read from the
+    request up to its latest user message (what the calls of this turn were filled from,
+    before any result came back); None when no tool is strict."""
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    if not any(map(is_strict, tools)):
+        return None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    source = source_of({**body, "messages": messages[:last + 1]}, "")
+    fitted: dict[str, dict] = {}
+
+    def fit(name: str, arguments: dict) -> dict:
+        key = name + "\0" + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        if key not in fitted:
+            call = {"function": {"name": name, "arguments": json.dumps(arguments)}}
+            made = strict_call(call, body, source)
+            fitted[key] = json.loads(made["function"]["arguments"]) if made else arguments
+        return fitted[key]
+
+    return fit
+
 
 def constrain(body: Mapping, answer: dict) -> dict:
     """`answer` (brain.reply's) made to honour `response_format` and strict tools.
