@@ -467,6 +467,39 @@ def test_streamed_function_call_arguments(client):
     assert events[-1].type == "response.completed"
 
 
+def test_a_background_stream_resumes_after_a_sequence_number(client):
+    """A client that lost a background stream after event 3 asks for the rest: the events
+    numbered 4 on, as server-sent events, ending as the first stream would have."""
+    whole = list(create(client, input="What's the weather in Chengdu?", tools=[WEATHER],
+                        background=True, stream=True))
+    response_id = whole[0].response.id
+    rest = list(client.responses.retrieve(response_id, stream=True, starting_after=3))
+    assert [e.sequence_number for e in rest] == list(range(4, len(whole)))
+    assert [e.model_dump() for e in rest] == [e.model_dump() for e in whole[4:]]
+    assert len(list(client.responses.retrieve(response_id, stream=True))) == len(whole)
+    with client.responses.stream(response_id=response_id, starting_after=3) as stream:
+        assert next(iter(stream)).sequence_number == 4
+        assert stream.get_final_response().output[0].arguments == '{"location":"Chengdu"}'
+
+
+@pytest.mark.parametrize("made, text", [
+    ({"stream": True}, "This response cannot be streamed because it was not created with "
+                       "background=true."),
+    ({"background": True}, "This response cannot be streamed because it was not created "
+                           "with stream=true or the stream TTL has expired."),
+], ids=["not background", "not streamed"])
+def test_only_a_streamed_background_response_streams_again(client, made, text):
+    events = create(client, input="Hello", **made)
+    response_id = events.id if not made.get("stream") else list(events)[0].response.id
+    body = refused(lambda: list(client.responses.retrieve(response_id, stream=True)))
+    assert (body["message"], body["param"]) == (text, "stream")
+    assert client.responses.retrieve(response_id).status == "completed"
+    body = refused(lambda: client.get(f"/responses/{response_id}?stream=true&starting_after=x",
+                                      cast_to=object))
+    assert body["message"] == ("Invalid type for 'starting_after': expected an integer, but "
+                               "got a string instead.")
+
+
 def test_the_sdk_stream_helper_and_parse(client):
     class CalendarEvent(pydantic.BaseModel):
         name: str

@@ -1,7 +1,9 @@
 """The Responses API and the Conversations API on the offline model, through the same brain.
 
     POST   /v1/responses                          create (stream=True: its event stream)
-    GET    /v1/responses/{id}                     a stored response
+    GET    /v1/responses/{id}                     a stored response (?stream=true: a
+                                                  background response's events again,
+                                                  after ?starting_after=N)
     DELETE /v1/responses/{id}                     forget it
     GET    /v1/responses/{id}/input_items         the items it was answered from
     POST   /v1/conversations                      create (with items, metadata)
@@ -121,6 +123,8 @@ def handle(method: str, path: str, raw: bytes, *, window: int = DEFAULT_CONTEXT_
     if kind == "responses":
         if method == "POST" and not rest:
             return create_response(raw, window, state)
+        if len(rest) == 1 and method == "GET" and params.get("stream") == "true":
+            return resumed_stream(state, rest[0], params)
         if len(rest) == 1 and method == "GET":
             return api.json_reply(200, stored_response(state, rest[0])["response"])
         if len(rest) == 1 and method == "DELETE":
@@ -564,6 +568,34 @@ def stored_response(state: Any, response_id: str) -> dict:
     return record
 
 
+def resumed_stream(state: Any, response_id: str, params: Mapping) -> api.Reply:
+    """GET /v1/responses/{id}?stream=true&starting_after=N: the events of a response made
+    with background=true and stream=true once more, those after sequence number N (all of
+    them without it), as the API replays a background stream to a client that lost it.
+    (The real replay expires after a while; the offline one lasts as the stored response.)"""
+    after = params.get("starting_after", "-1")
+    try:
+        after = int(after)
+    except ValueError:
+        raise invalid_type("starting_after", "an integer", after) from None  # reconstructed
+    record = stored_response(state, response_id)
+    if not record["response"].get("background"):
+        raise ProtocolError(  # reconstructed (a Responses-compatible service's text)
+            "This response cannot be streamed because it was not created with "
+            "background=true.", param="stream",
+            explanation="only a background response (background=True, stream=True) can be "
+                        "streamed again; retrieve this one without stream")
+    if not record.get("streamed"):
+        raise ProtocolError(  # reconstructed (the same service's text)
+            "This response cannot be streamed because it was not created with stream=true "
+            "or the stream TTL has expired.", param="stream",
+            explanation="it was made with background=True but not stream=True: retrieve it "
+                        "without stream (its status and output are there)")
+    request_id = "req_" + hashlib.sha256(f"{response_id}|{after}".encode()).hexdigest()[:32]
+    return 200, {**SSE_HEADERS, "x-request-id": request_id}, (
+        event for event in events(record["response"], after) if event)
+
+
 def delete_response(state: Any, response_id: str) -> dict:
     stored_response(state, response_id)
     state.delete("response", response_id)
@@ -960,7 +992,8 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
         response = response_object(body, stem, serial, message, finish, used, input_tokens,
                                    hit, echoed, conversation)
         if body.get("store") is not False:
-            state.put("response", response["id"], {"response": response, "context": context})
+            state.put("response", response["id"], {"response": response, "context": context,
+                                                   "streamed": body.get("stream") is True})
         if conversation is not None:  # read again: another request may have added items
             now = state.get("conversation", conversation["conversation"]["id"])
             if now is not None:
@@ -1067,16 +1100,19 @@ def response_object(body: Mapping, stem: str, serial: int, message: Mapping, fin
 
 # ----------------------------------------------------------------- streaming
 
-def events(response: Mapping) -> Iterator[bytes]:
+def events(response: Mapping, after: int = -1) -> Iterator[bytes]:
     """The response as the API's server-sent events (`event: TYPE` and `data: {…}` each),
     in a captured stream's order: created, in_progress; for each output item added, its
-    parts and deltas, done; then completed (or incomplete). No `[DONE]` at the end."""
+    parts and deltas, done; then completed (or incomplete). No `[DONE]` at the end.
+    Those numbered `after` or less are left out (b"" in their place: nothing is sent)."""
     seq = 0
 
     def event(kind: str, **fields: Any) -> bytes:
         nonlocal seq
-        data = api.dumps({"type": kind, **fields, "sequence_number": seq})
         seq += 1
+        if seq - 1 <= after:
+            return b""
+        data = api.dumps({"type": kind, **fields, "sequence_number": seq - 1})
         return b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n"
 
     start = {**response, "status": "in_progress", "completed_at": None,
