@@ -6,6 +6,7 @@
                                                   after ?starting_after=N)
     DELETE /v1/responses/{id}                     forget it
     GET    /v1/responses/{id}/input_items         the items it was answered from
+    POST   /v1/responses/input_tokens             the input tokens a create would count
     POST   /v1/conversations                      create (with items, metadata)
     GET    /v1/conversations/{id}                 retrieve
     POST   /v1/conversations/{id}                 update its metadata
@@ -74,6 +75,10 @@ REQUEST_FIELDS = frozenset({
     "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store",
     "stream", "stream_options", "temperature", "text", "tool_choice", "tools",
     "top_logprobs", "top_p", "truncation", "user"})
+# The parameters of `client.responses.input_tokens.count()` (tests check it).
+COUNT_FIELDS = frozenset({
+    "conversation", "input", "instructions", "model", "parallel_tool_calls", "personality",
+    "previous_response_id", "reasoning", "text", "tool_choice", "tools", "truncation"})
 # The value lists of the recorded texts (see docs/protocol.md).
 ITEM_TYPES = (
     "additional_tools", "agent_message", "apply_patch_call", "apply_patch_call_output",
@@ -123,6 +128,8 @@ def handle(method: str, path: str, raw: bytes, *, window: int = DEFAULT_CONTEXT_
     if kind == "responses":
         if method == "POST" and not rest:
             return create_response(raw, window, state)
+        if method == "POST" and rest == ["input_tokens"]:
+            return count_input_tokens(raw, window, state)
         if len(rest) == 1 and method == "GET" and params.get("stream") == "true":
             return resumed_stream(state, rest[0], params)
         if len(rest) == 1 and method == "GET":
@@ -940,17 +947,12 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
     check_fields(body)
     check_input(body["input"])
     tools, echoed, tools_tokens = check_options(body)
-    earlier, conversation = resolve_context(body, state)
-    given = body["input"]
-    fresh = [{"role": "user", "content": given}] if isinstance(given, str) and given else (
-        resolve_references(list(given), state) if isinstance(given, list) else [])
+    earlier, fresh, head, conversation = context_of(body, state)
     if not fresh and body.get("previous_response_id") is None and conversation is None:
         raise ProtocolError(  # verbatim (recorded)
             "One of \"input\" or \"previous_response_id\" or 'prompt' or 'conversation' must "
             "be provided.", code="missing_required_parameter",
             explanation="say something: input='…'")
-    instructions = body.get("instructions")
-    head = [{"role": "system", "content": instructions}] if instructions else []
     messages = head + to_messages(earlier + fresh)
     asked: dict[str, Any] = {"model": body["model"], "messages": messages}
     if tools:
@@ -1004,6 +1006,42 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
         request_id = "req_" + hashlib.sha256(response["id"].encode()).hexdigest()[:32]
         return 200, {**SSE_HEADERS, "x-request-id": request_id}, events(response)
     return api.json_reply(200, response)
+
+
+def context_of(body: Mapping, state: Any) -> tuple[list, list, list, dict | None]:
+    """(the stored items the request continues, its new input items, its instructions as a
+    system message (or nothing), the conversation record or None)."""
+    earlier, conversation = resolve_context(body, state)
+    given = body.get("input")
+    fresh = [{"role": "user", "content": given}] if isinstance(given, str) and given else (
+        resolve_references(list(given), state) if isinstance(given, list) else [])
+    instructions = body.get("instructions")
+    head = [{"role": "system", "content": instructions}] if instructions else []
+    return earlier, fresh, head, conversation
+
+
+def count_input_tokens(raw: bytes, window: int, state: Any) -> api.Reply:
+    """POST /v1/responses/input_tokens (`client.responses.input_tokens.count(...)`): the
+    `usage.input_tokens` responses.create would report for the same request (the stored
+    chain or conversation, the input, instructions and tools; after truncation='auto',
+    what is kept), checked as create checks it, with nothing answered or stored. A context
+    over the window is counted, not refused: counting is how a client finds out."""
+    body = api.parse_body(raw)
+    for name in body:
+        if name not in COUNT_FIELDS:
+            raise unknown_parameter(name, body, COUNT_FIELDS)  # verbatim shape (create's)
+    if "model" in body:  # optional here
+        check_model(body)
+    if body.get("input") is not None:
+        check_input(body["input"])
+    tools, _, tools_tokens = check_options(body)
+    earlier, fresh, head, _ = context_of(body, state)
+    messages = head + to_messages(earlier + fresh)
+    prefixes = prefix_hashes(tools, messages, tools_tokens)
+    tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
+    if tokens > window and body.get("truncation") == "auto":
+        tokens = truncated(earlier + fresh, head, tools, tools_tokens, window)[3]
+    return api.json_reply(200, {"object": "response.input_tokens", "input_tokens": tokens})
 
 
 def truncated(context: list, head: list, tools: list, tools_tokens: int,
