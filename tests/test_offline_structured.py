@@ -275,6 +275,28 @@ def test_json_mode_fills_the_keys_asked_for(messages, expected):
     assert json.loads(content(messages, response_format={"type": "json_object"})) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Tell me a joke about cats. Respond in JSON with `setup` and `punchline` keys",
+     {"setup": None, "punchline": None}),
+    ('Return JSON with "name" and "age" keys: Xiaoming is 25.', {"name": "Xiaoming", "age": 25}),
+    ("Output a JSON object with the keys 'title' and 'year' for the film Inception (2010).",
+     {"title": None, "year": 2010}),
+    ("Give me JSON with fields: name, age. Xiaoming is 25.", {"name": "Xiaoming", "age": 25}),
+    ("Xiaoming is 25 and lives in Shanghai. Answer in JSON containing name, age and city.",
+     {"name": "Xiaoming", "age": 25, "city": "Shanghai"}),
+    ("Return a JSON object where the key is `sentiment`. I love it!", {"sentiment": None}),
+    ('Format your answer as JSON: {"city": ..., "days": ...}. 3 days in Chengdu.',
+     {"city": "Chengdu", "days": 3}),
+    ("用 JSON 回答，包含 name 和 age 字段：小明今年25岁。", {"name": "小明", "age": 25}),
+    ("请以JSON格式返回，字段：name、age、city。小明25岁，住在上海。",
+     {"name": "小明", "age": 25, "city": "上海"}),
+    ("请返回 JSON，包含 name、age 两个字段。小明今年25岁。", {"name": "小明", "age": 25}),
+], ids=["backticks before keys", "quotes before keys", "quotes after keys", "fields colon",
+        "json containing", "the key is", "an example with ...", "包含…字段", "字段：", "两个字段"])
+def test_json_mode_reads_the_keys_however_they_are_asked_for(text, expected):
+    assert json.loads(content(user(text), response_format={"type": "json_object"})) == expected
+
+
 def test_json_mode_without_named_keys_answers_in_an_answer_key():
     messages = user("What's your name? Answer in JSON.")
     got = json.loads(content(messages, response_format={"type": "json_object"}))
