@@ -717,6 +717,43 @@ def test_summary_of_nothing_says_so():
            "Summary so far: The user has not asked anything yet.", "empty summary")
 
 
+PASTED = ("User: Hi, I'm Xiaoming. What's the weather in Paris?\n"
+          "Assistant: It's sunny in Paris, 20°C.\n"
+          "User: Should I bring an umbrella?\n"
+          "Assistant: No need, no rain is expected.")
+PASTED_ZH = "用户：你好，我叫小明。巴黎天气怎么样？\n助手：巴黎晴，20°C。\n用户：要带伞吗？\n助手：不用，没有雨。"
+PASTED_SUMMARY = ("Summary so far: the user's name is Xiaoming. The user asked: “Hi, I'm "
+                  "Xiaoming. What's the weather in Paris?”; “Should I bring an umbrella?”. The "
+                  "assistant answered: “It's sunny in Paris, 20°C.”; “No need, no rain is "
+                  "expected.”.")
+
+
+def test_a_transcript_pasted_under_a_summary_instruction_is_summarised():
+    """A system message asks for a summary and the user pastes a chat log: the log is
+    summarised (it is no weather question), tools or not; the same in Chinese."""
+    for tools in (None, SEED_TOOLS):
+        messages = [{"role": "system", "content": "Summarize the following conversation."},
+                    {"role": "user", "content": PASTED}]
+        expect(text_of(ask(messages, tools)), PASTED_SUMMARY, "a pasted transcript")
+    messages = [{"role": "system", "content": "请总结下面的对话。"},
+                {"role": "user", "content": PASTED_ZH}]
+    expect(text_of(ask(messages)), "对话摘要：用户叫小明。用户问了：「你好，我叫小明。巴黎天气怎么样？」；"
+           "「要带伞吗？」。助手回答：「巴黎晴，20°C。」；「不用，没有雨。」。", "粘贴的对话")
+
+
+def test_a_transcript_in_the_message_that_asks_is_what_is_summarised():
+    """LangChain's buffer string ("Human: …\nAI: …") inside the request for a summary."""
+    pasted = PASTED.replace("User:", "Human:").replace("Assistant:", "AI:")
+    expect(text_of(ask(f"Summarize this conversation:\n\n{pasted}")), PASTED_SUMMARY,
+           "a transcript in the request")
+
+
+def test_a_transcript_without_a_summary_instruction_is_an_ordinary_message():
+    messages = [{"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": PASTED}]
+    assert calls_of(ask(messages, SEED_TOOLS)), "no summary asked: the weather is looked up"
+
+
 # ------------------------------------------------------------------ odd input never crashes
 
 def test_content_as_a_list_of_parts_is_read():

@@ -324,18 +324,24 @@ def thanks(lang: str) -> str:
     return "不客气！" if lang == "zh" else "You're welcome!"
 
 
-def summary(name: str | None, questions: list[str], facts: list[str], lang: str) -> str:
+def summary(name: str | None, questions: list[str], facts: list[str], lang: str,
+            answers: list[str] = ()) -> str:
     """A short, fixed-form summary of a conversation, in the third person so that it can
-    be kept as a system note ("the user's name is Xiaoming" is read back as the name)."""
+    be kept as a system note ("the user's name is Xiaoming" is read back as the name);
+    `answers`, the assistant's replies (those of a pasted transcript), close it."""
     asked = [short(q.strip(), 60) for q in questions if q.strip()]
+    said = [short(a.strip(), 60) for a in answers if a.strip()]
     if lang == "zh":
         return "".join(["对话摘要：", f"用户叫{name}。" if name else "",
                         f"用户问了：{'；'.join(f'「{q}」' for q in asked)}。" if asked else
-                        "用户还没有提问。", f"工具结果：{''.join(facts)}" if facts else ""])
+                        "用户还没有提问。", f"工具结果：{''.join(facts)}" if facts else "",
+                        f"助手回答：{'；'.join(f'「{a}」' for a in said)}。" if said else ""])
     return " ".join(p for p in ["Summary so far:", f"the user's name is {name}." if name else "",
                                 f"The user asked: {'; '.join(f'“{q}”' for q in asked)}." if asked
                                 else "The user has not asked anything yet.",
-                                f"Tool results: {' '.join(facts)}" if facts else ""] if p)
+                                f"Tool results: {' '.join(facts)}" if facts else "",
+                                f"The assistant answered: {'; '.join(f'“{a}”' for a in said)}."
+                                if said else ""] if p)
 
 
 # ------------------------------------------------------------------ the profile

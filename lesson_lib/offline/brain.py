@@ -10,7 +10,11 @@ and nothing is remembered between calls. Like a real model it only knows what
    tool results after it belong to the current turn. Replies are in Chinese
    when that message has Chinese characters, else in English.
 2. A request to summarise the conversation (in the latest user or system
-   message) gets a fixed-form summary of the messages before it.
+   message) gets a fixed-form summary of the messages before it. A conversation
+   pasted as text ("User: …" / "Assistant: …" lines, transcript.py) is summarised
+   instead when it is in the message that asks, or is the user's message after a
+   system message that asks ("Summarize the following conversation."); that summary
+   says what the assistant answered too.
 3. The request is cut into clauses ("weather in Chengdu and the time in New
    York" is two). Each clause gets the offered tool whose name, description
    and parameters share the most words with it (understand.score), if any
@@ -97,7 +101,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from lesson_lib.offline import answer, recall
+from lesson_lib.offline import answer, recall, transcript
 from lesson_lib.offline import understand as u
 from lesson_lib.offline.ids import make_id
 from lesson_lib.places import lookup
@@ -164,8 +168,9 @@ def reply(body: dict) -> dict:
     turn = read_turn(messages)
     asked_at = summary_request(messages)
     must_call = bool(tools) and (choice == "required" or isinstance(choice, Mapping))
-    if asked_at is not None and not must_call:
-        return say(summarise(messages[:asked_at], turn.lang))
+    summarised = None if must_call else to_summarise(messages, asked_at)
+    if summarised is not None:
+        return say(summarise(*summarised, turn.lang))
     plan = make_plan(turn, planned_with(turn, tools))
     keepers = {k.name for k in filter(None, map(u.keeper_of, tools))}
     at = next((i for i, c in enumerate(plan.calls) if c.name not in keepers), len(plan.calls))
@@ -278,6 +283,20 @@ def summary_request(messages: list) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") in ("user", "system", "developer"):
             return i if u.asks_summary(u.text_of(messages[i])) else None
+    return None
+
+
+def to_summarise(messages: list, asked_at: int | None) -> tuple[list, bool] | None:
+    """Rule 2: (the messages a summary is about, whether they were pasted as a transcript),
+    or None when no summary is asked for."""
+    if asked_at is not None:
+        pasted = transcript.messages_in(u.text_of(messages[asked_at]))
+        return (pasted, True) if pasted else (messages[:asked_at], False)
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    pasted = transcript.messages_in(u.text_of(messages[last])) if last >= 0 else []
+    if pasted and any(m.get("role") in ("system", "developer") and
+                      transcript.asks_to_summarise(u.text_of(m)) for m in messages[:last]):
+        return pasted, True
     return None
 
 
@@ -736,8 +755,9 @@ def latest_results(turn: Turn, tools: list) -> list[Call]:
     return kept
 
 
-def summarise(earlier: list, lang: str) -> str:
-    """A summary of `earlier`: the user's name, their questions, the tool results."""
+def summarise(earlier: list, pasted: bool, lang: str) -> str:
+    """A summary of `earlier`: the user's name, their questions, the tool results; for a
+    pasted transcript, what the assistant answered too."""
     calls = {c.id: c for m in earlier if m.get("role") == "assistant"
              for c in map(made_call, filter(lambda tc: isinstance(tc, Mapping),
                                             m.get("tool_calls") or []))}
@@ -748,4 +768,6 @@ def summarise(earlier: list, lang: str) -> str:
             facts.append(answer.result(call.name, call.arguments, u.text_of(m), lang))
     questions = [u.text_of(m) for m in earlier if m.get("role") == "user"
                  and u.without_introduction(u.text_of(m)).strip(" ,.!?，。！？")]
-    return answer.summary(u.user_name(earlier), questions, facts, lang)
+    answers = [u.text_of(m) for m in earlier if pasted and m.get("role") == "assistant"
+               and u.text_of(m).strip()]
+    return answer.summary(u.user_name(earlier), questions, facts, lang, answers)
