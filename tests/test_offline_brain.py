@@ -754,6 +754,45 @@ def test_a_transcript_without_a_summary_instruction_is_an_ordinary_message():
     assert calls_of(ask(messages, SEED_TOOLS)), "no summary asked: the weather is looked up"
 
 
+# ------------------------------------------------------------------ handoffs
+
+def handed(text, agent="weather_agent", system="You answer weather questions."):
+    """The messages an agent gets after a triage agent handed `text` to it (the Agents
+    SDK's shape: its own instructions first, the transfer call and its output)."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": text},
+            assistant_calls(("call_h", f"transfer_to_{agent}", {})),
+            tool_result("call_h", {"assistant": agent})]
+
+
+def transfer_tool(agent):
+    return {"type": "function", "function": {
+        "name": f"transfer_to_{agent}", "description": f"Handoff to the {agent} agent to "
+        "handle the request.", "parameters": {"type": "object", "properties": {}}}}
+
+
+def test_the_agent_handed_to_answers_the_request_itself():
+    """After a handoff the weather agent looks the weather up: the transfer's output is
+    no result to report, and it does not hand the turn back."""
+    tools = [WEATHER, transfer_tool("triage_agent")]
+    for text, city in (("What's the weather in Chengdu?", "Chengdu"), ("成都天气怎么样？", "成都")):
+        answer = ask(handed(text), tools)
+        expect([(name, arguments["location"]) for name, arguments in calls_of(answer)],
+               [("get_current_weather", city)], "after a handoff")
+        done = ask(handed(text) + [answer["message"], tool_result(
+            answer["message"]["tool_calls"][0]["id"], WEATHER_RESULT)], tools)
+        assert "transfer" not in text_of(done) and "16" in text_of(done), done
+
+
+def test_an_agent_handed_a_request_it_has_nothing_for_says_who_it_is():
+    text = "I want to speak to the French agent"
+    said = text_of(ask(handed(text, "french_agent", "You only speak French."),
+                       [transfer_tool("triage_agent")]))
+    expect(said, "Hello, I'm french_agent, and I'm taking over this conversation. How can I "
+                 "help?", "after a handoff")
+    expect(text_of(ask(handed("我想找客服", "support_agent"))),
+           "你好，我是 support_agent，这段对话由我接手。有什么可以帮你的？", "交接之后")
+
+
 # ------------------------------------------------------------------ odd input never crashes
 
 def test_content_as_a_list_of_parts_is_read():

@@ -320,6 +320,14 @@ def greeting(name: str | None, lang: str) -> str:
     return f"Hello{', ' + name if name else ''}! I'm the offline teaching model. How can I help?"
 
 
+def handed_over(agent: str, lang: str) -> str:
+    """What the agent a conversation was handed to says when the request needs nothing
+    else: who it is, not the transfer tool's output."""
+    if lang == "zh":
+        return f"你好，我是 {agent}，这段对话由我接手。有什么可以帮你的？"
+    return f"Hello, I'm {agent}, and I'm taking over this conversation. How can I help?"
+
+
 def thanks(lang: str) -> str:
     return "不客气！" if lang == "zh" else "You're welcome!"
 

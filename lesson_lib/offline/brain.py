@@ -59,6 +59,10 @@ and nothing is remembered between calls. Like a real model it only knows what
    one is warmer?") from the results of earlier turns, or it answers the
    name question, greeting or thanks,
    or says honestly what it cannot do (answer.py holds every sentence).
+   A handoff (a call to transfer_to_<agent>, as the Agents SDK and LangGraph name them)
+   is no result to report: the agent handed to answers the request itself, with its own
+   instructions and tools, and hands off no further in that turn; with nothing else to
+   say it says who it is.
 7. A profile tool (remember_preference; any tool that keeps a fact under a key such as
    "diet", see understand.keeper_of) is never chosen by shared words. It is called once
    for each lasting preference the request states ("I'm vegetarian", "我不吃辣", "call me
@@ -95,6 +99,7 @@ benchmarks/tool_bank.py scores the argument filling on 42 invented tools.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -135,6 +140,7 @@ class Turn:
                                 # "Which one is warmer?" after a weather answer ranks them
     memories: list[recall.Remembered] = field(default_factory=list)  # long-term memory lines
                                 # in system messages (rule 9)
+    handed_to: str = ""         # the agent this turn was handed to (rule 6), if any
 
     def answered(self) -> list[Call]:
         return [c for c in self.calls if c.result is not None]
@@ -166,6 +172,8 @@ def reply(body: dict) -> dict:
     tools = [t for t in body.get("tools") or [] if u.tool_name(t)]
     choice = body.get("tool_choice") or "auto"
     turn = read_turn(messages)
+    if turn.handed_to:  # one handoff a turn: the agent handed to answers
+        tools = [t for t in tools if not HANDOFF.match(u.tool_name(t))]
     asked_at = summary_request(messages)
     must_call = bool(tools) and (choice == "required" or isinstance(choice, Mapping))
     summarised = None if must_call else to_summarise(messages, asked_at)
@@ -229,9 +237,25 @@ def read_turn(messages: list) -> Turn:
             results[m.get("tool_call_id")] = u.text_of(m)
     for call in turn.calls:
         call.result = results.get(call.id)
+    handoffs = [c for c in turn.calls if HANDOFF.match(c.name) and c.result is not None]
+    if handoffs:
+        turn.handed_to = handed_to(handoffs[-1])
+        turn.calls = [c for c in turn.calls if not HANDOFF.match(c.name)]
     turn.earlier = answered_before(messages[:max(last, 0)])
     turn.memories = recall.in_context(messages)
     return turn
+
+
+HANDOFF = re.compile(r"(?i)^(?:transfer|handoff|hand_off)_to_(.+)$")  # a handoff tool's name
+
+
+def handed_to(call: Call) -> str:
+    """The agent a handoff went to: the Agents SDK's output names it ({"assistant":
+    "french_agent"}), else the tool's name does (transfer_to_french_agent)."""
+    said = u.read_result(call.result)
+    if isinstance(said, Mapping) and isinstance(said.get("assistant"), str):
+        return said["assistant"]
+    return HANDOFF.match(call.name).group(1)
 
 
 def answered_before(earlier: list) -> list[Call]:
@@ -659,6 +683,8 @@ def small_talk(turn: Turn, tools: list) -> str:
         return answer.greeting(turn.name, lang)
     if u.is_thanks(text):
         return answer.thanks(lang)
+    if turn.handed_to:
+        return answer.handed_over(turn.handed_to, lang)
     return answer.fallback(tools, lang)
 
 
