@@ -56,6 +56,7 @@ CREATED_SPAN = 365 * 24 * 3600    # so `created` looks like a plausible date in 
 MODEL_CREATED = 1_767_225_600
 OWNED_BY = "lesson-lib"
 MAX_N = 128                       # the real API's limit on `n`
+MAX_STOP = 4                      # the real API's limit on `stop` sequences
 INTEGER_OPTIONS = (("n", 1, MAX_N), ("max_tokens", 1, None), ("max_completion_tokens", 1, None))
 DECIMAL_OPTIONS = (("temperature", 0, 2), ("top_p", 0, 1), ("presence_penalty", -2, 2),
                    ("frequency_penalty", -2, 2))  # (name, lowest, highest), as the API's docs
@@ -247,10 +248,29 @@ def check_options(body: Mapping) -> None:
     for name in BOOLEAN_OPTIONS:
         if body.get(name) is not None and not isinstance(body[name], bool):
             raise invalid_type(name, "a boolean", body[name])  # reconstructed
+    check_stop(body.get("stop"))
     if body.get("stream_options") is not None and not body.get("stream"):
         raise ProtocolError(  # reconstructed
             "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
             param="stream_options", explanation="pass stream=True, or drop stream_options")
+
+
+def check_stop(stop: Any) -> None:
+    """`stop`: a string or at most MAX_STOP strings (the model writes no stop sequence, so
+    it never needs to cut at one)."""
+    if stop is None or isinstance(stop, str):
+        return
+    if not isinstance(stop, list):
+        raise invalid_type("stop", "one of a string or array of strings", stop)  # reconstructed
+    if len(stop) > MAX_STOP:
+        raise ProtocolError(  # verbatim (continuedev/continue#2461)
+            f"Invalid 'stop': array too long. Expected an array with maximum length {MAX_STOP}, "
+            f"but got an array with length {len(stop)} instead.", param="stop",
+            code="array_above_max_length",
+            explanation=f"stop takes at most {MAX_STOP} sequences: keep the ones that matter")
+    for k, sequence in enumerate(stop):
+        if not isinstance(sequence, str):
+            raise invalid_type(f"stop[{k}]", "a string", sequence)  # reconstructed
 
 
 def check_context(body: Mapping, window: int, tools_tokens: int) -> int:
