@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import warnings
 from collections.abc import Mapping
 from functools import cache
@@ -86,6 +87,7 @@ def count_text(text: str, model: str | None = None) -> int:
         cut = _cut_between_words(text, start + PIECE_CHARS // 2, start + PIECE_CHARS)
         total += len(encoding.encode(text[start:cut], disallowed_special=()))
         start = cut
+        time.sleep(0)  # the tokenizer holds the GIL: between pieces other threads may run
     return total + (len(encoding.encode(text[start:], disallowed_special=())) if text else 0)
 
 

@@ -54,6 +54,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, api, structured
+from lesson_lib.offline.ids import stand_in
 from lesson_lib.offline.state import default_state
 from lesson_lib.protocol import (
     ProtocolError,
@@ -872,7 +873,8 @@ def prefix_hashes(tools: list, messages: list, tools_tokens: int,
     digest, tokens = start or (hashlib.sha256(api.dumps(tools)).digest(), tools_tokens)
     out = []
     for message in messages:
-        key = repr(message)  # messages are built with their keys in one order: a fixed text
+        key = repr(stand_in(message))  # messages are built with their keys in one order: a
+        # fixed text (a long string stood for by its digest: repr would hold the GIL)
         digest = hashlib.sha256(digest + key.encode()).digest()
         tokens += message_tokens(key, message)
         out.append((digest.hex(), tokens))
