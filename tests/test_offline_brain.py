@@ -754,6 +754,24 @@ def test_a_transcript_without_a_summary_instruction_is_an_ordinary_message():
     assert calls_of(ask(messages, SEED_TOOLS)), "no summary asked: the weather is looked up"
 
 
+def test_a_result_that_ends_a_sentence_gets_no_second_full_stop():
+    messages = user("Search the web for Chengdu") + [
+        assistant_calls(("call_1", "search_web", {"query": "Chengdu"})),
+        tool_result("call_1", "Chengdu is the capital of Sichuan.")]
+    expect(text_of(ask(messages)), "Chengdu: Chengdu is the capital of Sichuan.",
+           "one full stop")
+
+
+def test_an_agent_asked_as_a_tool_is_quoted_as_it_answered():
+    """An agent used as a tool (its one argument `input`, the Agents SDK's as_tool) answers
+    in sentences: they are passed on, in either language."""
+    for text, said in (("What's the weather in Chengdu?", "Chengdu is cloudy, 16°C."),
+                       ("成都天气怎么样？", "成都多云，16°C。")):
+        messages = user(text) + [assistant_calls(("call_1", "ask_weather_agent", {"input": text})),
+                                 tool_result("call_1", said)]
+        expect(text_of(ask(messages)), said, "the agent's answer")
+
+
 # ------------------------------------------------------------------ handoffs
 
 def handed(text, agent="weather_agent", system="You answer weather questions."):

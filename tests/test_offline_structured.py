@@ -123,6 +123,28 @@ def test_chinese_days_are_read_too():
     assert got == {"date": "下周日", "day": "2026-05-10"}
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("小明和小红周六要去成都参加品茶会。", {"name": "品茶会", "date": "周六", "participants": ["小明", "小红"]}),
+    ("周五小王与小李一起参加读书会。", {"name": "读书会", "date": "周五", "participants": []}),
+    ("小王与小李周五一起参加读书会。", {"name": "读书会", "date": "周五", "participants": ["小王", "小李"]}),
+], ids=["小明和小红", "names not opening a clause", "小王与小李"])
+def test_the_event_extraction_in_chinese(text, expected):
+    """Chinese names open a clause ("小明和小红周六…"), the event is what one attends
+    (参加品茶会); a name inside a clause is not guessed at."""
+    assert json.loads(content(user(text), response_format=schema_format(EVENT))) == expected
+
+
+@pytest.mark.parametrize("text, about", [
+    ("Write me a poem about the sea.", False), ("Will it be sunny tomorrow?", True),
+    ("What's the weather in Chengdu?", True), ("明天会下雨吗？", True), ("给我写一首关于大海的诗。", False),
+])
+def test_a_yes_no_key_reads_what_the_request_is_about(text, about):
+    """"about_weather": the word "about" says nothing; rain and sun are weather."""
+    schema = strict_object({"about_weather": {"type": "boolean"}})
+    assert json.loads(content(user(text), response_format=schema_format(schema))) == \
+        {"about_weather": about}
+
+
 def test_values_come_from_tool_results_of_the_conversation():
     schema = strict_object({"location": {"type": "string"}, "temperature": {"type": "number"},
                             "condition": {"type": "string"}})
@@ -451,6 +473,20 @@ def test_calls_that_would_be_sent_alike_are_one_call():
         calls = brain.reply(view)["message"]["tool_calls"]
     assert [json.loads(c["function"]["arguments"]) for c in calls] == [
         {"location": "Chengdu", "unit": "celsius"}]
+
+
+AGENT_AS_TOOL = {"type": "function", "function": {
+    "name": "ask_weather_agent", "description": "Ask the weather agent about a city",
+    "strict": True, "parameters": {
+        "title": "AgentAsToolInput", "type": "object", "additionalProperties": False,
+        "properties": {"input": {"title": "Input", "type": "string"}}, "required": ["input"]}}}
+
+
+@pytest.mark.parametrize("text", ["What's the weather in Chengdu?", "成都天气怎么样？"])
+def test_an_agent_used_as_a_tool_is_asked_the_request_itself(text):
+    """The Agents SDK's agent.as_tool(): the other agent gets the question, not "Chengdu"."""
+    call = ask(user(text), tools=[AGENT_AS_TOOL])["choices"][0]["message"]["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"input": text}
 
 
 def test_a_forced_strict_call_with_nothing_to_fill_is_still_valid():

@@ -158,7 +158,15 @@ def fields(name: str, data: Any, lang: str) -> str:
         return f"{name} 返回了 {len(data)} 项：{shown}。" if lang == "zh" else \
             f"{name} returned {len(data)} items: {shown}."
     shown = "; ".join(f"{k}: {short(v)}" for k, v in data.items())
-    return f"{name} 返回：{shown}。" if lang == "zh" else f"{name} returned {shown}."
+    return ended(f"{name} 返回：{shown}", lang) if lang == "zh" else \
+        ended(f"{name} returned {shown}", lang)
+
+
+def ended(text: str, lang: str) -> str:
+    """`text` with its full stop, unless it ends a sentence already ("…wind." stays)."""
+    if text.endswith((".", "!", "?", "。", "！", "？")):
+        return text
+    return text + ("。" if lang == "zh" else ".")
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -172,14 +180,18 @@ QUOTE_LIMIT = 300  # characters of a plain-text result an answer quotes; a model
 
 def plain(name: str, text: str, arguments: Mapping, lang: str) -> str:
     """A result that is not JSON, quoted as it came: "Chengdu: cloudy 16°C.". A long one is
-    quoted up to QUOTE_LIMIT characters, then "…": an answer does not repeat a whole page."""
+    quoted up to QUOTE_LIMIT characters, then "…": an answer does not repeat a whole page.
+    An agent used as a tool (called with the request as its one `input`, as the Agents
+    SDK's agent.as_tool() is) answered in sentences: its answer is passed on as it came."""
     text = short(" ".join(text.split()), QUOTE_LIMIT) if len(text) > QUOTE_LIMIT else text.strip()
     where = place_name(place_argument(arguments), lang)
     if not text:
         return f"{name} 没有返回内容。" if lang == "zh" else f"{name} returned nothing."
+    if set(arguments) == {"input"} and ended(text, lang) == text:
+        return text
     if lang == "zh":
-        return f"{where}：{text}。" if where else f"{name} 返回：{text}。"
-    return f"{where}: {text}." if where else f"{name} returned: {text}."
+        return ended(f"{where}：{text}" if where else f"{name} 返回：{text}", lang)
+    return ended(f"{where}: {text}" if where else f"{name} returned: {text}", lang)
 
 
 def comparison(asked: Comparison, ranking: list[tuple[Any, float]], lang: str) -> str:

@@ -745,16 +745,29 @@ def names_in(text: str) -> list[str]:
     return out
 
 
-# A Chinese name opening a clause, told by what follows it: "小明今年25岁", "小红住在上海".
-_NAME_ZH = re.compile(r"(?:^|(?<=[，。；：！？,.;:!?\s]))([\u4e00-\u9fff]{2,3}?)"
-                      r"(?=今年|现年|是|住|在|的|有|喜欢|要|想|和|与|跟|\d|[一二三四五六七八九十]+岁)")
+# A Chinese name opening a clause, or joined to one ("小明和小红"), told by what follows
+# it: "小明今年25岁", "小红住在上海", "小明和小红周六要去…".
+_AFTER_NAME_ZH = (r"(?=今年|现年|是|住|在|的|有|喜欢|要|想|和|与|跟|、|都|也|一起|去|周|星期|"
+                  r"今天|明天|后天|下周|上午|下午|晚上|\d|[一二三四五六七八九十]+岁)")
+_NAME_ZH = re.compile(r"(?:^|(?<=[，。；：！？,.;:!?\s]))([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
+_MORE_NAMES_ZH = re.compile(r"^[和与跟、]([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
+# What a Chinese event is called: "参加品茶会" → 品茶会.
+_EVENT_ZH = re.compile(r"(?:参加|出席|举办|举行|参与)(?:一个|一场|个|场)?([\u4e00-\u9fff]{2,8}?)"
+                       r"(?=[，。；！？、,.;!?\s]|$)")
 _NOT_NAMES_ZH = ("我们", "你们", "他们", "她们", "今天", "明天", "昨天", "现在", "这个", "那个",
                  "请你", "帮我", "用户", "我的", "你的", "他的", "她的", "大家", "今年", "去年")
 
 
 def chinese_names_in(text: str) -> list[str]:
-    """People's names written in Chinese at the start of a clause ("小明今年25岁。")."""
-    found = [m.group(1) for m in _NAME_ZH.finditer(text or "")]
+    """People's names written in Chinese at the start of a clause, and those joined to
+    them ("小明和小红周六…": 小明, 小红)."""
+    found = []
+    for match in _NAME_ZH.finditer(text or ""):
+        found.append(match.group(1))
+        end = match.end()
+        while more := _MORE_NAMES_ZH.match(text[end:]):
+            found.append(more.group(1))
+            end += more.end()
     return list(dict.fromkeys(n for n in found if n not in _NOT_NAMES_ZH
                               and not n.startswith(("我", "你", "他", "她", "请", "帮"))))
 
@@ -772,7 +785,7 @@ _PROPER_PHRASE = re.compile(r"\b(?:going to|go to|attend(?:ing)?|at|visit(?:ing)
 
 def phrase_in(text: str) -> str | None:
     """What an event or a thing is called: "a science fair" in "going to a science fair"."""
-    found = _PHRASE.search(text)
+    found = _PHRASE.search(text) or _EVENT_ZH.search(text)
     if found:
         return found.group(1)
     proper = _PROPER_PHRASE.search(text)
@@ -788,7 +801,7 @@ def strings_for(key: str, source: Source) -> list[str]:
     people = role == "person" or (role == "name" and "name" in key_words(key))
     for text in source.texts:
         if people:  # "participants", "names"; not "titles" or "events"
-            found = names_in(text)
+            found = names_in(text) or chinese_names_in(text)
         elif role == "place":
             found = [t.value for t in u.targets_in(text)]
         elif role == "language":
@@ -951,11 +964,17 @@ _NEGATION = re.compile(r"(?i)\b(?:not|no|never|don't|doesn't|isn't|aren't|won't|
                        r"\s+(?:\w+\s+){0,2}$|不|没")
 
 
+_NOT_TOLD = {"is", "has", "have", "can", "should", "are", "was", "does", "do", "will", "would",
+             "need", "want", "about", "of", "for", "with", "in", "on", "the", "a", "an", "to",
+             "any", "some", "it", "this", "that", "user", "request", "question", "message",
+             "input", "text", "contain", "mention", "relat"}  # words a yes/no key is made of
+
+
 def find_boolean(key: str, source: Source) -> Any:
     """True when the user's words say what the key names ("is_vegetarian" in "I'm
-    vegetarian"), False when they deny it ("not vegetarian"); else MISSING."""
-    words = key_words(key) - {"is", "has", "have", "can", "should", "are", "was", "does", "do",
-                              "will", "would", "need", "want"}
+    vegetarian"), False when they deny it ("not vegetarian"); True too when they speak of
+    what the key is about ("about_weather" for "Will it be sunny?", "天气"); else MISSING."""
+    words = key_words(key) - _NOT_TOLD
     said = said_value(key, source.texts[0])
     if said:
         return said.lower() in ("true", "yes", "y", "1", "是", "对")
@@ -964,6 +983,9 @@ def find_boolean(key: str, source: Source) -> Any:
             hit = re.search(rf"(?i)\b{re.escape(word)}", text)
             if hit:
                 return not _NEGATION.search(text[:hit.start()])
+    about = u.concepts(" ".join(words))
+    if about and about & u.concepts(source.texts[0]):
+        return True
     return MISSING
 
 
@@ -1232,11 +1254,20 @@ def strict_call(call: Mapping, body: Mapping, source: Source) -> dict | None:
     filler = Filler(schema, source, strict=True)
     if not isinstance(arguments, Mapping):
         arguments = {}
+    if asks_an_agent(schema):  # the agent asked is asked the request itself, not a word of it
+        arguments = {"input": source.texts[0].strip() or str(arguments.get("input") or "")}
     arguments = filler.repaired(completed(filler, schema, dict(arguments)))
     if not filler.validator.is_valid(arguments):
         return None
     return {**call, "function": {**fn, "arguments": json.dumps(
         arguments, ensure_ascii=False, separators=(",", ":"))}}
+
+
+def asks_an_agent(schema: Mapping) -> bool:
+    """Whether a function's parameters are the Agents SDK's agent.as_tool() input: one
+    string `input` (its schema titled AgentAsToolInput), which another agent answers."""
+    return schema.get("title") == "AgentAsToolInput" and \
+        list(schema.get("properties") or {}) == ["input"]
 
 
 READER_FIRST = ("date", "time", "person", "name", "email", "url", "phone")  # roles where
