@@ -717,6 +717,100 @@ def test_summary_of_nothing_says_so():
            "Summary so far: The user has not asked anything yet.", "empty summary")
 
 
+PASTED = ("User: Hi, I'm Xiaoming. What's the weather in Paris?\n"
+          "Assistant: It's sunny in Paris, 20°C.\n"
+          "User: Should I bring an umbrella?\n"
+          "Assistant: No need, no rain is expected.")
+PASTED_ZH = "用户：你好，我叫小明。巴黎天气怎么样？\n助手：巴黎晴，20°C。\n用户：要带伞吗？\n助手：不用，没有雨。"
+PASTED_SUMMARY = ("Summary so far: the user's name is Xiaoming. The user asked: “Hi, I'm "
+                  "Xiaoming. What's the weather in Paris?”; “Should I bring an umbrella?”. The "
+                  "assistant answered: “It's sunny in Paris, 20°C.”; “No need, no rain is "
+                  "expected.”.")
+
+
+def test_a_transcript_pasted_under_a_summary_instruction_is_summarised():
+    """A system message asks for a summary and the user pastes a chat log: the log is
+    summarised (it is no weather question), tools or not; the same in Chinese."""
+    for tools in (None, SEED_TOOLS):
+        messages = [{"role": "system", "content": "Summarize the following conversation."},
+                    {"role": "user", "content": PASTED}]
+        expect(text_of(ask(messages, tools)), PASTED_SUMMARY, "a pasted transcript")
+    messages = [{"role": "system", "content": "请总结下面的对话。"},
+                {"role": "user", "content": PASTED_ZH}]
+    expect(text_of(ask(messages)), "对话摘要：用户叫小明。用户问了：「你好，我叫小明。巴黎天气怎么样？」；"
+           "「要带伞吗？」。助手回答：「巴黎晴，20°C。」；「不用，没有雨。」。", "粘贴的对话")
+
+
+def test_a_transcript_in_the_message_that_asks_is_what_is_summarised():
+    """LangChain's buffer string ("Human: …\nAI: …") inside the request for a summary."""
+    pasted = PASTED.replace("User:", "Human:").replace("Assistant:", "AI:")
+    expect(text_of(ask(f"Summarize this conversation:\n\n{pasted}")), PASTED_SUMMARY,
+           "a transcript in the request")
+
+
+def test_a_transcript_without_a_summary_instruction_is_an_ordinary_message():
+    messages = [{"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": PASTED}]
+    assert calls_of(ask(messages, SEED_TOOLS)), "no summary asked: the weather is looked up"
+
+
+def test_a_result_that_ends_a_sentence_gets_no_second_full_stop():
+    messages = user("Search the web for Chengdu") + [
+        assistant_calls(("call_1", "search_web", {"query": "Chengdu"})),
+        tool_result("call_1", "Chengdu is the capital of Sichuan.")]
+    expect(text_of(ask(messages)), "Chengdu: Chengdu is the capital of Sichuan.",
+           "one full stop")
+
+
+def test_an_agent_asked_as_a_tool_is_quoted_as_it_answered():
+    """An agent used as a tool (its one argument `input`, the Agents SDK's as_tool) answers
+    in sentences: they are passed on, in either language."""
+    for text, said in (("What's the weather in Chengdu?", "Chengdu is cloudy, 16°C."),
+                       ("成都天气怎么样？", "成都多云，16°C。")):
+        messages = user(text) + [assistant_calls(("call_1", "ask_weather_agent", {"input": text})),
+                                 tool_result("call_1", said)]
+        expect(text_of(ask(messages)), said, "the agent's answer")
+
+
+# ------------------------------------------------------------------ handoffs
+
+def handed(text, agent="weather_agent", system="You answer weather questions."):
+    """The messages an agent gets after a triage agent handed `text` to it (the Agents
+    SDK's shape: its own instructions first, the transfer call and its output)."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": text},
+            assistant_calls(("call_h", f"transfer_to_{agent}", {})),
+            tool_result("call_h", {"assistant": agent})]
+
+
+def transfer_tool(agent):
+    return {"type": "function", "function": {
+        "name": f"transfer_to_{agent}", "description": f"Handoff to the {agent} agent to "
+        "handle the request.", "parameters": {"type": "object", "properties": {}}}}
+
+
+def test_the_agent_handed_to_answers_the_request_itself():
+    """After a handoff the weather agent looks the weather up: the transfer's output is
+    no result to report, and it does not hand the turn back."""
+    tools = [WEATHER, transfer_tool("triage_agent")]
+    for text, city in (("What's the weather in Chengdu?", "Chengdu"), ("成都天气怎么样？", "成都")):
+        answer = ask(handed(text), tools)
+        expect([(name, arguments["location"]) for name, arguments in calls_of(answer)],
+               [("get_current_weather", city)], "after a handoff")
+        done = ask(handed(text) + [answer["message"], tool_result(
+            answer["message"]["tool_calls"][0]["id"], WEATHER_RESULT)], tools)
+        assert "transfer" not in text_of(done) and "16" in text_of(done), done
+
+
+def test_an_agent_handed_a_request_it_has_nothing_for_says_who_it_is():
+    text = "I want to speak to the French agent"
+    said = text_of(ask(handed(text, "french_agent", "You only speak French."),
+                       [transfer_tool("triage_agent")]))
+    expect(said, "Hello, I'm french_agent, and I'm taking over this conversation. How can I "
+                 "help?", "after a handoff")
+    expect(text_of(ask(handed("我想找客服", "support_agent"))),
+           "你好，我是 support_agent，这段对话由我接手。有什么可以帮你的？", "交接之后")
+
+
 # ------------------------------------------------------------------ odd input never crashes
 
 def test_content_as_a_list_of_parts_is_read():

@@ -467,6 +467,39 @@ def test_streamed_function_call_arguments(client):
     assert events[-1].type == "response.completed"
 
 
+def test_a_background_stream_resumes_after_a_sequence_number(client):
+    """A client that lost a background stream after event 3 asks for the rest: the events
+    numbered 4 on, as server-sent events, ending as the first stream would have."""
+    whole = list(create(client, input="What's the weather in Chengdu?", tools=[WEATHER],
+                        background=True, stream=True))
+    response_id = whole[0].response.id
+    rest = list(client.responses.retrieve(response_id, stream=True, starting_after=3))
+    assert [e.sequence_number for e in rest] == list(range(4, len(whole)))
+    assert [e.model_dump() for e in rest] == [e.model_dump() for e in whole[4:]]
+    assert len(list(client.responses.retrieve(response_id, stream=True))) == len(whole)
+    with client.responses.stream(response_id=response_id, starting_after=3) as stream:
+        assert next(iter(stream)).sequence_number == 4
+        assert stream.get_final_response().output[0].arguments == '{"location":"Chengdu"}'
+
+
+@pytest.mark.parametrize("made, text", [
+    ({"stream": True}, "This response cannot be streamed because it was not created with "
+                       "background=true."),
+    ({"background": True}, "This response cannot be streamed because it was not created "
+                           "with stream=true or the stream TTL has expired."),
+], ids=["not background", "not streamed"])
+def test_only_a_streamed_background_response_streams_again(client, made, text):
+    events = create(client, input="Hello", **made)
+    response_id = events.id if not made.get("stream") else list(events)[0].response.id
+    body = refused(lambda: list(client.responses.retrieve(response_id, stream=True)))
+    assert (body["message"], body["param"]) == (text, "stream")
+    assert client.responses.retrieve(response_id).status == "completed"
+    body = refused(lambda: client.get(f"/responses/{response_id}?stream=true&starting_after=x",
+                                      cast_to=object))
+    assert body["message"] == ("Invalid type for 'starting_after': expected an integer, but "
+                               "got a string instead.")
+
+
 def test_the_sdk_stream_helper_and_parse(client):
     class CalendarEvent(pydantic.BaseModel):
         name: str
@@ -663,6 +696,65 @@ def test_the_request_fields_are_the_sdks():
     params = set(inspect.signature(Responses.create).parameters) - {
         "self", "extra_headers", "extra_query", "extra_body", "timeout"}
     assert params == rs.REQUEST_FIELDS, params ^ rs.REQUEST_FIELDS
+
+
+def test_the_count_fields_are_the_sdks():
+    import inspect
+
+    from openai.resources.responses.input_tokens import InputTokens
+
+    params = set(inspect.signature(InputTokens.count).parameters) - {
+        "self", "extra_headers", "extra_query", "extra_body", "timeout"}
+    assert params == rs.COUNT_FIELDS, params ^ rs.COUNT_FIELDS
+
+
+def test_input_tokens_count_what_create_would_bill(client):
+    """responses.input_tokens.count takes create's request and answers the input_tokens
+    create reports for it: new input, instructions and tools, a chain, a conversation."""
+    def both(**kw):
+        counted = client.responses.input_tokens.count(**kw)
+        assert counted.object == "response.input_tokens"
+        return counted.input_tokens, create(client, **kw).usage.input_tokens
+
+    alone = both(model=MODEL_ID, input="What's the weather in Chengdu?")
+    assert alone[0] == alone[1] > 0
+    tooled = both(model=MODEL_ID, input="成都天气怎么样？", tools=[WEATHER],
+                  instructions="Answer briefly.")
+    assert tooled[0] == tooled[1]
+    first = create(client, input="My name is Xiaoming.")
+    chained = both(model=MODEL_ID, previous_response_id=first.id, input="What is my name?")
+    assert chained[0] == chained[1] > alone[0]
+    conversation = client.conversations.create(items=[{"role": "user", "content": "Hi."}])
+    held = both(model=MODEL_ID, conversation=conversation.id, input="What is my name?")
+    assert held[0] == held[1]
+    assert client.responses.input_tokens.count(input="Hi").input_tokens > 0, "model optional"
+
+
+def test_input_tokens_of_a_context_over_the_window():
+    """Over the window a count is still answered (that is what it is for); with
+    truncation='auto' it counts what create would keep."""
+    with serve_in_thread(log=None, context_window=200) as small:
+        client = served_client(small)
+        long = [{"role": "user", "content": f"Remember item {k}: " + "blue " * 40}
+                for k in range(4)]
+        over = client.responses.input_tokens.count(input=long)
+        assert over.input_tokens > 200
+        refused(lambda: create(client, input=long))
+        kept = client.responses.input_tokens.count(input=long, truncation="auto")
+        assert kept.input_tokens == create(client, input=long,
+                                           truncation="auto").usage.input_tokens <= 200
+
+
+def test_input_tokens_refuse_what_create_refuses(client):
+    body = refused(lambda: client.responses.input_tokens.count(input="Hi",
+                                                               extra_body={"stream": True}))
+    assert (body["message"], body["code"]) == ("Unknown parameter: 'stream'.",
+                                               "unknown_parameter")
+    body = refused(lambda: client.responses.input_tokens.count(model="gpt-4o", input="Hi"))
+    assert body["code"] == "model_not_found"
+    body = refused(lambda: client.responses.input_tokens.count(
+        previous_response_id="resp_missing", input="Hi"))
+    assert body["code"] == "previous_response_not_found"
 
 
 def test_a_sqlite_state_is_shared_between_openers(tmp_path):

@@ -148,22 +148,59 @@ def test_a_whole_emoji_as_a_surrogate_pair_is_read(server, fake_brain):
 
 
 def test_a_message_of_a_million_characters_gets_the_context_error_not_a_500():
-    with serve_in_thread() as big:  # the default 2 MiB limit
+    with serve_in_thread() as big:  # the default limit
         data = json.dumps({"model": MODEL_ID, "messages": [
             {"role": "user", "content": "Chengdu " * 150_000}]}).encode()
         status, body = only(exchange(big.url, post(data)))
     assert status == 400 and json.loads(body)["error"]["code"] == "context_length_exceeded"
 
 
+def test_a_body_of_tens_of_megabytes_gets_the_api_error_while_others_are_answered():
+    """The real API takes a 20 MB body and answers context_length_exceeded (no 413): so
+    does the server, and counting those 20 MB (a second of CPU) happens off its event loop:
+    a small request on another connection is answered all the while, never waiting long."""
+    import threading  # noqa: PLC0415
+
+    text = "The quick brown fox jumps over the lazy dog. " * (20 * 10**6 // 45)
+    data = json.dumps({"model": MODEL_ID, "messages": [{"role": "user", "content": text}]})
+    answered, done = [], threading.Event()
+    with serve_in_thread() as running:
+        host, port = urlsplit(running.url).hostname, urlsplit(running.url).port
+
+        def small():
+            with socket.create_connection((host, port), timeout=WAIT_S) as conn:
+                while not done.is_set():
+                    conn.sendall(b"GET /v1/models HTTP/1.1\r\nhost: x\r\n"
+                                 b"authorization: Bearer offline\r\n\r\n")
+                    got = b""
+                    while not got.endswith(b"}]}"):
+                        got += conn.recv(65536)
+                    answered.append(time.perf_counter())
+                    time.sleep(0.005)
+
+        asker = threading.Thread(target=small)
+        asker.start()
+        time.sleep(0.2)
+        sent = time.perf_counter()
+        status, body = only(exchange(running.url, post(data.encode())))
+        took = time.perf_counter() - sent
+        done.set()
+        asker.join()
+    assert status == 400 and json.loads(body)["error"]["code"] == "context_length_exceeded"
+    during = [sent] + [t for t in answered if sent < t < sent + took] + [sent + took]
+    longest = max(b - a for a, b in zip(during, during[1:], strict=False))
+    assert longest < 0.4, f"the small requests waited {longest:.2f} s (the big one {took:.2f} s)"
+
+
 def test_a_long_text_is_counted_in_pieces_as_exactly_as_whole():
     """Counting a long text in pieces (what lets a big body get the 400, not a 500) keeps
     the count of the whole text, double spaces, newlines and emoji included."""
-    from lesson_lib.tokens import count_text, encoding_for  # noqa: PLC0415
+    from lesson_lib.tokens import PIECE_CHARS, count_text, encoding_for  # noqa: PLC0415
 
     words = ["Chengdu", "weather", " ", "cloudy,", "16°C.", "成都", "\n", "tea-house", "🙂"]
-    text = " ".join(words[(k * 7) % len(words)] for k in range(30_000))
+    text = " ".join(words[(k * 7) % len(words)] for k in range(90_000))
     whole = len(encoding_for(MODEL_ID).encode(text, disallowed_special=()))
-    assert len(text) > 100_000 and count_text(text, MODEL_ID) == whole
+    assert len(text) > 2 * PIECE_CHARS and count_text(text, MODEL_ID) == whole
     assert count_text("成" * 1_500_000, MODEL_ID) > 0  # a million characters: counted
 
 

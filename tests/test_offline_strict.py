@@ -219,11 +219,24 @@ REFUSALS = {  # name: (create() arguments, code, param, message); all are 400s
         "parallel_tool_calls",
         "Invalid type for 'parallel_tool_calls': expected a boolean, but got a string "
         "instead."),
+    "five stop sequences": (
+        dict(stop=["\n", "User:", "Human:", "AI:", "###"]), "array_above_max_length", "stop",
+        "Invalid 'stop': array too long. Expected an array with maximum length 4, but got an "
+        "array with length 5 instead."),
+    "stop as a number": (
+        dict(stop=4), "invalid_type", "stop",
+        "Invalid type for 'stop': expected one of a string or array of strings, but got an "
+        "integer instead."),
     "max_completion_tokens as a boolean": (
         dict(max_completion_tokens=True), "invalid_type", "max_completion_tokens",
         "Invalid type for 'max_completion_tokens': expected an integer, but got a boolean "
         "instead."),
 }
+
+
+def test_up_to_four_stop_sequences_are_accepted(client, fake_brain):
+    for stop in ("\n", [], ["\n", "User:", "Human:", "AI:"]):
+        assert create(client, stop=stop).choices[0].message.content
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))

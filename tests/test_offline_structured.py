@@ -123,6 +123,28 @@ def test_chinese_days_are_read_too():
     assert got == {"date": "下周日", "day": "2026-05-10"}
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("小明和小红周六要去成都参加品茶会。", {"name": "品茶会", "date": "周六", "participants": ["小明", "小红"]}),
+    ("周五小王与小李一起参加读书会。", {"name": "读书会", "date": "周五", "participants": []}),
+    ("小王与小李周五一起参加读书会。", {"name": "读书会", "date": "周五", "participants": ["小王", "小李"]}),
+], ids=["小明和小红", "names not opening a clause", "小王与小李"])
+def test_the_event_extraction_in_chinese(text, expected):
+    """Chinese names open a clause ("小明和小红周六…"), the event is what one attends
+    (参加品茶会); a name inside a clause is not guessed at."""
+    assert json.loads(content(user(text), response_format=schema_format(EVENT))) == expected
+
+
+@pytest.mark.parametrize("text, about", [
+    ("Write me a poem about the sea.", False), ("Will it be sunny tomorrow?", True),
+    ("What's the weather in Chengdu?", True), ("明天会下雨吗？", True), ("给我写一首关于大海的诗。", False),
+])
+def test_a_yes_no_key_reads_what_the_request_is_about(text, about):
+    """"about_weather": the word "about" says nothing; rain and sun are weather."""
+    schema = strict_object({"about_weather": {"type": "boolean"}})
+    assert json.loads(content(user(text), response_format=schema_format(schema))) == \
+        {"about_weather": about}
+
+
 def test_values_come_from_tool_results_of_the_conversation():
     schema = strict_object({"location": {"type": "string"}, "temperature": {"type": "number"},
                             "condition": {"type": "string"}})
@@ -275,6 +297,28 @@ def test_json_mode_fills_the_keys_asked_for(messages, expected):
     assert json.loads(content(messages, response_format={"type": "json_object"})) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Tell me a joke about cats. Respond in JSON with `setup` and `punchline` keys",
+     {"setup": None, "punchline": None}),
+    ('Return JSON with "name" and "age" keys: Xiaoming is 25.', {"name": "Xiaoming", "age": 25}),
+    ("Output a JSON object with the keys 'title' and 'year' for the film Inception (2010).",
+     {"title": None, "year": 2010}),
+    ("Give me JSON with fields: name, age. Xiaoming is 25.", {"name": "Xiaoming", "age": 25}),
+    ("Xiaoming is 25 and lives in Shanghai. Answer in JSON containing name, age and city.",
+     {"name": "Xiaoming", "age": 25, "city": "Shanghai"}),
+    ("Return a JSON object where the key is `sentiment`. I love it!", {"sentiment": None}),
+    ('Format your answer as JSON: {"city": ..., "days": ...}. 3 days in Chengdu.',
+     {"city": "Chengdu", "days": 3}),
+    ("用 JSON 回答，包含 name 和 age 字段：小明今年25岁。", {"name": "小明", "age": 25}),
+    ("请以JSON格式返回，字段：name、age、city。小明25岁，住在上海。",
+     {"name": "小明", "age": 25, "city": "上海"}),
+    ("请返回 JSON，包含 name、age 两个字段。小明今年25岁。", {"name": "小明", "age": 25}),
+], ids=["backticks before keys", "quotes before keys", "quotes after keys", "fields colon",
+        "json containing", "the key is", "an example with ...", "包含…字段", "字段：", "两个字段"])
+def test_json_mode_reads_the_keys_however_they_are_asked_for(text, expected):
+    assert json.loads(content(user(text), response_format={"type": "json_object"})) == expected
+
+
 def test_json_mode_without_named_keys_answers_in_an_answer_key():
     messages = user("What's your name? Answer in JSON.")
     got = json.loads(content(messages, response_format={"type": "json_object"}))
@@ -367,6 +411,82 @@ def test_the_brain_fills_a_strict_event_tool_from_the_request():
     assert (call["name"], json.loads(call["arguments"])) == (
         "create_event", {"name": "science fair", "date": "Friday",
                          "participants": ["Alice", "Bob"]})
+
+
+FLIGHT_PARAMETERS = {"origin": {"type": "string"}, "destination": {"type": "string"},
+                     "date": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                     "max_stops": {"type": "integer", "default": 1}}
+
+
+def loose(tool):
+    """The same tool, not strict, with only the places required (as a non-strict SDK
+    writes an optional argument)."""
+    fn = {**tool["function"], "strict": False}
+    fn["parameters"] = {**fn["parameters"], "required": ["origin", "destination"]}
+    return {"type": "function", "function": fn}
+
+
+def rounds(text, tool):
+    """Each round's calls (name, arguments) until the model answers in words, at most 4."""
+    messages, made = user(text), []
+    for _ in range(4):
+        message = ask(messages, tools=[tool])["choices"][0]["message"]
+        if not message.get("tool_calls"):
+            return made, message["content"]
+        made.append([(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                     for c in message["tool_calls"]])
+        messages += [message] + [{"role": "tool", "tool_call_id": c["id"],
+                                  "content": '{"flights": ["CA981 08:00"]}'}
+                                 for c in message["tool_calls"]]
+    return made, None
+
+
+@pytest.mark.parametrize("text, date", [
+    ("Find flights from Beijing to Shanghai tomorrow", "tomorrow"),
+    ("Find flights from Beijing to Shanghai", None),
+    ("帮我查明天从北京到上海的航班", "明天"),
+], ids=["a date", "no date (null)", "Chinese"])
+def test_a_strict_call_that_came_back_filled_is_not_made_again(text, date):
+    """A strict tool's call leaves with every property (null for an unsaid optional one, a
+    date as written): it is still the call the model planned, so one round, then words,
+    as with the same tool not strict."""
+    strict = strict_tool("search_flights", FLIGHT_PARAMETERS, "Search flights between two cities")
+    made, said = rounds(text, strict)
+    assert len(made) == 1 and len(made[0]) == 1, made
+    assert made[0][0][1]["date"] == date and made[0][0][1]["max_stops"] == 1
+    assert said and "CA981" in said
+    plain_made, plain_said = rounds(text, loose(strict))
+    assert len(plain_made) == 1 and said == plain_said
+
+
+def test_calls_that_would_be_sent_alike_are_one_call():
+    """The brain plans a call per unit; sent as a schema that keeps no unit they would be
+    the same call twice in parallel: it is made once."""
+    view = {"model": MODEL_ID, "messages": user("Weather in Chengdu in celsius and fahrenheit"),
+            "tools": [WEATHER_TOOL]}
+
+    def fit(name, arguments):
+        return {"location": arguments["location"]}
+
+    assert len(brain.reply(view)["message"]["tool_calls"]) == 2
+    with brain.sent_as(fit):
+        calls = brain.reply(view)["message"]["tool_calls"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [
+        {"location": "Chengdu", "unit": "celsius"}]
+
+
+AGENT_AS_TOOL = {"type": "function", "function": {
+    "name": "ask_weather_agent", "description": "Ask the weather agent about a city",
+    "strict": True, "parameters": {
+        "title": "AgentAsToolInput", "type": "object", "additionalProperties": False,
+        "properties": {"input": {"title": "Input", "type": "string"}}, "required": ["input"]}}}
+
+
+@pytest.mark.parametrize("text", ["What's the weather in Chengdu?", "成都天气怎么样？"])
+def test_an_agent_used_as_a_tool_is_asked_the_request_itself(text):
+    """The Agents SDK's agent.as_tool(): the other agent gets the question, not "Chengdu"."""
+    call = ask(user(text), tools=[AGENT_AS_TOOL])["choices"][0]["message"]["tool_calls"][0]
+    assert json.loads(call["function"]["arguments"]) == {"input": text}
 
 
 def test_a_forced_strict_call_with_nothing_to_fill_is_still_valid():

@@ -1,8 +1,8 @@
 """The SDKs' structured-output helpers work against the offline model, as against the real
 API: `client.chat.completions.parse(response_format=Model)` and
-`openai.pydantic_function_tool(Model)` (in process and served over HTTP), LangChain's
-`with_structured_output(Model)` and the OpenAI Agents SDK's `Agent(output_type=Model)`
-(served)."""
+`openai.pydantic_function_tool(Model)` (in process and served over HTTP) and LangChain's
+`with_structured_output(Model)` (served). The OpenAI Agents SDK's `Agent(output_type=...)`
+is tested under both its models in test_agents_sdk.py."""
 
 from __future__ import annotations
 
@@ -170,53 +170,6 @@ def test_langchain_json_mode_follows_format_instructions(served, where):
         [("human", instructions + "\n\n" + EVENT_TEXT)]
     structured = llm.with_structured_output(CalendarEvent, method="json_mode")
     assert structured.invoke(messages) == EXPECTED
-
-
-# ----------------------------------------------------------------- the OpenAI Agents SDK
-
-@pytest.fixture
-def agents_model(served):
-    agents = pytest.importorskip("agents", reason="openai-agents is not installed "
-                                                  "(pip install -e '.[dev]')")
-    agents.set_tracing_disabled(True)
-    client = openai.AsyncOpenAI(base_url=served, api_key="offline", max_retries=0, timeout=30)
-    return agents, agents.OpenAIChatCompletionsModel(model=MODEL_ID, openai_client=client)
-
-
-def test_an_agent_with_an_output_type(agents_model):
-    agents, model = agents_model
-    agent = agents.Agent(name="extractor", instructions="Extract the event information.",
-                         model=model, output_type=CalendarEvent)
-    assert agents.Runner.run_sync(agent, EVENT_TEXT).final_output == EXPECTED
-
-
-def test_an_agent_with_a_tool_and_an_output_type(agents_model):
-    agents, model = agents_model
-
-    class WeatherReport(pydantic.BaseModel):
-        location: str
-        temperature: float
-        condition: str
-
-    @agents.function_tool
-    def get_current_weather(location: str) -> str:
-        """Get the current weather in a city."""
-        return json.dumps({"location": location, "temperature": 16, "condition": "cloudy"})
-
-    agent = agents.Agent(name="weather", instructions="Report the weather.", model=model,
-                         output_type=WeatherReport, tools=[get_current_weather])
-    result = agents.Runner.run_sync(agent, "What's the weather in Chengdu?")
-    assert result.final_output == WeatherReport(location="Chengdu", temperature=16,
-                                                condition="cloudy")
-    kinds = [type(item).__name__ for item in result.new_items]
-    assert kinds == ["ToolCallItem", "ToolCallOutputItem", "MessageOutputItem"], kinds
-
-
-def test_an_agent_with_a_plain_output_type(agents_model):
-    agents, model = agents_model
-    agent = agents.Agent(name="counter", model=model, output_type=int)
-    result = agents.Runner.run_sync(agent, "How many legs does a spider have? 8, I think.")
-    assert result.final_output == 8
 
 
 def test_a_cut_structured_answer_is_refused_by_parse_as_with_the_real_api(client):

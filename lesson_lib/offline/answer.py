@@ -158,7 +158,15 @@ def fields(name: str, data: Any, lang: str) -> str:
         return f"{name} 返回了 {len(data)} 项：{shown}。" if lang == "zh" else \
             f"{name} returned {len(data)} items: {shown}."
     shown = "; ".join(f"{k}: {short(v)}" for k, v in data.items())
-    return f"{name} 返回：{shown}。" if lang == "zh" else f"{name} returned {shown}."
+    return ended(f"{name} 返回：{shown}", lang) if lang == "zh" else \
+        ended(f"{name} returned {shown}", lang)
+
+
+def ended(text: str, lang: str) -> str:
+    """`text` with its full stop, unless it ends a sentence already ("…wind." stays)."""
+    if text.endswith((".", "!", "?", "。", "！", "？")):
+        return text
+    return text + ("。" if lang == "zh" else ".")
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -172,14 +180,18 @@ QUOTE_LIMIT = 300  # characters of a plain-text result an answer quotes; a model
 
 def plain(name: str, text: str, arguments: Mapping, lang: str) -> str:
     """A result that is not JSON, quoted as it came: "Chengdu: cloudy 16°C.". A long one is
-    quoted up to QUOTE_LIMIT characters, then "…": an answer does not repeat a whole page."""
+    quoted up to QUOTE_LIMIT characters, then "…": an answer does not repeat a whole page.
+    An agent used as a tool (called with the request as its one `input`, as the Agents
+    SDK's agent.as_tool() is) answered in sentences: its answer is passed on as it came."""
     text = short(" ".join(text.split()), QUOTE_LIMIT) if len(text) > QUOTE_LIMIT else text.strip()
     where = place_name(place_argument(arguments), lang)
     if not text:
         return f"{name} 没有返回内容。" if lang == "zh" else f"{name} returned nothing."
+    if set(arguments) == {"input"} and ended(text, lang) == text:
+        return text
     if lang == "zh":
-        return f"{where}：{text}。" if where else f"{name} 返回：{text}。"
-    return f"{where}: {text}." if where else f"{name} returned: {text}."
+        return ended(f"{where}：{text}" if where else f"{name} 返回：{text}", lang)
+    return ended(f"{where}: {text}" if where else f"{name} returned: {text}", lang)
 
 
 def comparison(asked: Comparison, ranking: list[tuple[Any, float]], lang: str) -> str:
@@ -320,22 +332,36 @@ def greeting(name: str | None, lang: str) -> str:
     return f"Hello{', ' + name if name else ''}! I'm the offline teaching model. How can I help?"
 
 
+def handed_over(agent: str, lang: str) -> str:
+    """What the agent a conversation was handed to says when the request needs nothing
+    else: who it is, not the transfer tool's output."""
+    if lang == "zh":
+        return f"你好，我是 {agent}，这段对话由我接手。有什么可以帮你的？"
+    return f"Hello, I'm {agent}, and I'm taking over this conversation. How can I help?"
+
+
 def thanks(lang: str) -> str:
     return "不客气！" if lang == "zh" else "You're welcome!"
 
 
-def summary(name: str | None, questions: list[str], facts: list[str], lang: str) -> str:
+def summary(name: str | None, questions: list[str], facts: list[str], lang: str,
+            answers: list[str] = ()) -> str:
     """A short, fixed-form summary of a conversation, in the third person so that it can
-    be kept as a system note ("the user's name is Xiaoming" is read back as the name)."""
+    be kept as a system note ("the user's name is Xiaoming" is read back as the name);
+    `answers`, the assistant's replies (those of a pasted transcript), close it."""
     asked = [short(q.strip(), 60) for q in questions if q.strip()]
+    said = [short(a.strip(), 60) for a in answers if a.strip()]
     if lang == "zh":
         return "".join(["对话摘要：", f"用户叫{name}。" if name else "",
                         f"用户问了：{'；'.join(f'「{q}」' for q in asked)}。" if asked else
-                        "用户还没有提问。", f"工具结果：{''.join(facts)}" if facts else ""])
+                        "用户还没有提问。", f"工具结果：{''.join(facts)}" if facts else "",
+                        f"助手回答：{'；'.join(f'「{a}」' for a in said)}。" if said else ""])
     return " ".join(p for p in ["Summary so far:", f"the user's name is {name}." if name else "",
                                 f"The user asked: {'; '.join(f'“{q}”' for q in asked)}." if asked
                                 else "The user has not asked anything yet.",
-                                f"Tool results: {' '.join(facts)}" if facts else ""] if p)
+                                f"Tool results: {' '.join(facts)}" if facts else "",
+                                f"The assistant answered: {'; '.join(f'“{a}”' for a in said)}."
+                                if said else ""] if p)
 
 
 # ------------------------------------------------------------------ the profile

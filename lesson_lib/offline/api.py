@@ -7,7 +7,7 @@ the Responses and Conversations APIs (`/v1/responses…`, `/v1/conversations…`
 answered by responses.py, from the stored state `state` holds. The embeddings are
 lesson_lib.embeddings.offline_vectors()'s. The reply itself comes from
 `brain.reply()`, made to honour `response_format` and strict tools by
-`structured.constrain()`; this module adds what the real service adds around it: request
+`structured.reply()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the options, the context window, the model name,
 the key),
 ids, `usage`, `max_tokens` cuts and server-sent events for `stream=True`.
@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, brain, structured
+from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, structured
 from lesson_lib.offline.ids import make_id
 from lesson_lib.protocol import (
     ProtocolError,
@@ -55,6 +55,7 @@ CREATED_SPAN = 365 * 24 * 3600    # so `created` looks like a plausible date in 
 MODEL_CREATED = 1_767_225_600
 OWNED_BY = "lesson-lib"
 MAX_N = 128                       # the real API's limit on `n`
+MAX_STOP = 4                      # the real API's limit on `stop` sequences
 INTEGER_OPTIONS = (("n", 1, MAX_N), ("max_tokens", 1, None), ("max_completion_tokens", 1, None))
 DECIMAL_OPTIONS = (("temperature", 0, 2), ("top_p", 0, 1), ("presence_penalty", -2, 2),
                    ("frequency_penalty", -2, 2))  # (name, lowest, highest), as the API's docs
@@ -246,10 +247,29 @@ def check_options(body: Mapping) -> None:
     for name in BOOLEAN_OPTIONS:
         if body.get(name) is not None and not isinstance(body[name], bool):
             raise invalid_type(name, "a boolean", body[name])  # reconstructed
+    check_stop(body.get("stop"))
     if body.get("stream_options") is not None and not body.get("stream"):
         raise ProtocolError(  # reconstructed
             "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
             param="stream_options", explanation="pass stream=True, or drop stream_options")
+
+
+def check_stop(stop: Any) -> None:
+    """`stop`: a string or at most MAX_STOP strings (the model writes no stop sequence, so
+    it never needs to cut at one)."""
+    if stop is None or isinstance(stop, str):
+        return
+    if not isinstance(stop, list):
+        raise invalid_type("stop", "one of a string or array of strings", stop)  # reconstructed
+    if len(stop) > MAX_STOP:
+        raise ProtocolError(  # verbatim (continuedev/continue#2461)
+            f"Invalid 'stop': array too long. Expected an array with maximum length {MAX_STOP}, "
+            f"but got an array with length {len(stop)} instead.", param="stop",
+            code="array_above_max_length",
+            explanation=f"stop takes at most {MAX_STOP} sequences: keep the ones that matter")
+    for k, sequence in enumerate(stop):
+        if not isinstance(sequence, str):
+            raise invalid_type(f"stop[{k}]", "a string", sequence)  # reconstructed
 
 
 def check_context(body: Mapping, window: int, tools_tokens: int) -> int:
@@ -271,7 +291,7 @@ def chat_completion(raw: bytes, window: int) -> Reply:
     check_options(body)
     messages_tokens = check_context(body, window, tools_tokens)
     asked = {k: v for k, v in body.items() if k not in STREAM_ONLY}  # same answer streamed or not
-    answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
+    answer = structured.reply(asked)
     completion = build_completion(asked, answer, messages_tokens + tools_tokens)
     if body.get("stream"):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -10,7 +10,11 @@ and nothing is remembered between calls. Like a real model it only knows what
    tool results after it belong to the current turn. Replies are in Chinese
    when that message has Chinese characters, else in English.
 2. A request to summarise the conversation (in the latest user or system
-   message) gets a fixed-form summary of the messages before it.
+   message) gets a fixed-form summary of the messages before it. A conversation
+   pasted as text ("User: …" / "Assistant: …" lines, transcript.py) is summarised
+   instead when it is in the message that asks, or is the user's message after a
+   system message that asks ("Summarize the following conversation."); that summary
+   says what the assistant answered too.
 3. The request is cut into clauses ("weather in Chengdu and the time in New
    York" is two). Each clause gets the offered tool whose name, description
    and parameters share the most words with it (understand.score), if any
@@ -60,6 +64,10 @@ and nothing is remembered between calls. Like a real model it only knows what
    one is warmer?") from the results of earlier turns, or it answers the
    name question, greeting or thanks,
    or says honestly what it cannot do (answer.py holds every sentence).
+   A handoff (a call to transfer_to_<agent>, as the Agents SDK and LangGraph name them)
+   is no result to report: the agent handed to answers the request itself, with its own
+   instructions and tools, and hands off no further in that turn; with nothing else to
+   say it says who it is.
 7. A profile tool (remember_preference; any tool that keeps a fact under a key such as
    "diet", see understand.keeper_of) is never chosen by shared words. It is called once
    for each lasting preference the request states ("I'm vegetarian", "我不吃辣", "call me
@@ -97,11 +105,14 @@ benchmarks/unseen_tools.py on 48 more, written blind.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from lesson_lib.offline import answer, recall
+from lesson_lib.offline import answer, recall, transcript
 from lesson_lib.offline import understand as u
 from lesson_lib.offline.ids import make_id
 from lesson_lib.places import lookup
@@ -135,6 +146,7 @@ class Turn:
                                 # "Which one is warmer?" after a weather answer ranks them
     memories: list[recall.Remembered] = field(default_factory=list)  # long-term memory lines
                                 # in system messages (rule 9)
+    handed_to: str = ""         # the agent this turn was handed to (rule 6), if any
 
     def answered(self) -> list[Call]:
         return [c for c in self.calls if c.result is not None]
@@ -166,10 +178,13 @@ def reply(body: dict) -> dict:
     tools = [t for t in body.get("tools") or [] if u.tool_name(t)]
     choice = body.get("tool_choice") or "auto"
     turn = read_turn(messages)
+    if turn.handed_to:  # one handoff a turn: the agent handed to answers
+        tools = [t for t in tools if not HANDOFF.match(u.tool_name(t))]
     asked_at = summary_request(messages)
     must_call = bool(tools) and (choice == "required" or isinstance(choice, Mapping))
-    if asked_at is not None and not must_call:
-        return say(summarise(messages[:asked_at], turn.lang))
+    summarised = None if must_call else to_summarise(messages, asked_at)
+    if summarised is not None:
+        return say(summarise(*summarised, turn.lang))
     plan = make_plan(turn, planned_with(turn, tools))
     keepers = {k.name for k in filter(None, map(u.keeper_of, tools))}
     at = next((i for i, c in enumerate(plan.calls) if c.name not in keepers), len(plan.calls))
@@ -228,9 +243,25 @@ def read_turn(messages: list) -> Turn:
             results[m.get("tool_call_id")] = u.text_of(m)
     for call in turn.calls:
         call.result = results.get(call.id)
+    handoffs = [c for c in turn.calls if HANDOFF.match(c.name) and c.result is not None]
+    if handoffs:
+        turn.handed_to = handed_to(handoffs[-1])
+        turn.calls = [c for c in turn.calls if not HANDOFF.match(c.name)]
     turn.earlier = answered_before(messages[:max(last, 0)])
     turn.memories = recall.in_context(messages)
     return turn
+
+
+HANDOFF = re.compile(r"(?i)^(?:transfer|handoff|hand_off)_to_(.+)$")  # a handoff tool's name
+
+
+def handed_to(call: Call) -> str:
+    """The agent a handoff went to: the Agents SDK's output names it ({"assistant":
+    "french_agent"}), else the tool's name does (transfer_to_french_agent)."""
+    said = u.read_result(call.result)
+    if isinstance(said, Mapping) and isinstance(said.get("assistant"), str):
+        return said["assistant"]
+    return HANDOFF.match(call.name).group(1)
 
 
 def answered_before(earlier: list) -> list[Call]:
@@ -282,6 +313,20 @@ def summary_request(messages: list) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") in ("user", "system", "developer"):
             return i if u.asks_summary(u.text_of(messages[i])) else None
+    return None
+
+
+def to_summarise(messages: list, asked_at: int | None) -> tuple[list, bool] | None:
+    """Rule 2: (the messages a summary is about, whether they were pasted as a transcript),
+    or None when no summary is asked for."""
+    if asked_at is not None:
+        pasted = transcript.messages_in(u.text_of(messages[asked_at]))
+        return (pasted, True) if pasted else (messages[:asked_at], False)
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    pasted = transcript.messages_in(u.text_of(messages[last])) if last >= 0 else []
+    if pasted and any(m.get("role") in ("system", "developer") and
+                      transcript.asks_to_summarise(u.text_of(m)) for m in messages[:last]):
+        return pasted, True
     return None
 
 
@@ -480,12 +525,31 @@ def add_unique(calls: list[Call], call: Call, tools: list) -> Call:
     return call
 
 
+# How the request sends a call's arguments, set by sent_as(): None sends them as planned.
+_SENT_AS: ContextVar[Callable[[str, dict], dict] | None] = ContextVar("sent_as", default=None)
+
+
+@contextmanager
+def sent_as(fit: Callable[[str, dict], dict] | None) -> Iterator[None]:
+    """While it lasts, calls are compared as `fit(name, arguments)` sends them. A strict
+    tool's call leaves with its arguments made to fit the schema (structured.strict_call:
+    every property present, a date read as written); the call that came back is then
+    the planned one, not a new one to make again."""
+    token = _SENT_AS.set(fit)
+    try:
+        yield
+    finally:
+        _SENT_AS.reset(token)
+
+
 def call_key(call: Call, tools: list) -> str:
-    """What makes two calls the same: the name and the arguments, ignoring values equal
-    to the schema's default and spelling of places ("成都" and "Chengdu" are one place)."""
+    """What makes two calls the same: the name and the arguments as they are sent (see
+    sent_as), ignoring values equal to the schema's default and spelling of places
+    ("成都" and "Chengdu" are one place)."""
     props = u.properties(next((t for t in tools if u.tool_name(t) == call.name), None))
+    fit = _SENT_AS.get()
     kept = {}
-    for key, value in call.arguments.items():
+    for key, value in (fit(call.name, call.arguments) if fit else call.arguments).items():
         if key in props and props[key].get("default") == value:
             continue
         place = lookup(value) if isinstance(value, str) else None
@@ -625,6 +689,8 @@ def small_talk(turn: Turn, tools: list) -> str:
         return answer.greeting(turn.name, lang)
     if u.is_thanks(text):
         return answer.thanks(lang)
+    if turn.handed_to:
+        return answer.handed_over(turn.handed_to, lang)
     return answer.fallback(tools, lang)
 
 
@@ -721,8 +787,9 @@ def latest_results(turn: Turn, tools: list) -> list[Call]:
     return kept
 
 
-def summarise(earlier: list, lang: str) -> str:
-    """A summary of `earlier`: the user's name, their questions, the tool results."""
+def summarise(earlier: list, pasted: bool, lang: str) -> str:
+    """A summary of `earlier`: the user's name, their questions, the tool results; for a
+    pasted transcript, what the assistant answered too."""
     calls = {c.id: c for m in earlier if m.get("role") == "assistant"
              for c in map(made_call, filter(lambda tc: isinstance(tc, Mapping),
                                             m.get("tool_calls") or []))}
@@ -733,4 +800,6 @@ def summarise(earlier: list, lang: str) -> str:
             facts.append(answer.result(call.name, call.arguments, u.text_of(m), lang))
     questions = [u.text_of(m) for m in earlier if m.get("role") == "user"
                  and u.without_introduction(u.text_of(m)).strip(" ,.!?，。！？")]
-    return answer.summary(u.user_name(earlier), questions, facts, lang)
+    answers = [u.text_of(m) for m in earlier if pasted and m.get("role") == "assistant"
+               and u.text_of(m).strip()]
+    return answer.summary(u.user_name(earlier), questions, facts, lang, answers)

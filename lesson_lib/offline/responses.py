@@ -1,9 +1,12 @@
 """The Responses API and the Conversations API on the offline model, through the same brain.
 
     POST   /v1/responses                          create (stream=True: its event stream)
-    GET    /v1/responses/{id}                     a stored response
+    GET    /v1/responses/{id}                     a stored response (?stream=true: a
+                                                  background response's events again,
+                                                  after ?starting_after=N)
     DELETE /v1/responses/{id}                     forget it
     GET    /v1/responses/{id}/input_items         the items it was answered from
+    POST   /v1/responses/input_tokens             the input tokens a create would count
     POST   /v1/conversations                      create (with items, metadata)
     GET    /v1/conversations/{id}                 retrieve
     POST   /v1/conversations/{id}                 update its metadata
@@ -50,7 +53,8 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
-from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, api, brain, structured
+from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, api, structured
+from lesson_lib.offline.ids import stand_in
 from lesson_lib.offline.state import default_state
 from lesson_lib.protocol import (
     ProtocolError,
@@ -72,6 +76,10 @@ REQUEST_FIELDS = frozenset({
     "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store",
     "stream", "stream_options", "temperature", "text", "tool_choice", "tools",
     "top_logprobs", "top_p", "truncation", "user"})
+# The parameters of `client.responses.input_tokens.count()` (tests check it).
+COUNT_FIELDS = frozenset({
+    "conversation", "input", "instructions", "model", "parallel_tool_calls", "personality",
+    "previous_response_id", "reasoning", "text", "tool_choice", "tools", "truncation"})
 # The value lists of the recorded texts (see docs/protocol.md).
 ITEM_TYPES = (
     "additional_tools", "agent_message", "apply_patch_call", "apply_patch_call_output",
@@ -121,6 +129,10 @@ def handle(method: str, path: str, raw: bytes, *, window: int = DEFAULT_CONTEXT_
     if kind == "responses":
         if method == "POST" and not rest:
             return create_response(raw, window, state)
+        if method == "POST" and rest == ["input_tokens"]:
+            return count_input_tokens(raw, window, state)
+        if len(rest) == 1 and method == "GET" and params.get("stream") == "true":
+            return resumed_stream(state, rest[0], params)
         if len(rest) == 1 and method == "GET":
             return api.json_reply(200, stored_response(state, rest[0])["response"])
         if len(rest) == 1 and method == "DELETE":
@@ -564,6 +576,34 @@ def stored_response(state: Any, response_id: str) -> dict:
     return record
 
 
+def resumed_stream(state: Any, response_id: str, params: Mapping) -> api.Reply:
+    """GET /v1/responses/{id}?stream=true&starting_after=N: the events of a response made
+    with background=true and stream=true once more, those after sequence number N (all of
+    them without it), as the API replays a background stream to a client that lost it.
+    (The real replay expires after a while; the offline one lasts as the stored response.)"""
+    after = params.get("starting_after", "-1")
+    try:
+        after = int(after)
+    except ValueError:
+        raise invalid_type("starting_after", "an integer", after) from None  # reconstructed
+    record = stored_response(state, response_id)
+    if not record["response"].get("background"):
+        raise ProtocolError(  # reconstructed (a Responses-compatible service's text)
+            "This response cannot be streamed because it was not created with "
+            "background=true.", param="stream",
+            explanation="only a background response (background=True, stream=True) can be "
+                        "streamed again; retrieve this one without stream")
+    if not record.get("streamed"):
+        raise ProtocolError(  # reconstructed (the same service's text)
+            "This response cannot be streamed because it was not created with stream=true "
+            "or the stream TTL has expired.", param="stream",
+            explanation="it was made with background=True but not stream=True: retrieve it "
+                        "without stream (its status and output are there)")
+    request_id = "req_" + hashlib.sha256(f"{response_id}|{after}".encode()).hexdigest()[:32]
+    return 200, {**SSE_HEADERS, "x-request-id": request_id}, (
+        event for event in events(record["response"], after) if event)
+
+
 def delete_response(state: Any, response_id: str) -> dict:
     stored_response(state, response_id)
     state.delete("response", response_id)
@@ -833,7 +873,8 @@ def prefix_hashes(tools: list, messages: list, tools_tokens: int,
     digest, tokens = start or (hashlib.sha256(api.dumps(tools)).digest(), tools_tokens)
     out = []
     for message in messages:
-        key = repr(message)  # messages are built with their keys in one order: a fixed text
+        key = repr(stand_in(message))  # messages are built with their keys in one order: a
+        # fixed text (a long string stood for by its digest: repr would hold the GIL)
         digest = hashlib.sha256(digest + key.encode()).digest()
         tokens += message_tokens(key, message)
         out.append((digest.hex(), tokens))
@@ -908,17 +949,12 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
     check_fields(body)
     check_input(body["input"])
     tools, echoed, tools_tokens = check_options(body)
-    earlier, conversation = resolve_context(body, state)
-    given = body["input"]
-    fresh = [{"role": "user", "content": given}] if isinstance(given, str) and given else (
-        resolve_references(list(given), state) if isinstance(given, list) else [])
+    earlier, fresh, head, conversation = context_of(body, state)
     if not fresh and body.get("previous_response_id") is None and conversation is None:
         raise ProtocolError(  # verbatim (recorded)
             "One of \"input\" or \"previous_response_id\" or 'prompt' or 'conversation' must "
             "be provided.", code="missing_required_parameter",
             explanation="say something: input='…'")
-    instructions = body.get("instructions")
-    head = [{"role": "system", "content": instructions}] if instructions else []
     messages = head + to_messages(earlier + fresh)
     asked: dict[str, Any] = {"model": body["model"], "messages": messages}
     if tools:
@@ -944,7 +980,7 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
         kept_items, messages, prefixes, input_tokens = truncated(full, head, tools,
                                                                  tools_tokens, window)
         dropped, asked["messages"] = len(full) - len(kept_items), messages
-    answer = structured.constrain(asked, brain.reply(structured.brain_view(asked)))
+    answer = structured.reply(asked)
     message, finish, used = api.limit_reply(dict(answer["message"]), answer["finish_reason"],
                                             body.get("max_output_tokens"))
     hit = cached(state.prefix_tokens([digest for digest, _ in prefixes]))
@@ -960,7 +996,8 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
         response = response_object(body, stem, serial, message, finish, used, input_tokens,
                                    hit, echoed, conversation)
         if body.get("store") is not False:
-            state.put("response", response["id"], {"response": response, "context": context})
+            state.put("response", response["id"], {"response": response, "context": context,
+                                                   "streamed": body.get("stream") is True})
         if conversation is not None:  # read again: another request may have added items
             now = state.get("conversation", conversation["conversation"]["id"])
             if now is not None:
@@ -971,6 +1008,42 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
         request_id = "req_" + hashlib.sha256(response["id"].encode()).hexdigest()[:32]
         return 200, {**SSE_HEADERS, "x-request-id": request_id}, events(response)
     return api.json_reply(200, response)
+
+
+def context_of(body: Mapping, state: Any) -> tuple[list, list, list, dict | None]:
+    """(the stored items the request continues, its new input items, its instructions as a
+    system message (or nothing), the conversation record or None)."""
+    earlier, conversation = resolve_context(body, state)
+    given = body.get("input")
+    fresh = [{"role": "user", "content": given}] if isinstance(given, str) and given else (
+        resolve_references(list(given), state) if isinstance(given, list) else [])
+    instructions = body.get("instructions")
+    head = [{"role": "system", "content": instructions}] if instructions else []
+    return earlier, fresh, head, conversation
+
+
+def count_input_tokens(raw: bytes, window: int, state: Any) -> api.Reply:
+    """POST /v1/responses/input_tokens (`client.responses.input_tokens.count(...)`): the
+    `usage.input_tokens` responses.create would report for the same request (the stored
+    chain or conversation, the input, instructions and tools; after truncation='auto',
+    what is kept), checked as create checks it, with nothing answered or stored. A context
+    over the window is counted, not refused: counting is how a client finds out."""
+    body = api.parse_body(raw)
+    for name in body:
+        if name not in COUNT_FIELDS:
+            raise unknown_parameter(name, body, COUNT_FIELDS)  # verbatim shape (create's)
+    if "model" in body:  # optional here
+        check_model(body)
+    if body.get("input") is not None:
+        check_input(body["input"])
+    tools, _, tools_tokens = check_options(body)
+    earlier, fresh, head, _ = context_of(body, state)
+    messages = head + to_messages(earlier + fresh)
+    prefixes = prefix_hashes(tools, messages, tools_tokens)
+    tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
+    if tokens > window and body.get("truncation") == "auto":
+        tokens = truncated(earlier + fresh, head, tools, tools_tokens, window)[3]
+    return api.json_reply(200, {"object": "response.input_tokens", "input_tokens": tokens})
 
 
 def truncated(context: list, head: list, tools: list, tools_tokens: int,
@@ -1067,16 +1140,19 @@ def response_object(body: Mapping, stem: str, serial: int, message: Mapping, fin
 
 # ----------------------------------------------------------------- streaming
 
-def events(response: Mapping) -> Iterator[bytes]:
+def events(response: Mapping, after: int = -1) -> Iterator[bytes]:
     """The response as the API's server-sent events (`event: TYPE` and `data: {…}` each),
     in a captured stream's order: created, in_progress; for each output item added, its
-    parts and deltas, done; then completed (or incomplete). No `[DONE]` at the end."""
+    parts and deltas, done; then completed (or incomplete). No `[DONE]` at the end.
+    Those numbered `after` or less are left out (b"" in their place: nothing is sent)."""
     seq = 0
 
     def event(kind: str, **fields: Any) -> bytes:
         nonlocal seq
-        data = api.dumps({"type": kind, **fields, "sequence_number": seq})
         seq += 1
+        if seq - 1 <= after:
+            return b""
+        data = api.dumps({"type": kind, **fields, "sequence_number": seq - 1})
         return b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n"
 
     start = {**response, "status": "in_progress", "completed_at": None,

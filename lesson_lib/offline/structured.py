@@ -10,8 +10,8 @@ then does what constrained decoding does, after the fact:
   value read from the conversation (`Filler.find`), else a typed blank (`Filler.blank`).
   It is checked with `jsonschema` (formats included) and repaired until it is valid;
 - `json_object`: the content becomes a JSON object, with the keys a message asks for
-  ("a JSON with fields name and age", an example object in the system prompt), else
-  {"answer": the brain's reply};
+  ("a JSON with fields name and age", "with `setup` and `punchline` keys", "包含 name 和
+  age 字段", an example object in the system prompt), else {"answer": the brain's reply};
 - a strict function's call keeps the arguments that are valid, fills the missing or
   wrong ones the same way and drops unknown keys; a call that still fails is not sent.
   Non-strict functions are left as the brain wrote them. Before that, `brain_view`
@@ -49,6 +49,7 @@ import jsonschema
 import referencing.exceptions
 
 from lesson_lib import clock
+from lesson_lib.offline import brain
 from lesson_lib.offline import understand as u
 
 MISSING: Any = object()   # "nothing found": the caller falls back to a blank
@@ -69,6 +70,38 @@ class Source:
 
 
 # ------------------------------------------------------------------ the entry point
+
+def reply(body: Mapping) -> dict:
+    """The brain's reply to a (validated) Chat Completions body, made to honour its
+    `response_format` and strict tools: what the API routes answer with. The brain reads
+    brain_view(body) and compares its planned calls with those already made as strict
+    tools send them (as_sent), so a call that came back filled is not made again."""
+    with brain.sent_as(as_sent(body)):
+        return constrain(body, brain.reply(brain_view(body)))
+
+
+def as_sent(body: Mapping):
+    """`fit(name, arguments)`: a call's arguments as strict_call sends them, read from the
+    request up to its latest user message (what the calls of this turn were filled from,
+    before any result came back); None when no tool is strict."""
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    if not any(map(is_strict, tools)):
+        return None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    source = source_of({**body, "messages": messages[:last + 1]}, "")
+    fitted: dict[str, dict] = {}
+
+    def fit(name: str, arguments: dict) -> dict:
+        key = name + "\0" + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        if key not in fitted:
+            call = {"function": {"name": name, "arguments": json.dumps(arguments)}}
+            made = strict_call(call, body, source)
+            fitted[key] = json.loads(made["function"]["arguments"]) if made else arguments
+        return fitted[key]
+
+    return fit
+
 
 def constrain(body: Mapping, answer: dict) -> dict:
     """`answer` (brain.reply's) made to honour `response_format` and strict tools.
@@ -669,7 +702,7 @@ def said_value(key: str, text: str) -> str | None:
 
 def person_in(text: str, source: Source) -> str | None:
     """The first person's name not used yet: "my name is ..." first, else a capitalised one."""
-    for name in [u.name_in(text), *names_in(text)]:
+    for name in [u.name_in(text), *names_in(text), *chinese_names_in(text)]:
         if name and name not in source.used:
             source.used.add(name)
             return name
@@ -712,6 +745,33 @@ def names_in(text: str) -> list[str]:
     return out
 
 
+# A Chinese name opening a clause, or joined to one ("小明和小红"), told by what follows
+# it: "小明今年25岁", "小红住在上海", "小明和小红周六要去…".
+_AFTER_NAME_ZH = (r"(?=今年|现年|是|住|在|的|有|喜欢|要|想|和|与|跟|、|都|也|一起|去|周|星期|"
+                  r"今天|明天|后天|下周|上午|下午|晚上|\d|[一二三四五六七八九十]+岁)")
+_NAME_ZH = re.compile(r"(?:^|(?<=[，。；：！？,.;:!?\s]))([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
+_MORE_NAMES_ZH = re.compile(r"^[和与跟、]([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
+# What a Chinese event is called: "参加品茶会" → 品茶会.
+_EVENT_ZH = re.compile(r"(?:参加|出席|举办|举行|参与)(?:一个|一场|个|场)?([\u4e00-\u9fff]{2,8}?)"
+                       r"(?=[，。；！？、,.;!?\s]|$)")
+_NOT_NAMES_ZH = ("我们", "你们", "他们", "她们", "今天", "明天", "昨天", "现在", "这个", "那个",
+                 "请你", "帮我", "用户", "我的", "你的", "他的", "她的", "大家", "今年", "去年")
+
+
+def chinese_names_in(text: str) -> list[str]:
+    """People's names written in Chinese at the start of a clause, and those joined to
+    them ("小明和小红周六…": 小明, 小红)."""
+    found = []
+    for match in _NAME_ZH.finditer(text or ""):
+        found.append(match.group(1))
+        end = match.end()
+        while more := _MORE_NAMES_ZH.match(text[end:]):
+            found.append(more.group(1))
+            end += more.end()
+    return list(dict.fromkeys(n for n in found if n not in _NOT_NAMES_ZH
+                              and not n.startswith(("我", "你", "他", "她", "请", "帮"))))
+
+
 _PHRASE = re.compile(
     r"(?i)\b(?:going to|go to|went to|attend(?:ing)?|join(?:ing)?|visit(?:ing)?|"
     r"plan(?:ning)?|host(?:ing)?|organi[sz](?:e|ing)|hav(?:e|ing)|is|called|named|"
@@ -725,7 +785,7 @@ _PROPER_PHRASE = re.compile(r"\b(?:going to|go to|attend(?:ing)?|at|visit(?:ing)
 
 def phrase_in(text: str) -> str | None:
     """What an event or a thing is called: "a science fair" in "going to a science fair"."""
-    found = _PHRASE.search(text)
+    found = _PHRASE.search(text) or _EVENT_ZH.search(text)
     if found:
         return found.group(1)
     proper = _PROPER_PHRASE.search(text)
@@ -741,7 +801,7 @@ def strings_for(key: str, source: Source) -> list[str]:
     people = role == "person" or (role == "name" and "name" in key_words(key))
     for text in source.texts:
         if people:  # "participants", "names"; not "titles" or "events"
-            found = names_in(text)
+            found = names_in(text) or chinese_names_in(text)
         elif role == "place":
             found = [t.value for t in u.targets_in(text)]
         elif role == "language":
@@ -904,11 +964,17 @@ _NEGATION = re.compile(r"(?i)\b(?:not|no|never|don't|doesn't|isn't|aren't|won't|
                        r"\s+(?:\w+\s+){0,2}$|不|没")
 
 
+_NOT_TOLD = {"is", "has", "have", "can", "should", "are", "was", "does", "do", "will", "would",
+             "need", "want", "about", "of", "for", "with", "in", "on", "the", "a", "an", "to",
+             "any", "some", "it", "this", "that", "user", "request", "question", "message",
+             "input", "text", "contain", "mention", "relat"}  # words a yes/no key is made of
+
+
 def find_boolean(key: str, source: Source) -> Any:
     """True when the user's words say what the key names ("is_vegetarian" in "I'm
-    vegetarian"), False when they deny it ("not vegetarian"); else MISSING."""
-    words = key_words(key) - {"is", "has", "have", "can", "should", "are", "was", "does", "do",
-                              "will", "would", "need", "want"}
+    vegetarian"), False when they deny it ("not vegetarian"); True too when they speak of
+    what the key is about ("about_weather" for "Will it be sunny?", "天气"); else MISSING."""
+    words = key_words(key) - _NOT_TOLD
     said = said_value(key, source.texts[0])
     if said:
         return said.lower() in ("true", "yes", "y", "1", "是", "对")
@@ -917,6 +983,9 @@ def find_boolean(key: str, source: Source) -> Any:
             hit = re.search(rf"(?i)\b{re.escape(word)}", text)
             if hit:
                 return not _NEGATION.search(text[:hit.start()])
+    about = u.concepts(" ".join(words))
+    if about and about & u.concepts(source.texts[0]):
+        return True
     return MISSING
 
 
@@ -941,18 +1010,39 @@ def pick_enum(values: list, key: str, source: Source) -> Any:
 
 # ------------------------------------------------------------------ json_object
 
-_EXAMPLE_KEYS = re.compile(
-    r"(?i)\b(?:keys?|fields?|properties|attributes|entries)\s*(?:named|called|like|:|are)?\s*"
-    r"((?:[`'\"]?[A-Za-z_][\w ]{0,30}?[`'\"]?\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*$|(?=[.;:)\n])))+)")
-_WITH_KEYS = re.compile(r"(?i)\bjson(?:\s+object)?\s+(?:with|containing|having|of)\s+(?:the\s+)?"
-                        r"((?:[`'\"]?[A-Za-z_][\w]*[`'\"]?\s*(?:,\s*(?:and\s+)?|\s+and\s+|"
-                        r"\s*$|(?=[.;:)\n])))+)")
+# Keys listed in words. An item is a name in backticks or quotes (`setup`, "name", 'age'),
+# or bare: one word, or up to three before a separator ("first name, last name and age").
+_STOP = (r"(?:and|or|the|a|an|in|of|for|from|with|to|as|is|are|was|be|that|which|each|"
+         r"keys?|fields?|json|object)\b")
+_QUOTED = r"[`'\"“‘]\s*[A-Za-z_][\w.\-]*\s*[`'\"”’]"
+_BARE = (rf"(?!{_STOP})[A-Za-z_][\w\-]*(?:\s+(?!{_STOP})[A-Za-z_][\w\-]*){{1,2}}"
+         r"(?=\s*(?:,|，|、|;|\band\b|&|和|与|及|[.:：;)\n。]|$))"
+         rf"|(?!{_STOP})[A-Za-z_][\w\-]*")
+_ITEM = rf"(?:{_QUOTED}|{_BARE})"
+_SEPARATOR = r"\s*(?:,|，|、|;|/|&|\band\b|\bor\b|以及|和|与|及|跟)\s*(?:\band\s+)?(?:the\s+)?"
+_LIST = rf"(?P<list>{_ITEM}(?:{_SEPARATOR}{_ITEM})*)"
+_KEY_WORD = r"(?:keys?|fields?|properties|attributes|entries|members)"
+_KEY_WORD_ZH = r"(?:字段|键名?|属性|栏位)"
+_COUNT_ZH = r"(?:[两二三四五六七八九十\d]+\s*个\s*)?"
+_KEY_LISTS = (  # the listing; the first with quoted names wins, else the longest
+    # "with keys name, age and city", "fields: name, age", "where the key is `sentiment`"
+    re.compile(rf"(?i)\b{_KEY_WORD}\s*(?:named|called|like|are|is|:|—|-)?\s*(?:the\s+)?{_LIST}"),
+    # "with `setup` and `punchline` keys", "the name and age fields"
+    re.compile(rf"(?i){_LIST}\s+{_KEY_WORD}\b"),
+    # "a JSON object with / containing name, age and city"
+    re.compile(rf"(?i)\bjson(?:\s+object)?\s+(?:with|containing|having|including|of|that "
+               rf"(?:has|have|contains))\s+(?:the\s+)?{_LIST}"),
+    # "字段：name、age、city", "字段为 name 和 age", "包含 name 和 age 字段", "name、age 两个字段"
+    re.compile(rf"(?i){_KEY_WORD_ZH}\s*(?:为|是|包括|有|:|：)\s*{_LIST}"),
+    re.compile(rf"(?i){_LIST}\s*{_COUNT_ZH}{_KEY_WORD_ZH}"),
+)
 _LIST_KEYS = {"participants", "attendees", "people", "names", "members", "guests", "friends",
               "tags", "keywords", "items", "languages", "cities", "places", "ingredients",
               "steps", "emails", "authors", "speakers", "topics", "skills", "hobbies"}
 _NUMBER_KEYS = {"age", "count", "number", "quantity", "price", "cost", "amount", "total",
                 "temperature", "temp", "year", "score", "rating", "confidence", "percent",
-                "budget", "size", "length", "width", "height", "weight", "duration"}
+                "budget", "size", "length", "width", "height", "weight", "duration",
+                "days", "nights", "hours", "minutes", "seconds", "weeks", "months", "years"}
 
 
 def json_object(source: Source) -> dict:
@@ -969,12 +1059,13 @@ def json_object(source: Source) -> dict:
 def asked_schema(source: Source) -> dict:
     """The object JSON mode is asked for, as a schema: a JSON Schema in a message (the
     last one: format instructions show an example schema first), else an example object
-    (its keys and its values' types), else keys listed in words ("with fields name, age
-    and city"), each typed by its name; strings and numbers may be null."""
+    (its keys and its values' types; "..." for a value to fill), else keys listed in words
+    (listed_keys: "with fields name, age and city", "with `setup` and `punchline` keys",
+    "包含 name 和 age 字段"), each typed by its name; strings and numbers may be null."""
     schemas = [o for o in outer_objects(source.instructions) if is_schema(o)]
     if schemas:  # "Here is the output schema: {...}" (LangChain's format instructions)
         return dict(schemas[-1])
-    for example in objects_in(source.instructions):
+    for example in objects_in(_PLACEHOLDER.sub(r"\1null", source.instructions)):
         return {"type": "object", "properties": {str(k): like(v, str(k)) for k, v in
                                                  example.items()},
                 "required": [str(k) for k in example], "additionalProperties": False}
@@ -985,6 +1076,9 @@ def asked_schema(source: Source) -> dict:
             return {"type": "object", "properties": {k: typed_by_name(k) for k in keys},
                     "required": keys, "additionalProperties": False}
     return {"type": "object", "properties": {}}
+
+
+_PLACEHOLDER = re.compile(r"([:\[,]\s*)(?:\.\.\.|…)(?=\s*[,}\]])")  # {"city": ...}: a value to fill
 
 
 def outer_objects(text: str) -> list[Mapping]:
@@ -1041,16 +1135,23 @@ SCHEMA_WORDS = {"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "ite
 
 def listed_keys(text: str) -> tuple[list[str], str]:
     """(["name", "age", "city"], the words that list them) from "a JSON with fields name,
-    age and city"; ([], "") when the text lists no keys."""
-    for pattern in (_EXAMPLE_KEYS, _WITH_KEYS):
-        found = pattern.search(text or "")
-        if found:
-            parts = re.split(r"\s*(?:,|\band\b)\s*", found.group(1))
-            keys = [re.sub(r"\s+", "_", p.strip(" `'\".")) for p in parts]
-            keys = [k for k in keys if k and k.lower() not in ("the", "a", "json", "object")]
+    age and city", "Respond in JSON with `setup` and `punchline` keys", "keys: a, b",
+    "包含 name 和 age 字段", "字段：name、age"; ([], "") when the text lists no keys. Of
+    several listings, one that quotes its names wins (a bare word may be a value:
+    "keys: Xiaoming is 25"), then the one with most names."""
+    found = []
+    for pattern in _KEY_LISTS:
+        for match in pattern.finditer(text or ""):
+            items = [i for i in re.split(_SEPARATOR, match.group("list")) if i.strip()]
+            keys = [re.sub(r"\s+", "_", item.strip(" `'\"“”‘’")) for item in items]
+            keys = [k for k in keys if k and not k.isdigit()]
+            quoted = sum(bool(re.fullmatch(_QUOTED, item)) for item in items)
             if keys:
-                return list(dict.fromkeys(keys)), found.group(0)
-    return [], ""
+                found.append((quoted > 0, len(keys), -match.start(), keys, match.group(0)))
+    if not found:
+        return [], ""
+    *_, keys, listing = max(found, key=lambda f: f[:3])
+    return list(dict.fromkeys(keys)), listing
 
 
 def like(value: Any, key: str, top: bool = True) -> dict:
@@ -1153,11 +1254,20 @@ def strict_call(call: Mapping, body: Mapping, source: Source) -> dict | None:
     filler = Filler(schema, source, strict=True)
     if not isinstance(arguments, Mapping):
         arguments = {}
+    if asks_an_agent(schema):  # the agent asked is asked the request itself, not a word of it
+        arguments = {"input": source.texts[0].strip() or str(arguments.get("input") or "")}
     arguments = filler.repaired(completed(filler, schema, dict(arguments)))
     if not filler.validator.is_valid(arguments):
         return None
     return {**call, "function": {**fn, "arguments": json.dumps(
         arguments, ensure_ascii=False, separators=(",", ":"))}}
+
+
+def asks_an_agent(schema: Mapping) -> bool:
+    """Whether a function's parameters are the Agents SDK's agent.as_tool() input: one
+    string `input` (its schema titled AgentAsToolInput), which another agent answers."""
+    return schema.get("title") == "AgentAsToolInput" and \
+        list(schema.get("properties") or {}) == ["input"]
 
 
 READER_FIRST = ("date", "time", "person", "name", "email", "url", "phone")  # roles where
