@@ -89,8 +89,9 @@ def responses(received: bytes, to_head: bool = False) -> list[tuple[int, bytes]]
         length = re.search(rb"\r\ncontent-length: (\d+)", fields)
         if b"\r\nconnection: close" in fields:  # the last; a refusal of a non-HEAD has a body
             body, received = rest, b""
-        elif to_head:
-            body, received = b"", rest
+        elif to_head and (not rest or rest.startswith(b"HTTP/1.1 ")):
+            body, received = b"", rest  # (a pipelined request after a HEAD may be another
+            # method, "*HEAD …": its answer has a body, read below)
         elif length:
             body, received = rest[:int(length.group(1))], rest[int(length.group(1)):]
         elif b"transfer-encoding: chunked" in fields:
