@@ -9,12 +9,10 @@ each language.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from scripts_support import load_benchmark
 
 from lesson_lib.clock import frozen
 from lesson_lib.offline.brain import reply
@@ -193,12 +191,7 @@ def test_a_missing_required_argument_is_asked_for_in_the_users_language():
 # ------------------------------------------------------------------ the tool bank
 
 def load_bank():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "tool_bank.py"
-    spec = importlib.util.spec_from_file_location("tool_bank", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["tool_bank"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("tool_bank")
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,10 @@ no wrong call at all, and at least 90% right in each language.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from scripts_support import load_benchmark
 
 from lesson_lib.clock import frozen
 from lesson_lib.offline import slots, spans
@@ -180,12 +178,7 @@ def test_a_cue_only_parameter_is_never_filled_from_the_rest():
 # ------------------------------------------------------------------ the blind bank
 
 def load_bank():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "unseen_tools.py"
-    spec = importlib.util.spec_from_file_location("unseen_tools", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["unseen_tools"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("unseen_tools")
 
 
 @pytest.fixture(scope="module")
