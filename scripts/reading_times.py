@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 
 WORDS_PER_MINUTE = 140
 CELL_SECONDS, CODE_LINE_SECONDS, OUTPUT_LINE_SECONDS, OUTPUT_LINES_READ = 15, 3, 1, 30
@@ -160,7 +160,7 @@ def write_chinese(lines: dict[str, str], block: str) -> None:
     original: the same lesson, read at the same pace."""
     import nbformat  # noqa: PLC0415
 
-    for path in sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]*_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         changed = False
         for n, cell in enumerate(nb.cells):

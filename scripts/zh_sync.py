@@ -195,8 +195,8 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     if argv[0] == "status":
-        found = [p for z in sorted(ZH_DIR.glob("[0-9][0-9]_*.ipynb")) for p in problems(z)]
-        missing = [e.name for e in sorted(EN_DIR.glob("[0-9][0-9]_*.ipynb"))
+        found = [p for z in sorted(ZH_DIR.glob("[0-9][0-9]*_*.ipynb")) for p in problems(z)]
+        missing = [e.name for e in sorted(EN_DIR.glob("[0-9][0-9]*_*.ipynb"))
                    if not chinese_of(e).exists()]
         print("\n".join(found + [f"{m}: no Chinese twin yet" for m in missing]) or "in step")
         return 1 if found or missing else 0

@@ -48,8 +48,8 @@ from lesson_lib.testing import REAL_PROVIDER_VARS
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK_DIR = ROOT / "notebooks"
-NOTEBOOKS = [*sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb")),          # English
-             *sorted((NOTEBOOK_DIR / "zh").glob("[0-9][0-9]_*.ipynb"))]  # and 中文版
+NOTEBOOKS = [*sorted(NOTEBOOK_DIR.glob("[0-9][0-9]*_*.ipynb")),          # English
+             *sorted((NOTEBOOK_DIR / "zh").glob("[0-9][0-9]*_*.ipynb"))]  # and 中文版
 
 
 def label(path: Path) -> str:

@@ -24,8 +24,8 @@ import lesson_lib
 from lesson_lib.display import SOURCE_HEADER, source_of
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = [*sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")),
-             *sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb"))]  # 中文版 too
+NOTEBOOKS = [*sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb")),
+             *sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]*_*.ipynb"))]  # 中文版 too
 
 
 def label(path: Path) -> str:
@@ -124,7 +124,8 @@ def test_source_header_round_trips():
 
 def test_readme_lists_exactly_the_notebooks_that_exist():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    listed = set(re.findall(r"^\| \d\d \| `(\d\d_[a-z0-9_]+)` \|", readme, flags=re.MULTILINE))
+    listed = set(re.findall(r"^\| \d\d[a-z]? \| `(\d\d[a-z]?_[a-z0-9_]+)` \|", readme,
+                            flags=re.MULTILINE))
     present = {p.stem for p in NOTEBOOKS}
     assert listed == present, (f"README table lists {sorted(listed - present)} which do not exist "
                                f"and misses {sorted(present - listed)}")

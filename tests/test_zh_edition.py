@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 zh_sync = load_script("zh_sync")
-CHINESE = sorted(zh_sync.ZH_DIR.glob("[0-9][0-9]_*.ipynb"))
+CHINESE = sorted(zh_sync.ZH_DIR.glob("[0-9][0-9]*_*.ipynb"))
 
 
 def glossary() -> list[dict]:
@@ -115,13 +115,13 @@ def test_each_chinese_notebook_states_its_english_twins_time(path):
 
 
 def test_every_english_notebook_has_its_chinese_twin():
-    english = {p.name for p in zh_sync.EN_DIR.glob("[0-9][0-9]_*.ipynb")}
+    english = {p.name for p in zh_sync.EN_DIR.glob("[0-9][0-9]*_*.ipynb")}
     assert english == {p.name for p in CHINESE}, (
         f"without a Chinese twin: {sorted(english - {p.name for p in CHINESE})}; "
         f"without an English original: {sorted({p.name for p in CHINESE} - english)}")
 
 
-LINK = re.compile(r"\]\(((?:\.\./|[0-9][0-9]_)[^)#\s]*)")
+LINK = re.compile(r"\]\(((?:\.\./|[0-9][0-9][a-z]?_)[^)#\s]*)")
 
 
 @pytest.mark.parametrize("path", CHINESE, ids=[p.stem for p in CHINESE])
