@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/reading_times.py           # the table, per notebook
     .venv/bin/python scripts/reading_times.py --write   # put it in the notebooks and README
+    .venv/bin/python scripts/reading_times.py --stretches  # core minutes between quizzes
 
 A notebook's sections are its `##` headings. A section whose heading ends with
 "· deep dive" is optional; so is every exercise after "## Exercises" except a
@@ -76,10 +77,10 @@ class Times:
         return self.core + self.extra
 
 
-def times(path: Path) -> Times:
-    """Minutes for the core path and for the rest of one notebook."""
+def cell_minutes(path: Path) -> list[tuple[float, bool]]:
+    """Each cell's minutes, and whether it is optional (a deep dive, an exercise)."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    result = Times()
+    result: list[tuple[float, bool]] = []
     section = in_exercises = False  # is the current ## section optional
     sub: bool | None = None          # is the current ### part optional (None: as its section)
     optional = False
@@ -107,10 +108,36 @@ def times(path: Path) -> Times:
                         + OUTPUT_LINE_SECONDS * _output_lines(cell)) / 60
             if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
                 minutes -= CODE_LINE_SECONDS * len(code) / 60  # a collapsed check is not read
+        result.append((minutes, optional))
+    return result
+
+
+def times(path: Path) -> Times:
+    """Minutes for the core path and for the rest of one notebook."""
+    result = Times()
+    for minutes, optional in cell_minutes(path):
         if optional:
             result.extra += minutes
         else:
             result.core += minutes
+    return result
+
+
+QUIZ_CALL = re.compile(r"""\bquiz\(\s*["']([^"']+)["']\s*\)""")
+
+
+def stretches(path: Path) -> list[tuple[str, float]]:
+    """The notebook cut at its check-yourself quizzes: for each stretch, the quiz that ends
+    it ("" for what follows the last one) and its minutes on the core path."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    result, core = [], 0.0
+    for cell, (minutes, optional) in zip(cells, cell_minutes(path), strict=True):
+        core += 0.0 if optional else minutes
+        found = QUIZ_CALL.search(_text(cell["source"])) if cell["cell_type"] == "code" else None
+        if found:
+            result.append((found[1], core))
+            core = 0.0
+    result.append(("", core))
     return result
 
 
@@ -207,6 +234,12 @@ def zh_block() -> str:
 
 
 if __name__ == "__main__":
+    if "--stretches" in sys.argv:
+        for path in NOTEBOOKS:
+            parts = ", ".join(f"{minutes:.0f} min → {quiz or 'end'}"
+                              for quiz, minutes in stretches(path))
+            print(f"{path.stem}: {parts}")
+        sys.exit()
     if "--write" in sys.argv:
         write()
     print(readme_block())
