@@ -276,6 +276,29 @@ def test_a_trim_that_never_ends_is_stopped_and_named(capsys):
     assert "(max_messages=5); it was running never_stops() when the check stopped it" in out
 
 
+def test_a_stopped_trim_is_named_the_same_when_the_timer_took_no_looks(capsys, monkeypatch):
+    """On a busy machine the timer can miss every look before the stop; the report names
+    the learner's function, not the generator expression the stop happened to land in."""
+    from lesson_lib.exercises import deadline
+
+    monkeypatch.setattr(deadline, "WATCH", 0.0)  # no looks: only where it stopped is known
+    passed, out = run(check_my_trim, never_stops, capsys)
+    assert not passed
+    assert "it was running never_stops() when the check stopped it" in out, out
+
+
+def test_a_trim_stuck_inside_a_generator_expression_is_named_by_its_function(capsys):
+    """Every look can land inside `next(... for ...)`; the report names the function."""
+
+    def searches_for_ever(messages, max_messages):
+        while True:
+            next((i for i in range(10**5) if messages[0]["role"] == "nobody"), None)
+
+    passed, out = run(check_my_trim, searches_for_ever, capsys)
+    assert not passed
+    assert "it was running searches_for_ever() when the check stopped it" in out, out
+
+
 def test_a_trim_with_other_parameters_is_told_in_one_sentence(capsys):
     def my_trim(messages):
         return messages

@@ -122,8 +122,11 @@ def _stuck_in(error: BaseException) -> str | None:
     """Where in the learner's code a stopped loop is: their functions found at every look
     the timer took before it stopped the code (deadline.Limit.seen), outermost first,
     "add() → _trim()", so that it reads the same whatever line the stop landed on; without
-    looks, the function where it stopped."""
-    theirs = [f.name for f in _their_frames(error)]
+    looks (a busy machine can delay the timer past them), the function where it stopped.
+    A generator expression or comprehension is named by the function it is in: where the
+    stop lands inside `next(... for ...)` is chance, and Python 3.12 inlines comprehensions."""
+    named = [f.name for f in _their_frames(error)]
+    theirs = [name for name in named if not name.startswith("<")] or named
     seen = getattr(getattr(error, "limit", None), "seen", None) or []
     always = None
     for look in seen:
