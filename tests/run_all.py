@@ -114,6 +114,7 @@ class Run:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     nb: nbformat.NotebookNode | None = None  # the executed copy (for inspection)
+    read_the_clock: bool | None = None  # lesson_lib.clock.now() was called (None: not watched)
 
 
 def first_line(source: str) -> str:
@@ -246,6 +247,56 @@ sys.addaudithook(hook)
 """
 
 
+# Run silently in the kernel before the first cell, beside the file watch: the first read
+# of lesson_lib.clock.now(), the only place the library reads the time (its docstring says
+# so), creates FLAG. A run that leaves no FLAG never read the clock through the library.
+CLOCK_SOURCE = r"""
+import functools, lesson_lib.clock as clock
+FLAG, read, before = {flag!r}, [], clock.now
+
+@functools.wraps(before)
+def now(*args, **kwargs):
+    if not read:
+        read.append(1)
+        open(FLAG, "w").close()
+    return before(*args, **kwargs)
+
+clock.now = now
+"""
+
+# A notebook's own code reads the clock or the time zone when it imports one of these
+# (or names lesson_lib.clock); none of the modules then gets past a static look.
+TIME_MODULES = ("datetime", "time", "zoneinfo", "calendar", "pytz", "dateutil",
+                "lesson_lib.clock", "email.utils")
+
+
+def clock_source(flag: Path) -> str:
+    """The silent cell that notes the first read of lesson_lib.clock.now() (in `flag`)."""
+    return f"exec({CLOCK_SOURCE.format(flag=str(flag))!r}, {{}})"
+
+
+def reads_time_itself(nb) -> list[str]:
+    """What in the notebook's own code can read the clock or the time zone: each import of
+    a time module, and each use of `clock` (static: the run shows what the library reads)."""
+    found = []
+    for cell in code_cells(nb):
+        source = re.sub(r"^\s*[%!].*$", "", cell.source, flags=re.MULTILINE)
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            found.append(f"cell {first_line(cell.source)!r} (not plain Python)")
+            continue
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) else
+                     [node.id] if isinstance(node, ast.Name) and node.id == "clock" else [])
+            found += [name for name in names
+                      if any(name == m or name.startswith(m + ".") for m in TIME_MODULES)
+                      or name == "clock"]
+    return found
+
+
 def watch_source(root: Path, log: Path) -> str:
     """The silent cell that installs the audit hook (it leaves no name in the notebook)."""
     return f"exec({WATCH_SOURCE.format(root=str(root), log=str(log))!r}, {{}})"
@@ -288,12 +339,14 @@ def new_paths(folder: Path) -> set[str]:
 # ----------------------------------------------------------------- running
 
 def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIMEOUT,
-                 secret: str | None = None, repo: Path | None = ROOT) -> Run:
+                 secret: str | None = None, repo: Path | None = ROOT,
+                 watch_clock: bool = False) -> Run:
     """Execute a copy of the notebook at `path` in a kernel with environment `env`, as Run
     All does (the working directory is the notebook's folder), and list its problems.
     Unlike Run All, it carries on after an error, so every problem is found.
     `secret`: a value no output may show. `repo`: the git work tree in which no file may
-    be created or changed meanwhile (None: not checked)."""
+    be created or changed meanwhile (None: not checked). `watch_clock`: note in
+    `run.read_the_clock` whether the library's clock was read."""
     name = label(path)
     nb = nbformat.read(path, as_version=4)  # in memory only: never written back
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
@@ -310,20 +363,26 @@ def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIME
         lines[cell_index] = await error_line(client)
 
     client.on_cell_start, client.on_cell_error = on_cell_start, on_cell_error
+    silent: list[tuple[str, str]] = []  # (what, source) run before the first cell
     if repo is not None:
         handle, log_name = tempfile.mkstemp(prefix="run_all_writes_", suffix=".log")
         os.close(handle)
         log, before = Path(log_name), new_paths(path.parent)
+        silent.append(("the file watch", watch_source(repo.resolve(), log)))
+    if watch_clock:
+        flag = Path(tempfile.mkdtemp(prefix="run_all_clock_")) / "read"
+        silent.append(("the clock watch", clock_source(flag)))
 
-        async def on_notebook_start(notebook):
-            msg_id = await ensure_async(client.kc.execute(
-                watch_source(repo.resolve(), log), silent=True, store_history=False))
+    async def on_notebook_start(notebook):
+        for what, source in silent:
+            msg_id = await ensure_async(client.kc.execute(source, silent=True,
+                                                          store_history=False))
             reply = await client.async_wait_for_reply(msg_id)
             if (reply or {}).get("content", {}).get("status") != "ok":
-                raise RuntimeError("the file watch could not be installed in the kernel: "
+                raise RuntimeError(f"{what} could not be installed in the kernel: "
                                    f"{(reply or {}).get('content')}")
 
-        client.on_notebook_start = on_notebook_start
+    client.on_notebook_start = on_notebook_start
     started = time.perf_counter()
     aborted = None
     try:
@@ -337,6 +396,10 @@ def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIME
         run.problems.append(f"{where}: {type(aborted).__name__}: "
                             f"{one_line(str(aborted).splitlines()[0] if str(aborted) else '')}"
                             " (the run stopped here)")
+    if watch_clock:
+        run.read_the_clock = flag.exists()
+        flag.unlink(missing_ok=True)
+        flag.parent.rmdir()
     if repo is not None:
         run.problems += written(log, nb, name, repo.resolve(), starts)
         log.unlink()

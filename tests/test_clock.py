@@ -94,3 +94,37 @@ def test_frozen_is_restored_after_an_exception():
 def test_unknown_time_zone_raises_pytz_error():
     with pytest.raises(pytz.UnknownTimeZoneError):
         now("Mars/Base")
+
+
+# What reads the time or the machine's time zone, called anywhere in lesson_lib but clock.py.
+LOCAL_TIME_CALLS = {"now", "today", "utcnow", "localtime", "strftime", "ctime", "mktime",
+                    "asctime", "fromtimestamp", "tzset", "time", "time_ns"}
+
+
+def test_the_library_reads_the_time_only_through_clock_now():
+    """tests/test_run_all.py leans on this: a notebook that imports no time module is the
+    same run in every time zone, and on every frozen clock when clock.now() is not called."""
+    import ast
+    from pathlib import Path
+
+    import lesson_lib
+
+    found = []
+    for path in sorted(Path(lesson_lib.__file__).parent.rglob("*.py")):
+        if path.name == "clock.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            owner = node.func.value
+            name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            attr = node.func.attr
+            if name in ("datetime", "date", "time") and attr in LOCAL_TIME_CALLS:
+                found.append(f"{path.name}:{node.lineno} {name}.{attr}()")
+            elif attr == "astimezone" and not node.args:
+                found.append(f"{path.name}:{node.lineno} .astimezone() (the machine's zone)")
+        text = path.read_text(encoding="utf-8")
+        for env in ('"TZ"', "'TZ'"):
+            if f"environ[{env}]" in text or f"environ.get({env}" in text or f"getenv({env}" in text:
+                found.append(f"{path.name}: reads the TZ variable")
+    assert not found, "read the time through lesson_lib.clock.now(): " + ", ".join(found)

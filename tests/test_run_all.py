@@ -8,16 +8,22 @@ an error in a cell not tagged `raises-exception`, on a tagged cell that did not 
 an output that shows the API key, and on a file it creates or changes in the repository;
 the failure lists every problem as `notebook: cell N (first line): ErrorName: message`.
 
+A world that could only repeat another run of the same notebook is skipped, and says why
+(see "the notebooks" below).
+
 The first tests show that the stand-in and the runner can fail (tiny notebooks in tmp_path).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
 import nbformat
@@ -33,7 +39,7 @@ from other_model import (
     reword,
     serve_other_model,
 )
-from run_all import NOTEBOOKS, WORLDS, kernel_env, label, run_notebook
+from run_all import NOTEBOOKS, WORLDS, kernel_env, label, reads_time_itself, run_notebook
 
 from lesson_lib.offline import MODEL_ID, offline_client
 
@@ -245,6 +251,34 @@ def test_a_clean_notebook_has_no_problems(tmp_path):
                         ).problems == []
 
 
+def test_the_clock_watch_sees_the_library_read_the_clock(tmp_path):
+    reads = notebook(tmp_path, "reads", [new_code_cell(
+        "from lesson_lib.tools import get_current_time\nget_current_time('Asia/Tokyo')")])
+    quiet = notebook(tmp_path, "quiet", [new_code_cell(
+        "from lesson_lib.memory import ShortTermMemory\nShortTermMemory(max_messages=4)")])
+    env = kernel_env(WORLDS["real-clock-kiritimati"])
+    assert run_notebook(reads, env, repo=None, watch_clock=True).read_the_clock is True
+    assert run_notebook(quiet, env, repo=None, watch_clock=True).read_the_clock is False
+    assert run_notebook(quiet, env, repo=None).read_the_clock is None  # not watched
+
+
+def test_a_notebook_that_imports_a_time_module_is_run_in_every_world(tmp_path):
+    cells = ["import datetime", "from time import localtime", "from lesson_lib import clock",
+             "from lesson_lib.clock import frozen", "import zoneinfo as z", "%time x = 1\nclock"]
+    for n, source in enumerate(cells):
+        path = notebook(tmp_path, f"t{n}", [new_code_cell("x = 1"), new_code_cell(source)])
+        assert time_read_by_code(path), source
+        for world in WORLDS.values():
+            assert repeats(path, world, False) is None, (source, world.name)
+    plain = notebook(tmp_path, "plain", [new_code_cell("timeline = 'time'\nprint(timeline)")])
+    assert not time_read_by_code(plain)
+    assert repeats(plain, WORLDS["real-clock-pago-pago"], None) is not None
+    assert repeats(plain, WORLDS["dst-new-york"], None) is None       # not known yet: run
+    assert repeats(plain, WORLDS["dst-new-york"], True) is None       # it read the clock: run
+    assert repeats(plain, WORLDS["dst-new-york"], False) is not None  # it did not: the same
+    assert repeats(plain, WORLDS["other-model"], False) is None
+
+
 def test_the_world_reaches_the_kernel(tmp_path, other_model):
     path = notebook(tmp_path, "env", [new_code_cell(
         "import json, os, sys, time\n"
@@ -279,34 +313,100 @@ def test_the_world_reaches_the_kernel(tmp_path, other_model):
 # this file goes to one worker, so the runs are started ahead, JOBS at a time, in kernels of
 # their own (forked from a warm process: tests/kernel_fork.py; the longest first), and each
 # test waits for its own. The tests still pass or fail one by one.
+#
+# A world that can only repeat another run is not run again (the test says so and is
+# skipped). The library reads the time only through lesson_lib.clock.now(), in a zone it
+# names, never the machine's (tests/test_clock.py holds it to that). So for a notebook whose
+# own code imports no time module (run_all.reads_time_itself):
+# - the time zone cannot matter: the second real-clock world repeats the first;
+# - and when its run in the first world never called lesson_lib.clock.now() (a silent watch
+#   in the kernel notes it), the frozen clocks cannot matter either.
 
 # Kernels at once; the suite runs on 2 cores next to the other xdist worker.
 JOBS = max(1, int(os.environ.get("LESSON_RUN_ALL_JOBS", "2")))
 SAME_WORKER = ("no", "loadfile", "loadscope")  # dist modes that keep this file on one worker
+ANCHOR = "real-clock-kiritimati"  # the run the others may repeat
 
 
 def api_key(path, world) -> str:
     return f"other-model-key-{label(path).replace('/', '-')}"  # one per run: counted apart
 
 
+@functools.cache
+def time_read_by_code(path) -> tuple[str, ...]:
+    return tuple(reads_time_itself(nbformat.read(path, as_version=4)))
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """A world whose run would repeat the anchor's, and why."""
+    why: str
+
+
+def repeats(path, world, anchor_read_the_clock: bool | None) -> Repeats | None:
+    """Repeats(why) when running `path` in `world` would repeat its run in the anchor world;
+    None when it must run (`anchor_read_the_clock`: what that run saw; None: not known yet)."""
+    if world.other_model or world.name == ANCHOR:
+        return None
+    if time_read_by_code(path):
+        return None
+    if world.frozen_at is None:
+        return Repeats(f"its code imports no time module and the library never reads the "
+                       f"time zone: the same run as {ANCHOR}")
+    if anchor_read_the_clock is False:
+        return Repeats(f"its code imports no time module, and in {ANCHOR} it never read "
+                       "lesson_lib.clock.now(): a frozen clock is the same run")
+    return None
+
+
 class Runs:
     """Notebook runs started ahead in a thread pool (kernels are processes of their own)."""
 
     def __init__(self, wanted: list, server, jobs: int):
-        self.server, self.futures = server, {}
+        self.server, self.futures, self.lock = server, {}, threading.Lock()
         self.pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="run-all")
-        longest_first = sorted(wanted, key=lambda pw: -expected_seconds(*pw))
+        self.wanted = {(path, world.name) for path, world in wanted}
+        # the anchors first (the frozen worlds wait on them), each group longest first
+        longest_first = sorted(wanted, key=lambda pw: (pw[1].name != ANCHOR,
+                                                       -expected_seconds(*pw)))
         for path, world in longest_first:
-            self.futures[path, world.name] = self.pool.submit(self.run, path, world)
+            if world.name == ANCHOR or repeats(path, world, None) is None and (
+                    world.frozen_at is None or (path, ANCHOR) not in self.wanted):
+                self.submit(path, world)
+        for path, world in longest_first:
+            if world.frozen_at is not None and (path, world.name) not in self.futures \
+                    and repeats(path, world, None) is None:
+                self.futures[path, ANCHOR].add_done_callback(
+                    lambda done, path=path, world=world: self.after_anchor(path, world, done))
+
+    def after_anchor(self, path, world, done):
+        run = None if done.cancelled() or done.exception() else done.result()
+        if run is None or repeats(path, world, run.read_the_clock) is None:
+            self.submit(path, world)
+
+    def submit(self, path, world):
+        with self.lock:
+            if (path, world.name) not in self.futures:
+                self.futures[path, world.name] = self.pool.submit(self.run, path, world)
 
     def run(self, path, world):
         provider = self.server.environ(api_key(path, world)) if world.other_model else None
         return run_notebook(path, kernel_env(world, provider),
-                            secret=provider["OPENAI_API_KEY"] if provider else None)
+                            secret=provider["OPENAI_API_KEY"] if provider else None,
+                            watch_clock=world.name == ANCHOR)
 
     def get(self, path, world):
-        if (path, world.name) not in self.futures:  # not foreseen (another dist mode)
-            self.futures[path, world.name] = self.pool.submit(self.run, path, world)
+        if world.name != ANCHOR and world.frozen_at is not None \
+                and (path, ANCHOR) in self.futures:
+            anchor = self.futures[path, ANCHOR].result()
+            same = repeats(path, world, anchor.read_the_clock)
+        elif world.name != ANCHOR and (path, ANCHOR) in self.futures:
+            same = repeats(path, world, None)
+        else:
+            same = None
+        if same is not None:
+            return same
+        self.submit(path, world)  # foreseen (already started), or not (another dist mode)
         return self.futures[path, world.name].result()
 
     def close(self):
@@ -338,6 +438,8 @@ def runs(request):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_notebook_runs_top_to_bottom(path, world, runs):
     run = runs.get(path, world)
+    if isinstance(run, Repeats):
+        pytest.skip(f"{label(path)} in {world.name}: {run.why}")
     print(f"{label(path)} in {world.name}: {run.seconds:.1f} s")
     problems = list(run.problems)
     if world.other_model and not runs.server.requests[api_key(path, world)]:
