@@ -5,7 +5,7 @@
 `GET /v1/models/{id}` with the real API's statuses and JSON shapes (docs/protocol.md);
 the Responses and Conversations APIs (`/v1/responses…`, `/v1/conversations…`) are
 answered by responses.py, from the stored state `state` holds. The embeddings are
-lesson_lib.embeddings.offline_vectors()'s. The reply itself comes from
+lesson_lib.vectors.offline_vectors()'s. The reply itself comes from
 `brain.reply()`, made to honour `response_format` and strict tools by
 `structured.reply()`; this module adds what the real service adds around it: request
 checks (`protocol.validate_request`, the options, the context window, the model name,
@@ -34,6 +34,17 @@ from typing import Any
 
 from lesson_lib.offline import BAD_KEY_PREFIX, DEFAULT_CONTEXT_WINDOW, MODEL_ID, structured
 from lesson_lib.offline.ids import make_id
+from lesson_lib.offline.replies import (  # noqa: F401  (re-exported: api.Reply, api.json_reply…)
+    JSON_HEADERS,
+    NO_RETRY,
+    Reply,
+    dumps,
+    error_reply,
+    json_reply,
+    limit_reply,
+    parse_body,
+    pieces,
+)
 from lesson_lib.protocol import (
     ProtocolError,
     check_fields,
@@ -46,9 +57,7 @@ from lesson_lib.protocol import (
     missing,
     validate_messages,
 )
-from lesson_lib.tokens import count_messages, count_text, count_tools, encoding_for
-
-Reply = tuple[int, dict[str, str], "bytes | Iterator[bytes]"]
+from lesson_lib.tokens import count_messages, count_tools, encoding_for
 
 CREATED_BASE = 1_767_225_600      # 2026-01-01T00:00:00Z; `created` = base + a hash of the body
 CREATED_SPAN = 365 * 24 * 3600    # so `created` looks like a plausible date in 2026
@@ -62,9 +71,7 @@ DECIMAL_OPTIONS = (("temperature", 0, 2), ("top_p", 0, 1), ("presence_penalty", 
 BOOLEAN_OPTIONS = ("stream", "parallel_tool_calls", "logprobs", "store")
 STREAM_ONLY = ("stream", "stream_options")  # how a reply is delivered, not what it says
 
-JSON_HEADERS = {"content-type": "application/json"}
 SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
-NO_RETRY = {"x-should-retry": "false"}  # the SDK obeys it: an offline error is never retried
 STATEFUL = tuple(f"{v}/{name}" for v in ("/v1", "") for name in ("responses", "conversations"))
 
 
@@ -99,23 +106,6 @@ def handle(method: str,              # "GET", "POST" or "DELETE"
     except Exception:  # a bug in the offline model answers like a real server's bug
         traceback.print_exc(file=sys.stderr)
         return error_reply(server_error())
-
-
-def json_reply(status: int, obj: Any, extra: Mapping[str, str] | None = None) -> Reply:
-    """`obj` as compact UTF-8 JSON with the API's content type."""
-    data = dumps(obj)
-    headers = {**JSON_HEADERS, "x-request-id": "req_" + hashlib.sha256(data).hexdigest()[:32]}
-    return status, {**headers, **(extra or {})}, data
-
-
-def error_reply(error: ProtocolError, extra: Mapping[str, str] | None = None) -> Reply:
-    """The API's {"error": {...}} body with the error's status; never to be retried unless
-    `extra` says otherwise (an injected fault with a Retry-After)."""
-    return json_reply(error.status, error.body(), {**NO_RETRY, **(extra or {})})
-
-
-def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 # ----------------------------------------------------------------- request checks
@@ -169,22 +159,6 @@ def check_model(model: Any) -> str:
             explanation=f"the offline teaching model is called {MODEL_ID!r}: "
                         "pass model=lesson_lib.offline.MODEL_ID")
     return model
-
-
-def parse_body(raw: bytes) -> dict:
-    """The request body as a dict, or the API's 400 for a body that is not a JSON object."""
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        body = None
-    if not isinstance(body, dict):
-        raise ProtocolError(  # reconstructed
-            "We could not parse the JSON body of your request. (HINT: This likely means you "
-            "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
-            "but what was sent was not valid JSON. If you have trouble figuring out how to fix "
-            "this, please contact us through our help center at help.openai.com.)",
-            explanation="send a JSON object: json.dumps(body), Content-Type: application/json")
-    return body
 
 
 def check_request(body: Mapping) -> int:
@@ -322,37 +296,6 @@ def build_completion(body: Mapping, answer: Mapping, prompt_tokens: int) -> dict
                       "total_tokens": prompt_tokens + used * n}}
 
 
-def _cut(text: str, budget: int) -> tuple[str, int, bool]:
-    """(text cut to `budget` tokens, tokens kept, whether it was cut)."""
-    tokens = encoding_for(MODEL_ID).encode(text, disallowed_special=())
-    if len(tokens) <= budget:
-        return text, len(tokens), False
-    return encoding_for(MODEL_ID).decode(tokens[:budget]), budget, True
-
-
-def limit_reply(message: dict, finish: str, limit: int | None) -> tuple[dict, str, int]:
-    """(message, finish_reason, completion tokens) after the `max_tokens` cut: the content,
-    then the tool calls (name + arguments each) spend the budget; whatever does not fit
-    is cut, as the real API cuts, and finish_reason becomes "length"."""
-    budget = limit if limit is not None else sys.maxsize
-    content, used, cut = _cut(message.get("content") or "", budget)
-    calls = []
-    for call in message.get("tool_calls") or []:
-        fn = call["function"]
-        name_tokens = count_text(fn["name"], MODEL_ID)
-        if cut or used + name_tokens > budget:
-            cut = True
-            break
-        arguments, spent, cut = _cut(fn["arguments"], budget - used - name_tokens)
-        calls.append({**call, "function": {"name": fn["name"], "arguments": arguments}})
-        used += name_tokens + spent
-    shaped = {"role": "assistant", "content": content if message.get("content") is not None
-              else None, "refusal": None}
-    if calls:
-        shaped["tool_calls"] = calls
-    return shaped, "length" if cut else finish, used
-
-
 # ----------------------------------------------------------------- embeddings
 
 EMBEDDING_FIELDS = frozenset({"input", "model", "encoding_format", "dimensions", "user"})
@@ -372,7 +315,7 @@ def embedding_texts(value: Any) -> list[str]:
     of integers) or a list of token arrays; tokens are read as cl100k_base, the encoding of
     OpenAI's embedding models (LangChain sends them so). Anything else, an empty text, an
     empty list or more than MAX_INPUTS inputs is the API's `'$.input' is invalid`."""
-    from lesson_lib.embeddings import MAX_INPUTS  # noqa: PLC0415
+    from lesson_lib.vectors import MAX_INPUTS  # noqa: PLC0415
 
     def is_tokens(x: Any) -> bool:
         return isinstance(x, list) and bool(x) and all(
@@ -399,7 +342,7 @@ def embeddings(raw: bytes) -> Reply:
     """POST /v1/embeddings: the offline embedder's vectors in the API's `list` object."""
     import base64  # noqa: PLC0415
 
-    from lesson_lib.embeddings import DIMENSIONS, MAX_INPUT_TOKENS, offline_vectors  # noqa: PLC0415
+    from lesson_lib.vectors import DIMENSIONS, MAX_INPUT_TOKENS, offline_vectors  # noqa: PLC0415
 
     body = parse_body(raw)
     if body.get("model"):
@@ -442,11 +385,6 @@ def embeddings(raw: bytes) -> Reply:
 
 
 # ----------------------------------------------------------------- streaming
-
-def pieces(text: str) -> list[str]:
-    """`text` in token-sized pieces (whole characters), as a real stream delivers it."""
-    return encoding_for(MODEL_ID).pieces(text)
-
 
 def choice_deltas(message: Mapping) -> Iterator[dict]:
     """The deltas of one choice: role first, content pieces, then each tool call

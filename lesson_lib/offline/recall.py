@@ -127,7 +127,7 @@ def names(text: str) -> set[str]:
 
 
 def _cosines(question: str, texts: list[str]) -> list[float]:
-    from lesson_lib.embeddings import offline_vectors  # noqa: PLC0415 (loaded on first use)
+    from lesson_lib.vectors import offline_vectors  # noqa: PLC0415 (loaded on first use)
 
     vectors = offline_vectors([question, *texts])
     return [float(x) for x in vectors[1:] @ vectors[0]]

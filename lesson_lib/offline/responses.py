@@ -53,7 +53,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
-from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, api, structured
+from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, replies, structured
 from lesson_lib.offline.ids import stand_in
 from lesson_lib.offline.state import default_state
 from lesson_lib.protocol import (
@@ -117,7 +117,7 @@ SSE_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-contro
 # ----------------------------------------------------------------- routing
 
 def handle(method: str, path: str, raw: bytes, *, window: int = DEFAULT_CONTEXT_WINDOW,
-           state: Any = None) -> api.Reply:
+           state: Any = None) -> replies.Reply:
     """Answer a request under /v1/responses or /v1/conversations (raises ProtocolError)."""
     state = state if state is not None else default_state()
     route, _, query = path.partition("?")
@@ -134,22 +134,22 @@ def handle(method: str, path: str, raw: bytes, *, window: int = DEFAULT_CONTEXT_
         if len(rest) == 1 and method == "GET" and params.get("stream") == "true":
             return resumed_stream(state, rest[0], params)
         if len(rest) == 1 and method == "GET":
-            return api.json_reply(200, stored_response(state, rest[0])["response"])
+            return replies.json_reply(200, stored_response(state, rest[0])["response"])
         if len(rest) == 1 and method == "DELETE":
-            return api.json_reply(200, delete_response(state, rest[0]))
+            return replies.json_reply(200, delete_response(state, rest[0]))
         if len(rest) == 2 and rest[1] == "input_items" and method == "GET":
-            return api.json_reply(200, page(stored_response(state, rest[0])["context"], params))
+            return replies.json_reply(200, page(stored_response(state, rest[0])["context"], params))
     elif kind == "conversations":
         if method == "POST" and not rest:
-            return api.json_reply(200, create_conversation(state, api.parse_body(raw)))
+            return replies.json_reply(200, create_conversation(state, replies.parse_body(raw)))
         if rest:
             if len(rest) == 1 and method == "GET":
-                return api.json_reply(200, conversation_of(state, rest[0])["conversation"])
+                return replies.json_reply(200, conversation_of(state, rest[0])["conversation"])
             if len(rest) == 1 and method == "POST":
-                return api.json_reply(200, update_conversation(state, rest[0],
-                                                               api.parse_body(raw)))
+                return replies.json_reply(200, update_conversation(state, rest[0],
+                                                               replies.parse_body(raw)))
             if len(rest) == 1 and method == "DELETE":
-                return api.json_reply(200, delete_conversation(state, rest[0]))
+                return replies.json_reply(200, delete_conversation(state, rest[0]))
             if rest[1:2] == ["items"]:
                 return conversation_items(method, state, rest[0], rest[2:], raw, params)
     raise ProtocolError(f"Invalid URL ({method} {path})", status=404)  # reconstructed
@@ -576,7 +576,7 @@ def stored_response(state: Any, response_id: str) -> dict:
     return record
 
 
-def resumed_stream(state: Any, response_id: str, params: Mapping) -> api.Reply:
+def resumed_stream(state: Any, response_id: str, params: Mapping) -> replies.Reply:
     """GET /v1/responses/{id}?stream=true&starting_after=N: the events of a response made
     with background=true and stream=true once more, those after sequence number N (all of
     them without it), as the API replays a background stream to a client that lost it.
@@ -870,7 +870,7 @@ def prefix_hashes(tools: list, messages: list, tools_tokens: int,
                   start: tuple[bytes, int] | None = None) -> list[tuple[str, int]]:
     """(hash, tokens) of each start of the prompt, whole messages at a time: the tools,
     then one message more each time (`start`: the digest and tokens before `messages`)."""
-    digest, tokens = start or (hashlib.sha256(api.dumps(tools)).digest(), tools_tokens)
+    digest, tokens = start or (hashlib.sha256(replies.dumps(tools)).digest(), tools_tokens)
     out = []
     for message in messages:
         key = repr(stand_in(message))  # messages are built with their keys in one order: a
@@ -943,9 +943,9 @@ def context_error() -> ProtocolError:
 
 # ----------------------------------------------------------------- creating a response
 
-def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
+def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
     """POST /v1/responses: check, resolve the stored context, ask the brain, store."""
-    body = api.parse_body(raw)
+    body = replies.parse_body(raw)
     check_fields(body)
     check_input(body["input"])
     tools, echoed, tools_tokens = check_options(body)
@@ -981,7 +981,7 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
                                                                  tools_tokens, window)
         dropped, asked["messages"] = len(full) - len(kept_items), messages
     answer = structured.reply(asked)
-    message, finish, used = api.limit_reply(dict(answer["message"]), answer["finish_reason"],
+    message, finish, used = replies.limit_reply(dict(answer["message"]), answer["finish_reason"],
                                             body.get("max_output_tokens"))
     hit = cached(state.prefix_tokens([digest for digest, _ in prefixes]))
     said = to_messages(output_items(message, finish, ""), check=False)  # ids play no part
@@ -1007,7 +1007,7 @@ def create_response(raw: bytes, window: int, state: Any) -> api.Reply:
     if body.get("stream"):
         request_id = "req_" + hashlib.sha256(response["id"].encode()).hexdigest()[:32]
         return 200, {**SSE_HEADERS, "x-request-id": request_id}, events(response)
-    return api.json_reply(200, response)
+    return replies.json_reply(200, response)
 
 
 def context_of(body: Mapping, state: Any) -> tuple[list, list, list, dict | None]:
@@ -1022,13 +1022,13 @@ def context_of(body: Mapping, state: Any) -> tuple[list, list, list, dict | None
     return earlier, fresh, head, conversation
 
 
-def count_input_tokens(raw: bytes, window: int, state: Any) -> api.Reply:
+def count_input_tokens(raw: bytes, window: int, state: Any) -> replies.Reply:
     """POST /v1/responses/input_tokens (`client.responses.input_tokens.count(...)`): the
     `usage.input_tokens` responses.create would report for the same request (the stored
     chain or conversation, the input, instructions and tools; after truncation='auto',
     what is kept), checked as create checks it, with nothing answered or stored. A context
     over the window is counted, not refused: counting is how a client finds out."""
-    body = api.parse_body(raw)
+    body = replies.parse_body(raw)
     for name in body:
         if name not in COUNT_FIELDS:
             raise unknown_parameter(name, body, COUNT_FIELDS)  # verbatim shape (create's)
@@ -1043,7 +1043,7 @@ def count_input_tokens(raw: bytes, window: int, state: Any) -> api.Reply:
     tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
     if tokens > window and body.get("truncation") == "auto":
         tokens = truncated(earlier + fresh, head, tools, tools_tokens, window)[3]
-    return api.json_reply(200, {"object": "response.input_tokens", "input_tokens": tokens})
+    return replies.json_reply(200, {"object": "response.input_tokens", "input_tokens": tokens})
 
 
 def truncated(context: list, head: list, tools: list, tools_tokens: int,
@@ -1152,7 +1152,7 @@ def events(response: Mapping, after: int = -1) -> Iterator[bytes]:
         seq += 1
         if seq - 1 <= after:
             return b""
-        data = api.dumps({"type": kind, **fields, "sequence_number": seq - 1})
+        data = replies.dumps({"type": kind, **fields, "sequence_number": seq - 1})
         return b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n"
 
     start = {**response, "status": "in_progress", "completed_at": None,
@@ -1166,7 +1166,7 @@ def events(response: Mapping, after: int = -1) -> Iterator[bytes]:
             for k, part in enumerate(item["content"]):
                 where = {"item_id": item["id"], "output_index": index, "content_index": k}
                 yield event("response.content_part.added", **where, part={**part, "text": ""})
-                for piece in api.pieces(part["text"]):
+                for piece in replies.pieces(part["text"]):
                     yield event("response.output_text.delta", **where, delta=piece, logprobs=[])
                 yield event("response.output_text.done", **where, text=part["text"],
                             logprobs=[])
@@ -1174,7 +1174,7 @@ def events(response: Mapping, after: int = -1) -> Iterator[bytes]:
         else:
             yield event("response.output_item.added", output_index=index, item={
                 **item, "status": "in_progress", "arguments": ""})
-            for piece in api.pieces(item["arguments"]):
+            for piece in replies.pieces(item["arguments"]):
                 yield event("response.function_call_arguments.delta", item_id=item["id"],
                             output_index=index, delta=piece)
             yield event("response.function_call_arguments.done", item_id=item["id"],
@@ -1244,7 +1244,7 @@ def create_conversation(state: Any, body: dict) -> dict:
     metadata = check_metadata(body.get("metadata"))
     with state.transaction():
         serial = state.next_serial()
-        stem = stem_of(serial, api.dumps(body))
+        stem = stem_of(serial, replies.dumps(body))
         conversation = {"id": "conv_" + stem + hashlib.sha256(stem.encode()).hexdigest()[:22],
                         "object": "conversation", "created_at": created_at(serial),
                         "metadata": metadata}
@@ -1281,10 +1281,10 @@ def item_not_found(item_id: str) -> ProtocolError:
 
 
 def conversation_items(method: str, state: Any, conversation_id: str, rest: list, raw: bytes,
-                       params: Mapping) -> api.Reply:
+                       params: Mapping) -> replies.Reply:
     """/v1/conversations/{id}/items[/{item_id}]."""
     if not rest and method == "POST":
-        body = api.parse_body(raw)
+        body = replies.parse_body(raw)
         for name in body:
             if name != "items":
                 raise unknown_parameter(name, body, known=("items",))  # verbatim shape
@@ -1297,12 +1297,12 @@ def conversation_items(method: str, state: Any, conversation_id: str, rest: list
             kept = new_items(state, body["items"], conversation_id[5:31], f"add{serial}")
             state.put("conversation", conversation_id, {**record,
                                                         "items": record["items"] + kept})
-        return api.json_reply(200, {"object": "list", "data": kept,
+        return replies.json_reply(200, {"object": "list", "data": kept,
                                     "first_id": kept[0]["id"] if kept else None,
                                     "last_id": kept[-1]["id"] if kept else None,
                                     "has_more": False})
     if not rest and method == "GET":
-        return api.json_reply(200, page(conversation_of(state, conversation_id)["items"],
+        return replies.json_reply(200, page(conversation_of(state, conversation_id)["items"],
                                         params))
     if len(rest) == 1 and method in ("GET", "DELETE"):
         with state.transaction():
@@ -1311,9 +1311,9 @@ def conversation_items(method: str, state: Any, conversation_id: str, rest: list
             if not found:
                 raise item_not_found(rest[0])
             if method == "GET":
-                return api.json_reply(200, found[0])
+                return replies.json_reply(200, found[0])
             state.put("conversation", conversation_id, {
                 **record, "items": [i for i in record["items"] if i.get("id") != rest[0]]})
-        return api.json_reply(200, record["conversation"])
+        return replies.json_reply(200, record["conversation"])
     raise ProtocolError(f"Invalid URL ({method} /v1/conversations/{conversation_id}/items)",
                         status=404)  # reconstructed
