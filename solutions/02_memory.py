@@ -1,4 +1,4 @@
-# Notebook 02, Build it: your own ShortTermMemory, one list and the seed's trim.
+# Notebook 02, Build it: your own ShortTermMemory, one list and its first, simple trim.
 # Checked by: lesson_lib.exercises.nb02.check_my_memory(MyMemory)
 import copy
 
