@@ -126,18 +126,23 @@ def times(path: Path) -> Times:
 QUIZ_CALL = re.compile(r"""\bquiz\(\s*["']([^"']+)["']\s*\)""")
 
 
-def stretches(path: Path) -> list[tuple[str, float]]:
+def stretches(path: Path) -> list[tuple[str, float, bool]]:
     """The notebook cut at its check-yourself quizzes: for each stretch, the quiz that ends
-    it ("" for what follows the last one) and its minutes on the core path."""
+    it ("" for what follows the last one), its minutes on the core path, and whether it
+    holds a "Build it" (costed BUILD_MINUTES by itself)."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    result, core = [], 0.0
+    result, core, build = [], 0.0, False
     for cell, (minutes, optional) in zip(cells, cell_minutes(path), strict=True):
         core += 0.0 if optional else minutes
-        found = QUIZ_CALL.search(_text(cell["source"])) if cell["cell_type"] == "code" else None
+        source = _text(cell["source"])
+        if cell["cell_type"] == "markdown":
+            build = build or any(line.startswith("#") and "build it" in line.lower()
+                                 for line in source.splitlines())
+        found = QUIZ_CALL.search(source) if cell["cell_type"] == "code" else None
         if found:
-            result.append((found[1], core))
-            core = 0.0
-    result.append(("", core))
+            result.append((found[1], core, build))
+            core, build = 0.0, False
+    result.append(("", core, build))
     return result
 
 
@@ -236,8 +241,8 @@ def zh_block() -> str:
 if __name__ == "__main__":
     if "--stretches" in sys.argv:
         for path in NOTEBOOKS:
-            parts = ", ".join(f"{minutes:.0f} min → {quiz or 'end'}"
-                              for quiz, minutes in stretches(path))
+            parts = ", ".join(f"{minutes:.0f} min{' (Build it)' if build else ''} → "
+                              f"{quiz or 'end'}" for quiz, minutes, build in stretches(path))
             print(f"{path.stem}: {parts}")
         sys.exit()
     if "--write" in sys.argv:

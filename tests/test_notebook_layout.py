@@ -2,6 +2,9 @@
 
 - the first code cell (the set-up) is short: imports go where they are first used;
 - no visible cell carries an `assert`: claims keep their asserts in collapsed cells;
+- no stretch between two check-yourself quizzes is longer than about 20 minutes on the core
+  path (25 when it holds a "Build it", costed 20 by itself), by the pace of
+  scripts/reading_times.py;
 - the **Time** line of each notebook and the README's table of times are the ones
   scripts/reading_times.py computes from the notebooks as they are now (core path, and
   everything with the deep dives and exercises), so they cannot drift.
@@ -105,3 +108,15 @@ def test_notebook_00_gives_the_same_times():
     assert TIMES.readme_block() in markdown, (
         "notebook 00's table of times is out of date: run "
         ".venv/bin/python scripts/reading_times.py --write")
+
+
+STRETCH_MINUTES, BUILD_STRETCH_MINUTES = 20.5, 25.5  # "about 20": what rounds to 20 (25)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_stretch_between_quizzes_is_longer_than_about_20_minutes(path):
+    long = [f"{minutes:.1f} min up to {quiz or 'the end'}"
+            for quiz, minutes, build in TIMES.stretches(path)
+            if minutes > (BUILD_STRETCH_MINUTES if build else STRETCH_MINUTES)]
+    assert not long, (f"{path.name}: {', '.join(long)} on the core path: end a section "
+                      "with a check-yourself quiz sooner (scripts/reading_times.py --stretches)")
