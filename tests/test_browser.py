@@ -6,8 +6,9 @@ use the app object each exposes as `window.jupyterapp`). On a copy of notebooks/
 capstone's outputs stripped: open it, wait for an idle kernel, run all cells, wait until every
 cell has run; then chat in the app (Enter, then the Send button) and see the reply and the
 inspector's new rows appear; click the stepper forward and back and see its counter and caption
-change; find no error output anywhere (except in cells tagged raises-exception); shut the
-kernel down. Screenshots go to artifacts/browser/<lab|notebook>/ (gitignored).
+change; answer the first check-yourself quiz, once wrong and once right; find no error output
+anywhere (except in cells tagged raises-exception); shut the kernel down. Screenshots go to
+artifacts/browser/<lab|notebook>/ (gitignored).
 
 A second test opens notebook 10 in JupyterLab, runs it, and picks another stored session in
 its chat app's Session menu: that session's conversation comes back on screen. Another opens
@@ -315,6 +316,9 @@ def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_p
             _step(page, sync_api.expect, shot)
             timer.mark("stepped")
 
+            _quiz(page, sync_api.expect, shot, wrong="✗ Not this one.", right="✓ Right.")
+            timer.mark("answered a quiz")
+
             errors = page.evaluate(ERRORS)
             assert not errors, f"error output after the interactions: {errors}"
             shot(page, "final-page")
@@ -417,8 +421,32 @@ def test_the_chinese_capstone_speaks_chinese_in_a_real_browser(tmp_path):
         expect(steps).to_contain_text("最新一条消息（第 2 条")
         expect(steps.locator(".lesson-stepper-next")).to_contain_text("下一步")
         steps.screenshot(path=str(artifacts / "stepper.png"))
+        _quiz(page, expect, lambda target, name: target.screenshot(
+            path=str(artifacts / f"{name}.png")), wrong="✗ 不是这个。", right="✓ 对。")
         errors = page.evaluate(ERRORS)
         assert not errors, f"error output after the interactions: {errors}"
+
+
+def _quiz(page, expect, shot, *, wrong: str, right: str) -> None:
+    """The first check-yourself quiz on the page: each option of its first question clicked
+    in turn, each answered with a verdict and its explanation (`wrong` or `right` first)."""
+    quiz = page.locator(".lesson-quiz").first
+    quiz.scroll_into_view_if_needed()
+    feedback = quiz.locator(".lesson-quiz-feedback").first
+    expect(feedback).to_have_text("")
+    options = quiz.locator(".lesson-quiz-option")  # the first question's come first; it has
+    seen = set()                                    # one right option and one wrong at least
+    for n in range(options.count()):
+        options.nth(n).click()
+        letter = "ABCDE"[n]
+        expect(feedback).to_contain_text(re.compile(f"^{letter}[:：]"))
+        text = feedback.inner_text()
+        seen.add(right if right in text else wrong if wrong in text else text)
+        if n == 0:
+            shot(quiz, "quiz-answered")
+        if len(seen) == 2 or n + 1 == options.count():
+            break
+    assert seen == {right, wrong}, f"the quiz's first question answered only {seen}"
 
 
 @contextlib.contextmanager
