@@ -61,9 +61,15 @@ def chinese_of(en_path: Path) -> Path:
     return ZH_DIR / en_path.name
 
 
+def number(path: Path) -> str:
+    """A notebook's number as `find` takes it: "03", or "03b" for the second part of 03."""
+    return path.name.split("_", 1)[0]
+
+
 def find(pattern: str) -> Path:
-    """The English notebook whose name starts with `pattern` ("03" → 03_the_tool_…)."""
-    found = sorted(EN_DIR.glob(f"{pattern}*.ipynb"))
+    """The English notebook whose name starts with `pattern` ("03" → 03_the_tool_…, not
+    03b_…: a whole number is matched first)."""
+    found = sorted(EN_DIR.glob(f"{pattern}_*.ipynb")) or sorted(EN_DIR.glob(f"{pattern}*.ipynb"))
     if len(found) != 1:
         raise SystemExit(f"{pattern!r} names {len(found)} English notebooks, not one")
     return found[0]
@@ -138,7 +144,7 @@ def problems(zh_path: Path) -> list[str]:
         if meta.get("en_hash") != cell_hash(e.source):
             found.append(f"{where}: the English cell changed since it was translated; "
                          f"translate the change, then `scripts/zh_sync.py accept "
-                         f"{zh_path.name[:2]} {z.id}`")
+                         f"{number(zh_path)} {z.id}`")
         if z.cell_type == "code":
             code, wrong = replaced(e.source, meta.get("strings") or [])
             found += [f"{where}: {w}" for w in wrong]

@@ -1,4 +1,4 @@
-# Notebook 03, exercise 3: repair a broken history by moving each tool message after its call.
+# Notebook 03, exercise 2: repair a broken history by moving each tool message after its call.
 # Checked by: lesson_lib.exercises.nb03.check_repair(my_repair)
 
 

@@ -197,8 +197,9 @@ def test_nb03_the_sdk_object_itself_in_english(speak, capsys):
 def test_nb03_repair_and_results_in_chinese(speak, capsys):
     speak("zh")
     _, out = report(nb03.check_repair, capsys, lambda messages: messages[:2])
-    assert out.startswith("练习 3 · 修复出错的历史记录：")
+    assert out.startswith("练习 2 · 修复出错的历史记录：")
     assert "情形 1（上海呢？ 夹在一个调用和它的结果之间）" in out
     _, out = report(nb03.check_results_for, capsys, lambda message: [])
+    assert out.startswith("练习 1 · 回应每一个调用：")
     assert "❌ 2 个调用：每个调用一条 tool 消息（2 个调用，0 条消息）" in out
     assert "提示：遍历 message.tool_calls" in out

@@ -94,6 +94,24 @@ def test_the_sync_check_catches_what_it_must(tmp_path, monkeypatch):
     assert re.search(r"accept 01 m1", "\n".join(zh_sync.problems(zh_path)))
 
 
+def test_a_notebook_and_its_second_part_are_found_apart(tmp_path, monkeypatch):
+    """"03" names 03_…, not 03b_… too; "03b" names the second part, and a changed cell of
+    it is accepted by "03b"."""
+    en_dir, zh_dir = tmp_path / "notebooks", tmp_path / "notebooks" / "zh"
+    zh_dir.mkdir(parents=True)
+    monkeypatch.setattr(zh_sync, "EN_DIR", en_dir)
+    monkeypatch.setattr(zh_sync, "ZH_DIR", zh_dir)
+    for name in ("03_one.ipynb", "03b_two.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_markdown_cell("# Hello", id="m1")]), en_dir / name)
+    assert zh_sync.find("03").name == "03_one.ipynb"
+    assert zh_sync.find("03b").name == "03b_two.ipynb"
+    zh_path = zh_sync.init(en_dir / "03b_two.ipynb")
+    nbformat.write(nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("# Hello again", id="m1")]), en_dir / "03b_two.ipynb")
+    assert re.search(r"accept 03b m1", "\n".join(zh_sync.problems(zh_path)))
+
+
 def test_replacements_are_found_in_the_english_at_once_and_the_longer_wins():
     code = 'say("Chengdu is cloudy")  # Chengdu\nprint("cloudy")'
     out, problems = zh_sync.replaced(code, [["Chengdu", "成都"], ["Chengdu is cloudy", "成都多云"],

@@ -1,11 +1,12 @@
-"""Self-checks for notebook 03, the tool-calling protocol.
+"""Self-checks for notebooks 03 and 03b, the tool-calling protocol.
 
 - `check_assistant_to_dict(fn)`: the core exercise (section 10), the learner's
   `assistant_to_dict(message)` judged by `ASSISTANT_RULES`, the rules that also guard
   `lesson_lib.protocol.assistant_to_dict` (tests/test_core_track_nb03.py);
 - `check_my_tool(registry)`: exercise 1, a tool of your own made with `@registry.tool`;
-- `check_results_for(fn)`: exercise 2, the tool messages that answer parallel calls;
-- `check_repair(fn)`: exercise 3, a broken history put back in order.
+- `check_repair(fn)`: exercise 2, a broken history put back in order;
+- `check_results_for(fn)`: notebook 03b's exercise 1, the tool messages that answer
+  parallel calls.
 
 Each check prints ✅ / ❌ lines with hints and returns True when everything passed (the
 notebook keeps that result, `passed_to_dict = check_...(...)` or `_ = check_...(...)`, so the
@@ -162,7 +163,7 @@ def _close(got: Any, expected: float) -> bool:
         abs(got - expected) < 0.051
 
 
-# ----------------------------------------------------------------- exercise 2: answer every call
+# ------------------------------------------------- notebook 03b, exercise 1: answer every call
 
 def _call(call_id: str, name: str, arguments: str) -> dict:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
@@ -185,17 +186,17 @@ THREE_CALLS: dict = {"role": "assistant", "content": None, "tool_calls": [
 
 
 def _calls_label(n: int) -> str:
-    """"2 calls": which reply a line of exercise 2's report is about."""
+    """"2 calls": which reply a line of the report of check_results_for is about."""
     return ngettext("{n} call", "{n} calls", n).format(n=n)
 
 
 def check_results_for(fn: Callable) -> bool:
-    """Exercise 2: fn(message) returns one tool message per call, and the list is valid."""
-    if wrong_signature(_("Exercise 2 · answer every call"), signature_problem(
+    """Notebook 03b, exercise 1: fn(message) returns one tool message per call, and the list is valid."""
+    if wrong_signature(_("Exercise 1 · answer every call"), signature_problem(
             fn, "results_for(message)", None)):
         return False
     with clock.frozen(clock.EXAMPLE):  # time results compared with execute_tool's must agree
-        return run_check(_("Exercise 2 · answer every call"),
+        return run_check(_("Exercise 1 · answer every call"),
                          lambda report: _results_for(report, fn))
 
 
@@ -250,7 +251,7 @@ def _result_findings(report: Report, question: str, message: Any, results: list)
                   f"{problems[0].message} ({problems[0].explanation})" if problems else "")
 
 
-# ----------------------------------------------------------------- exercise 3: repair a history
+# ----------------------------------------------------------------- exercise 2: repair a history
 
 _CHENGDU = _call("call_8V73l61ZeOm2SUqZSCAlnCB9", "get_current_weather",
                  '{"location":"成都","unit":"celsius"}')
@@ -338,11 +339,11 @@ REPAIR_CASES: list[tuple[str, list[dict]]] = [
 
 
 def check_repair(fn: Callable) -> bool:
-    """Exercise 3: fn(messages) returns the same messages in an order the API accepts."""
-    if wrong_signature(_("Exercise 3 · repair a broken history"), signature_problem(
+    """Exercise 2: fn(messages) returns the same messages in an order the API accepts."""
+    if wrong_signature(_("Exercise 2 · repair a broken history"), signature_problem(
             fn, "my_repair(messages)", [])):
         return False
-    return run_check(_("Exercise 3 · repair a broken history"),
+    return run_check(_("Exercise 2 · repair a broken history"),
                      lambda report: _repair(report, fn))
 
 
@@ -739,7 +740,7 @@ ASSISTANT_RULES: list[Rule] = [
           "otherwise)")),
          needs=(_RULE_DICT,)),
     Rule(_RULE_CALLS, _every_call,
-         (N_("a model may call several tools in one reply (section 11), the same tool twice too: "
+         (N_("a model may call several tools in one reply (notebook 03b), the same tool twice too: "
           "each call needs its own entry, or its tool reply answers a call the API never sees"),
           N_("loop over every call in message.tool_calls; a dict keyed by the tool's name keeps "
           "only one call per tool")),
@@ -760,7 +761,7 @@ ASSISTANT_RULES: list[Rule] = [
           "for 'messages[1].tool_calls[0].function.arguments': expected a string, but got an "
           "object instead.\")"),
           N_("store call.function.arguments as it is, with neither json.loads nor json.dumps: a "
-          "model sometimes writes broken JSON (section 13), and the memory keeps what it "
+          "model sometimes writes broken JSON (notebook 03b), and the memory keeps what it "
           "wrote")),
          needs=(_RULE_CALLS,)),
     Rule(N_("a reply that is only calls keeps its content empty: None or \"\", not the word 'None'"),

@@ -332,7 +332,7 @@ TOOL_TRIM_RULES: list[Rule] = [
          needs=(_WITHIN, _OLDEST)),
     Rule(PARALLEL, _one_case(["system", "user", "calls:3", "assistant", "user"], 6),
          (N_("an assistant message can ask for several tools at once: one tool message per "
-             "call, one after the other (notebook 03's parallel calls)"),
+             "call, one after the other (notebook 03b's parallel calls)"),
           N_("`if` swallows one reply, `while` swallows them all; and look at roles, not at "
              "the first call's id")),
          needs=(SWALLOWS,)),

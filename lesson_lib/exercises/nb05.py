@@ -826,7 +826,7 @@ AGENT_RULES: list[Rule] = [
              "rather than a dict built by hand with content None")),
          needs=(R_CALL,)),
     Rule(R_EVERY, _runs_every_call,
-         (N_("one reply can ask for several calls at once (parallel calls, notebook 03)"),
+         (N_("one reply can ask for several calls at once (parallel calls, notebook 03b)"),
           N_("loop over message.tool_calls and run each with self.registry.execute(call.function"
              ".name, call.function.arguments)"))),
     Rule(R_IDS, _answers_each_call,

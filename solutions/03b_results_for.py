@@ -1,4 +1,4 @@
-# Notebook 03, exercise 2: one tool message for every call of a reply, parallel calls included.
+# Notebook 03b, exercise 1: one tool message for every call of a reply, parallel calls included.
 # Checked by: lesson_lib.exercises.nb03.check_results_for(results_for)
 from lesson_lib.tools import execute_tool
 
