@@ -18,9 +18,13 @@ The minutes come from a pace, stated here so anyone can argue with it, not from 
 - an exercise costs 10 minutes of work, a "Build it" exercise 20 (its reading is counted
   as above, its skeleton's lines too).
 
-This is an estimate from a stated pace, not a stopwatch: nobody has yet timed a learner
-through the series. Its total is set against the figure of the careful read-through that
-asked for these times (9 to 11 hours for everything, at a realistic pace).
+That pace is an estimate. Where a notebook has been timed in a read-through, the time
+given is the read-through's instead: a fresh reader worked the notebook in a live kernel,
+every exercise included, and logged per stretch what they read, ran, re-read and how many
+attempts each exercise took (docs/read_throughs/<reader>/<notebook>.json; the method is in
+docs/read_throughs.md). Each notebook's **Time** line and the tables say which it is. The
+pace above still sets the stretches between quizzes (`stretches()`), which a test keeps
+to about 20 minutes each.
 """
 
 from __future__ import annotations
@@ -146,30 +150,64 @@ def stretches(path: Path) -> list[tuple[str, float, bool]]:
     return result
 
 
+READ_THROUGHS = ROOT / "docs" / "read_throughs"
+
+
+def read_throughs(path: Path) -> list[dict]:
+    """The read-through logs of the notebook at `path` (its English stem), one per reader."""
+    return [json.loads(log.read_text(encoding="utf-8"))
+            for log in sorted(READ_THROUGHS.glob(f"*/{path.stem}.json"))]
+
+
+def timed(path: Path) -> tuple[Times, int]:
+    """(minutes, how many read-throughs they come from): the mean of the read-throughs where
+    there are any, else the pace's estimate (and 0)."""
+    logs = read_throughs(path)
+    if not logs:
+        return times(path), 0
+    core = sum(log["total_core_minutes"] for log in logs) / len(logs)
+    extra = sum(log["total_optional_minutes"] for log in logs) / len(logs)
+    return Times(core, extra), len(logs)
+
+
 def rounded(minutes: float) -> int:
     """To the next 5 minutes: a learner plans in fives."""
     return max(5, 5 * math.ceil(minutes / 5))
 
 
-def time_line(t: Times) -> str:
+def how(readers: int, chinese: bool = False) -> str:
+    if chinese:
+        return f"{readers} 次计时通读" if readers else "按设定速度估算"
+    if readers:
+        return f"timed in {readers} read-through{'s' if readers > 1 else ''}"
+    return "estimated from a stated pace"
+
+
+def time_line(t: Times, readers: int = 0) -> str:
     return (f"**Time**: about {rounded(t.core)} minutes on the core path, "
-            f"{rounded(t.everything)} with the deep dives and every exercise")
+            f"{rounded(t.everything)} with the deep dives and every exercise "
+            f"({how(readers)})")
 
 
-def zh_time_line(t: Times) -> str:
+def zh_time_line(t: Times, readers: int = 0) -> str:
     return (f"**时间**：核心路径约 {rounded(t.core)} 分钟，"
-            f"加上深入部分和全部练习约 {rounded(t.everything)} 分钟")
+            f"加上深入部分和全部练习约 {rounded(t.everything)} 分钟（{how(readers, True)}）")
 
 
-def table() -> list[tuple[str, int, int]]:
-    return [(p.stem, rounded(times(p).core), rounded(times(p).everything)) for p in NOTEBOOKS]
+def table() -> list[tuple[str, int, int, int]]:
+    """(notebook, core minutes, everything, read-throughs) per notebook."""
+    rows = []
+    for p in NOTEBOOKS:
+        t, readers = timed(p)
+        rows.append((p.stem, rounded(t.core), rounded(t.everything), readers))
+    return rows
 
 
 def write() -> None:
     """Put each notebook's time line in its first cell, and the table in the README."""
     import nbformat  # noqa: PLC0415
 
-    lines = {path: time_line(times(path)) for path in NOTEBOOKS}
+    lines = {path: time_line(*timed(path)) for path in NOTEBOOKS}
     block = readme_block()  # computed before any notebook changes
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
@@ -183,7 +221,7 @@ def write() -> None:
             nbformat.write(nb, path)
     readme = ROOT / "README.md"
     readme.write_text(with_block(readme.read_text(encoding="utf-8"), block), encoding="utf-8")
-    write_chinese({path.name: zh_time_line(times(path)) for path in NOTEBOOKS}, zh_block())
+    write_chinese({path.name: zh_time_line(*timed(path)) for path in NOTEBOOKS}, zh_block())
 
 
 def write_chinese(lines: dict[str, str], block: str) -> None:
@@ -220,16 +258,17 @@ def with_block(text: str, block: str) -> str:
 
 def readme_block(chinese: bool = False) -> str:
     """The table of times, in English or (for the Chinese edition) in Chinese."""
-    head, minutes, total, h, m = (("核心路径 | 全部", "分钟", "合计", " 小时 ", " 分") if chinese
-                                  else ("core path | everything", "min", "all", " h ", ""))
+    head, minutes, total, h, m = (("核心路径 | 全部 | 怎么得来", "分钟", "合计", " 小时 ", " 分")
+                                  if chinese else ("core path | everything | from", "min", "all",
+                                                   " h ", ""))
     rows = table()
-    lines = ["<!-- times -->", f"| notebook | {head} |", "|---|---|---|"]
-    lines += [f"| `{name}` | {core} {minutes} | {everything} {minutes} |"
-              for name, core, everything in rows]
+    lines = ["<!-- times -->", f"| notebook | {head} |", "|---|---|---|---|"]
+    lines += [f"| `{name}` | {core} {minutes} | {everything} {minutes} | {how(n, chinese)} |"
+              for name, core, everything, n in rows]
     core = sum(r[1] for r in rows)
     everything = sum(r[2] for r in rows)
     lines.append(f"| **{total}** | **{core // 60}{h}{core % 60:02d}{m}** "
-                 f"| **{everything // 60}{h}{everything % 60:02d}{m}** |")
+                 f"| **{everything // 60}{h}{everything % 60:02d}{m}** | |")
     lines.append("<!-- /times -->")
     return "\n".join(lines)
 

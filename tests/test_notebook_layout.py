@@ -74,7 +74,7 @@ def test_the_assert_rule_sees_asserts_anywhere():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_time_line_is_the_one_computed_from_the_notebook(path):
     first = _text(_cells(path)[0]["source"])
-    want = TIMES.time_line(TIMES.times(path))
+    want = TIMES.time_line(*TIMES.timed(path))
     assert want in first, (f"{path.name}: its **Time** line is not {want!r}: run "
                            ".venv/bin/python scripts/reading_times.py --write")
 
@@ -120,3 +120,16 @@ def test_no_stretch_between_quizzes_is_longer_than_about_20_minutes(path):
             if minutes > (BUILD_STRETCH_MINUTES if build else STRETCH_MINUTES)]
     assert not long, (f"{path.name}: {', '.join(long)} on the core path: end a section "
                       "with a check-yourself quiz sooner (scripts/reading_times.py --stretches)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_read_through_is_of_the_notebook_as_it_is(path):
+    """A read-through's stretches end at the notebook's quizzes: when a quiz is added or
+    moved away, the notebook has changed beyond its timing, and it is timed again."""
+    quizzes = [quiz for quiz, _minutes, _build in TIMES.stretches(path)]
+    for log in TIMES.read_throughs(path):
+        ends = [s["ends_at"].replace("end", "") for s in log["stretches"]]
+        assert ends == quizzes, (
+            f"{path.name}: the read-through by {log['reader']} ends its stretches at {ends}, "
+            f"the notebook's quizzes are {quizzes}: time it again (docs/read_throughs.md)")
+        assert log["total_core_minutes"] > 0 and log["total_optional_minutes"] >= 0
