@@ -1,5 +1,5 @@
-"""The core track, notebook 07: the rules that judge a learner's token-budget trim also
-guard the library's `budget_trim`.
+"""The core track, notebook 07b (part two of 07): the rules that judge a learner's
+token-budget trim also guard the library's `budget_trim`.
 
 TestBudgetTrim gets the tests every core exercise gets (tests/core_track_support.py): the
 library's budget_trim keeps every rule of TRIM_RULES (the trim checker's bank, read one rule
@@ -27,7 +27,8 @@ from lesson_lib.repair import repair_messages
 from lesson_lib.tokens import count_messages, count_text
 from lesson_lib.trimcheck import TRIM_CASES, budget_trim, check_trim, seed_trim
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "07_token_budgets.ipynb"
+NOTEBOOK = (Path(__file__).resolve().parent.parent / "notebooks"
+            / "07b_repairing_and_trimming.ipynb")  # where my_budget_trim is built
 
 
 def _rule(start: str) -> str:
@@ -349,7 +350,7 @@ class TestBudgetTrim(CoreTrack):
     misgiven_says = "pass the function itself"
 
 
-# ----------------------------------------------------------------- what only notebook 07 has
+# ----------------------------------------------------------------- what only notebook 07b has
 
 def test_the_library_budget_trim_passes_the_same_bank_in_check_trim(capsys):
     assert check_trim(budget_trim, "tokens") is True

@@ -10,7 +10,7 @@ lesson_lib's ShortTermMemory and SeedMemory (tests/test_core_track_nb04.py).
    `lesson_lib.trimcheck.check_trim(my_trim, unit="messages", drop="unit")` on VALID_CASES:
    the bank's histories that the API accepts (20 of TRIM_CASES' 28); drop="unit" holds it to
    forgetting no more than a trim that drops one group at a time. The other 8 are broken before any
-   trim (an interrupted run, duplicate ids, a wrong order); notebook 07 repairs those, and
+   trim (an interrupted run, duplicate ids, a wrong order); notebook 07b repairs those, and
    then `check_trim(my_trim)` runs all 28. Once the 20 pass, RANDOM_RULES tries the same
    rules on random valid histories.
 2. `check_turn_trim(my_turn_trim)`: the same cases and rules, plus one: after the system

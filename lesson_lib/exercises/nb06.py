@@ -7,16 +7,18 @@
   a loop that never stops stopped after LIMIT model calls and reported. The same rules
   guard the library's loop, LoopAgent.run (`library_loop` gives it my_loop's signature;
   tests/test_core_track_nb06.py).
-- `check_predictions(my_predictions)`: how many model calls each of PREDICTION_QUESTIONS
-  takes (the check asks the offline teaching model, whatever backend the notebook uses,
-  through a client that counts the calls, and compares).
-- `check_two_step_chain(my_registry)`: a registry with the weather tool and the learner's
-  own dish tool: the tool's schema says when to use it and takes the city, and LoopAgent,
-  driven by a scripted model through the chain of DISH_QUESTION (the weather of both
-  cities, then the learner's tool for the colder one, then the answer), runs it.
+- `check_predictions(my_predictions)` (exercise 1): how many model calls each of
+  PREDICTION_QUESTIONS takes (the check asks the offline teaching model, whatever backend
+  the notebook uses, through a client that counts the calls, and compares).
+- `check_two_step_chain(my_registry)` (notebook 06b's exercise, part two of 06): a registry
+  with the weather tool and the learner's own dish tool: the tool's schema says when to use
+  it and takes the city, and LoopAgent, driven by a scripted model through the chain of
+  DISH_QUESTION (the weather of both cities, then the learner's tool for the colder one,
+  then the answer), runs it.
 
 No verdict depends on which tool a model picks or how it words an answer: the build and
-exercise 2 use a scripted model, and the predictions are about the offline model by design.
+06b's exercise use a scripted model, and the predictions are about the offline model by
+design.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Self-checks for notebook 07, token budgets and the cost of remembering.
 
-Build it (the core exercise): `check_my_budget_trim(my_budget_trim)` judges the learner's
+Build it (the core exercise of notebook 07b, part two of 07):
+`check_my_budget_trim(my_budget_trim)` judges the learner's
 `my_budget_trim(messages, budget)` by TRIM_RULES. Each rule reads one condition of the trim
 checker (lesson_lib.trimcheck) on the histories of its bank (the valid ones, or for one rule
 the broken ones), the bank that also guards the library's `budget_trim`, and shows the

@@ -1,4 +1,4 @@
-# Notebook 07, Build it: a trim that keeps a token budget without breaking the history.
+# Notebook 07b, Build it: a trim that keeps a token budget without breaking the history.
 # Checked by: lesson_lib.exercises.nb07.check_my_budget_trim(my_budget_trim)
 from lesson_lib.budget import truncate_text
 from lesson_lib.repair import repair_messages

@@ -1,4 +1,4 @@
-# Notebook 06, exercise 2: a dish tool for a chain's second step, described so a model can pick it.
+# Notebook 06b, exercise 1: a dish tool for a chain's second step, described so a model can pick it.
 # Checked by: lesson_lib.exercises.nb06.check_two_step_chain(my_registry)
 
 import json
