@@ -131,6 +131,20 @@ def test_readme_lists_exactly_the_notebooks_that_exist():
                                f"and misses {sorted(present - listed)}")
 
 
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name.startswith("00_")], ids=label)
+def test_notebook_00s_series_table_lists_every_notebook_in_order(path):
+    """"How the series works" in notebook 00 (each edition): one row a notebook, in the order
+    of their names (03, 03b, 04 …), each row's number its notebook's."""
+    rows = [row for cell in load(path)["cells"] if cell["cell_type"] == "markdown"
+            for row in re.findall(r"^\| (\d\d[a-z]?) \| `(\d\d[a-z]?_[a-z0-9_]+)` \|",
+                                  text(cell["source"]), flags=re.MULTILINE)]
+    names = sorted(p.stem for p in path.parent.glob("[0-9][0-9]*_*.ipynb"))
+    assert [name for _, name in rows] == names, (
+        f"{label(path)}: the series table lists {[n for _, n in rows]}, not {names}")
+    wrong = [(number, name) for number, name in rows if not name.startswith(f"{number}_")]
+    assert not wrong, f"{label(path)}: rows whose number is not their notebook's: {wrong}"
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
 def test_notebook_shape(path):
     nb = load(path)

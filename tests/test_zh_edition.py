@@ -112,6 +112,14 @@ def test_a_notebook_and_its_second_part_are_found_apart(tmp_path, monkeypatch):
     assert re.search(r"accept 03b m1", "\n".join(zh_sync.problems(zh_path)))
 
 
+@pytest.mark.parametrize("en_path", sorted(zh_sync.EN_DIR.glob("[0-9][0-9]*_*.ipynb")),
+                         ids=lambda p: p.name)
+def test_the_number_an_accept_hint_names_finds_that_notebook_alone(en_path):
+    """The number a hint prints (`accept 06 …`, `accept 06b …`) names exactly the notebook the
+    hint is about, in the real series: 06 is 06_the_agent_loop, never 06b_when_tools_fail too."""
+    assert zh_sync.find(zh_sync.number(en_path)) == en_path
+
+
 def test_replacements_are_found_in_the_english_at_once_and_the_longer_wins():
     code = 'say("Chengdu is cloudy")  # Chengdu\nprint("cloudy")'
     out, problems = zh_sync.replaced(code, [["Chengdu", "成都"], ["Chengdu is cloudy", "成都多云"],

@@ -592,7 +592,7 @@ def check_predictions(my_predictions: Any) -> bool:  # {"a": 1, "b": ..., ...}
     return run_check(_("predictions"), body)
 
 
-# ----------------------------------------------------------------- exercise 2: a two-step chain
+# --------------------------------------------------- notebook 06b, exercise 1: a two-step chain
 #
 # Which tool a model calls in the second step is the model's choice; the notebook shows
 # what yours does in the cell after the check. The check judges what the learner controls:

@@ -243,7 +243,7 @@ def check_assemble(assemble: Callable | None) -> bool:  # ... or None: not writt
     return run_check(_(TITLE), body)
 
 
-# ----------------------------------------------------------------- exercise 2: make_strict
+# ----------------------------------------------------------------- exercise 1: make_strict
 
 STRICT_TITLE = N_("Exercise 1 · make a tool strict")
 
