@@ -24,6 +24,9 @@ The rules the store keeps, so that a log is valid however a process dies:
    session take turns (SQLite: BEGIN IMMEDIATE; PostgreSQL: the session's row is locked
    with SELECT … FOR UPDATE) before the next seq is read.
 3. **A message is stored as the JSON of the plain dict you gave**, and comes back equal.
+   What no database can hold is refused before anything is written, by name (storage.py):
+   a lone surrogate, anywhere; nesting deeper than MAX_DEPTH (100); and a NUL character
+   in an id, a title or a profile key (inside a message JSON keeps it as \\u0000).
 4. **Reload is safe.** A log that comes back broken (written by other code, or by a
    process killed mid-turn that did not use units) is repaired with repair_messages() on
    load: interrupted="answer" (the default) answers a call left open with an explicit
@@ -55,7 +58,7 @@ Tables: `lesson_store` (the marker that says "this database is a session store")
 `sessions` (id, user_id, title, created_at, updated_at, touched = a counter that orders
 them), `messages` (session_id, seq, unit = the seq where its unit starts, role, message =
 the JSON), `repairs` (session_id, repaired_at, interrupted, changes, before),
-`profile_facts` (profile.py).
+`profile_facts` (profile.py); storage.py defines them.
 
 The database is chosen by a URL: `sqlite:///path/to/file.db` (the default: one file,
 nothing to start; WAL mode, a busy timeout, secure_delete) or
