@@ -384,3 +384,29 @@ def test_the_store_modules_import_nothing_that_imports_them_back():
                     todo.append((imported, (*trail, imported)))
         assert path is None, "import circle: " + " → ".join(path)
 
+
+
+# ----------------------------------------------------------------- in Chinese
+
+def test_the_new_refusals_in_chinese(speak, url):
+    speak("zh")
+    with SessionStore(url) as store:
+        session = store.create_session("xiaoming", session_id="s")
+        with pytest.raises(ValueError) as caught:
+            store.create_session("xiaoming", session_id=f"a{NUL}")
+        assert str(caught.value) == (
+            "session_id 'a\\x00' 不是存储能保存的文本：它含有 NUL 字符（位置 1 上的 '\\x00'）："
+            "PostgreSQL 的文本存不了它，所以两种数据库都不存它；请把它删掉，例如 "
+            "text.replace('\\x00', '')；什么都没有写入")
+        with pytest.raises(ValueError, match="它含有一个孤立的 surrogate 码位（位置 0 上的 "
+                                             "'\\\\ud800'）"):
+            session.rename(LONE)
+        with pytest.raises(UnitError) as caught:
+            session.add_items([user(f"hi {LONE}")])
+        assert caught.value.message == "单元里的消息 0 在 ['content'] 处含有一个孤立的 surrogate 码位"
+        assert caught.value.explanation.endswith("或者把它删掉——什么都没有写入")
+        with pytest.raises(UnitError) as caught:
+            session.add_items([{"role": "user", "content": "x", "meta": nested(5_000)}])
+        assert caught.value.message == "单元里的消息 0 的列表和对象嵌套超过了 100 层"
+        assert "（在 ['meta'][0][0][0][0][0]…（往下 100 层） 处）" in caught.value.explanation
+        assert store.count("s") == 0
