@@ -92,6 +92,7 @@ from lesson_lib.storage import (  # noqa: F401 (tables, _sa, _now: also reached 
     _now,
     _sa,
     check_storable,
+    encodable,
     nesting_problem,
     shown_path,
     surrogate_path,
@@ -184,8 +185,9 @@ def _json_exactly(k: int, message: Mapping) -> str:
                 index=k, explanation=_(
                     "message {k} holds a lone surrogate (half of a UTF-16 pair, e.g. "
                     "'\\ud800') at {path}: it is not a character and cannot be written as "
-                    "UTF-8, so neither the store nor the API can take it; decode the text it "
-                    "came from with errors='replace', or remove it — nothing was written"
+                    "UTF-8, so the store cannot keep it and the openai SDK cannot send it; "
+                    "decode the text it came from with errors='replace', or remove it — "
+                    "nothing was written"
                 ).format(k=k, path=shown_path(path) or _("its text"))) from None
     try:
         if text and json.loads(text) == message:
@@ -1116,15 +1118,7 @@ def _stored_json(value: Any) -> str:
     """JSON text for a row: readable UTF-8, or \\u escapes where the value holds a lone
     surrogate (a log other code wrote, being repaired: it comes back equal all the same)."""
     text = json.dumps(value, ensure_ascii=False)
-    return text if text.isascii() or _utf8(text) else json.dumps(value)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return text if text.isascii() or encodable(text) else json.dumps(value)
 
 
 def _parse(session_id: str, seq: int, text: str) -> dict:

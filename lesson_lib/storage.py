@@ -9,7 +9,8 @@ cannot hold the NUL character at all. So a text the store writes into a column o
 (an id, a title, a profile key, a memory) holds neither
 
 - a lone surrogate (e.g. "\\ud800": half of a UTF-16 pair, which Python can hold in a str
-  but is not a character and cannot be written as UTF-8; the API would refuse it too), nor
+  but is not a character and cannot be written as UTF-8; the openai SDK cannot send it
+  either: encoding the request fails), nor
 - a NUL character ("\\x00"), refused on SQLite too, so both databases give the same answer.
 
 A message is stored as JSON, which writes a NUL as the escape \\u0000: a message may hold
@@ -103,9 +104,10 @@ def text_problem(value: str, *, json: bool = False) -> str | None:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
         return _("it holds a lone surrogate ({char} at position {at}): half of a UTF-16 "
-                 "pair, not a character, so it cannot be written as UTF-8 (the API would "
-                 "refuse it too); decode the text it came from with errors='replace', or "
-                 "remove it").format(char=ascii(value[e.start]), at=e.start)
+                 "pair, not a character, so it cannot be written as UTF-8 (the openai SDK "
+                 "cannot send it either); decode the text it came from with "
+                 "errors='replace', or remove it").format(char=ascii(value[e.start]),
+                                                          at=e.start)
     at = -1 if json else value.find("\x00")
     return None if at < 0 else _nul(at)
 
@@ -162,11 +164,11 @@ def surrogate_path(value: Any) -> tuple[str, ...] | None:
     while stack:
         item, path = stack.pop()
         if isinstance(item, str):
-            if not item.isascii() and not _encodable(item):
+            if not item.isascii() and not encodable(item):
                 return path
         elif isinstance(item, dict):
             for k in item:
-                if isinstance(k, str) and not k.isascii() and not _encodable(k):
+                if isinstance(k, str) and not k.isascii() and not encodable(k):
                     return (*path, f"[{k!r}]")
             stack.extend((v, (*path, f"[{k!r}]")) for k, v in reversed(list(item.items())))
         elif isinstance(item, (list, tuple)):
@@ -174,7 +176,8 @@ def surrogate_path(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
+    """Can `text` be written as UTF-8 (it holds no lone surrogate)?"""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
