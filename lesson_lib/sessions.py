@@ -97,6 +97,7 @@ from lesson_lib.storage import (  # noqa: F401 (tables, _sa, _now: also reached 
     shown_path,
     surrogate_path,
     tables,
+    text_problem,
 )
 
 DEFAULT_URL = "sqlite:///sessions.db"
@@ -339,6 +340,11 @@ class SessionStore:
                                                    # FULL also a power cut (an fsync a commit)
                  busy_timeout: float = 10.0):      # seconds a writer waits for another's lock
         sa = _sa()
+        if isinstance(url, str) and text_problem(url) is not None:
+            raise StoreError(_("cannot open {url}: a database URL cannot hold a NUL character "
+                               "or a lone surrogate (a file name Python read with "
+                               "errors='surrogateescape' can); choose another path, or rename "
+                               "the file").format(url=ascii(url)))
         try:
             self._url = sa.engine.make_url(url)
         except (sa.exc.ArgumentError, TypeError) as e:

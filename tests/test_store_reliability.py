@@ -118,6 +118,21 @@ def test_a_lone_surrogate_is_refused_by_name_and_nothing_changes(store, case):
     assert everything(store) == before, "a refused write changes nothing"
 
 
+def test_a_refused_unit_leaves_a_stored_memorys_window_as_it_was(store):
+    """StoredMemory (what an agent writes through): the unit is refused before the window
+    takes it, so the window and the log still agree, and the next unit is stored."""
+    memory = store.create_session("u").memory()
+    memory.add_many([user()])
+    for bad in ([asks("call_1"), result("call_1", f"16 {LONE}C"), answer()],
+                [{"role": "user", "content": "x", "meta": nested(5_000)}]):
+        with pytest.raises(UnitError):
+            memory.add_many(bad)
+        assert memory.to_api_format() == [user()] == memory.log()
+    memory.add_many([asks("call_1"), result("call_1"), answer()])
+    assert memory.log() == memory.to_api_format() == [user(), asks("call_1"), result("call_1"),
+                                                      answer()]
+
+
 @pytest.mark.parametrize("text", [f"s{LONE}", f"s{NUL}"], ids=["surrogate", "NUL"])
 def test_looking_up_an_id_no_store_can_hold_gets_the_same_answer_on_both(store, text):
     filled_store(store)
@@ -153,6 +168,16 @@ def test_a_surrogate_that_gets_past_the_checks_is_still_the_stores_error(store):
                                            updated_at="", touched=0))
     assert not isinstance(caught.value, UnicodeError)
     assert everything(store) == before
+
+
+@pytest.mark.parametrize("name", ["a\x00b.db", "a\udcffb.db"], ids=["NUL", "surrogateescape"])
+def test_a_file_name_no_database_can_open_is_said_before_anything_is_made(tmp_path, name):
+    with pytest.raises(StoreError, match="a database URL cannot hold a NUL character or a "
+                                         "lone surrogate .*choose another path, or rename "
+                                         "the file") as caught:
+        SessionStore(f"sqlite:///{tmp_path / name}")
+    assert not isinstance(caught.value, UnicodeError)
+    assert list(tmp_path.iterdir()) == []
 
 
 # ----------------------------------------------------------------- NUL
