@@ -1,6 +1,7 @@
 """How fast is the session store? Appending units, resuming a long session, four writers.
 
     python benchmarks/sessions.py [--units 2000] [--messages 10000] [--writer-units 250]
+                                  [--open-rounds 10]
 
 Runs on SQLite (a file in a temporary folder; synchronous=NORMAL, the store's default, and
 synchronous=FULL, an fsync per commit) and, when LESSON_TEST_POSTGRES_URL is set (e.g. by
@@ -19,6 +20,12 @@ afterwards.
 (c) four writers: four processes each append --writer-units units, all at once, to one
     shared session (they take turns on its lock) and, separately, each to its own session.
     Units and messages committed per second, wall clock. Every log is checked after.
+(d) six openers: six processes open a store that does not exist yet (a new SQLite file; on
+    PostgreSQL a new schema), all at once, and each writes a session of one unit; wall
+    clock from the start line until the last is done, median and max of --open-rounds
+    rounds, and how many opens failed (the first to switch a new SQLite file to WAL makes
+    the others wait for its lock; before they waited, one could fail at once with
+    "database is locked").
 
 Prints one table per database and exits 0; no target fails the run. About a minute on
 two cores.
@@ -160,6 +167,37 @@ def writers(url: str, per_writer: int, shared: bool) -> dict:
     return {"units/s": 4 * per_writer / wall, "messages/s": messages / wall, "valid": valid}
 
 
+def openers(new_url, rounds: int, count: int = 6) -> dict:
+    """`count` forked processes open the store at `new_url()` (a new database each round)
+    at once and write one unit each; seconds until the last is done, and failures."""
+    times, failed = [], 0
+    for _ in range(rounds):
+        url = new_url()
+        go_read, go_write = os.pipe()
+        pids = []
+        for w in range(count):
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    os.read(go_read, 1)
+                    with SessionStore(url) as store:
+                        store.create_session(f"o{w}").add_items(units(w)[0])
+                    code = 0
+                finally:
+                    os._exit(code)
+            pids.append(pid)
+        time.sleep(0.2)  # every child is waiting at the start line
+        started = time.perf_counter()
+        os.write(go_write, b"x" * count)
+        failed += sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 for pid in pids)
+        times.append(time.perf_counter() - started)
+        os.close(go_read)
+        os.close(go_write)
+    return {"median": statistics.median(times), "max": max(times), "failed": failed,
+            "opens": rounds * count}
+
+
 # ----------------------------------------------------------------- databases
 
 def postgres_schema(admin_url: str):
@@ -181,7 +219,8 @@ def postgres_schema(admin_url: str):
         hide_password=False), drop
 
 
-def run(label: str, url: str, args: argparse.Namespace, synchronous: str = "NORMAL") -> None:
+def run(label: str, url: str, args: argparse.Namespace, synchronous: str = "NORMAL",
+        new_url=None) -> None:
     with SessionStore(url, synchronous=synchronous) as store:
         a = append_latency(store, args.units)
         r = resume_time(store, args.messages)
@@ -204,6 +243,11 @@ def run(label: str, url: str, args: argparse.Namespace, synchronous: str = "NORM
             lines.append(f"4 writers x {args.writer_units} units, {where}: "
                          f"{w['units/s']:,.0f} units/s, {w['messages/s']:,.0f} messages/s"
                          + ("" if w["valid"] else "  (A LOG IS INVALID OR A WRITER FAILED)"))
+    if new_url is not None and args.open_rounds:
+        o = openers(new_url, args.open_rounds)
+        lines.append(f"6 processes opening a new store at once ({args.open_rounds} rounds): "
+                     f"median {ms(o['median'])}, max {ms(o['max'])} until all wrote; "
+                     f"{o['failed']} of {o['opens']} opens failed")
     print(f"\n{label}\n" + "\n".join(f"  {line}" for line in lines), flush=True)
 
 
@@ -212,10 +256,12 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=2000, help="units appended in (a)")
     parser.add_argument("--messages", type=int, default=10_000, help="session size in (b)")
     parser.add_argument("--writer-units", type=int, default=250, help="units per writer in (c)")
+    parser.add_argument("--open-rounds", type=int, default=10, help="rounds of (d)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
+        fresh = (f"sqlite:///{folder}/new{k}.db" for k in range(10**6))
         run("SQLite, WAL, synchronous=NORMAL (the default)",
-            f"sqlite:///{folder}/normal.db", args)
+            f"sqlite:///{folder}/normal.db", args, new_url=lambda: next(fresh))
         run("SQLite, WAL, synchronous=FULL (an fsync per commit)",
             f"sqlite:///{folder}/full.db", args, synchronous="FULL")
     admin_url = os.environ.get(PG_ENV, "").strip()
@@ -223,10 +269,19 @@ def main() -> None:
         print(f"\nPostgreSQL: skipped ({PG_ENV} is not set; `source .ci/postgres.sh start`)")
         return
     url, drop = postgres_schema(admin_url)
+    schemas = [drop]
+
+    def new_schema() -> str:
+        fresh, dropping = postgres_schema(admin_url)
+        schemas.append(dropping)
+        return fresh
+
     try:
-        run("PostgreSQL (psycopg 3, READ COMMITTED, session row locked per unit)", url, args)
+        run("PostgreSQL (psycopg 3, READ COMMITTED, session row locked per unit)", url, args,
+            new_url=new_schema)
     finally:
-        drop()
+        for dropping in schemas:
+            dropping()
 
 
 if __name__ == "__main__":

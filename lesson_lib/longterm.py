@@ -94,7 +94,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from lesson_lib.i18n import _
-from lesson_lib.sessions import SessionStore, StoreError, _check_text, _now, _sa
+from lesson_lib.sessions import SessionStore, StoreError
+from lesson_lib.storage import _check_text, _now, _sa, check_storable
 from lesson_lib.terms import terms
 
 SOURCES = {  # source: what a memory of that source is
@@ -500,6 +501,7 @@ class LongTermMemory:
                                "{value}").format(sources=", ".join(SOURCES), value=repr(source)))
         if subject is not None:
             _check_text("subject", subject)
+        check_storable("ref", ref)
         stamp = _when(at)
         skipped: list[Memory | None] = []
         if subject is not None and len(texts) > 1:  # each would replace the one before
@@ -595,6 +597,7 @@ class LongTermMemory:
         """Delete every memory whose terms include all of `about`'s (or whose subject is
         `about`); returns what was deleted. Words decide, not similarity: nothing is
         deleted because it merely resembles `about`."""
+        check_storable("about", about)
         wanted = set(terms(about))
         if not wanted:
             raise ValueError(_("forget(about=...) needs a word to look for, got {value}").format(
@@ -632,6 +635,7 @@ class LongTermMemory:
         """How many places still hold `text` (0: it is gone): the user's memories whose text
         contains it, those the lexical index finds with all of its terms, and, on SQLite,
         index entries left without a memory (there should never be any)."""
+        check_storable("text", text)
         sa, m = _sa(), tables().memories
         wanted = sorted(set(terms(text)))
         with self.store._reading() as conn:
@@ -681,6 +685,7 @@ class LongTermMemory:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(_("k is how many memories to return, at least 1, got "
                                "{value}").format(value=repr(k)))
+        check_storable("query", query)
         wanted = set(sources) if sources is not None else None
         n = max(CANDIDATES, 4 * k) if method == "fused" or wanted else k
         dense: list[tuple[int, float]] = []
@@ -991,6 +996,7 @@ def _when(at: str | datetime | None) -> str:
 def _check_memory_text(text: Any) -> str:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(_("a memory is a non-empty text, got {value}").format(value=repr(text)))
+    check_storable(_("the memory text"), text)
     return text.strip()
 
 

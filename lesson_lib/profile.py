@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lesson_lib.i18n import _
-from lesson_lib.sessions import SessionStore, _check_text, _now, _sa, tables
+from lesson_lib.storage import _check_text, _now, _sa, check_storable, tables
 
 PROMPT_HEAD = "What you know about this user: "
 SCALARS = (str, int, float, bool)
@@ -53,7 +53,7 @@ class ProfileEntry:
 class UserProfile:
     """One user's facts, in the store's database; each read asks the database."""
 
-    def __init__(self, store: SessionStore, user_id: str):
+    def __init__(self, store: Any, user_id: str):  # a lesson_lib.sessions.SessionStore
         _check_text("user_id", user_id)
         self.store, self.user_id = store, user_id
 
@@ -65,6 +65,8 @@ class UserProfile:
         """Set `key` to `value`; returns the value the key had before (None: it had none).
         A replaced value stays in history(key). The value it already has changes nothing."""
         key, text = _check_key(key), _check_value(key, value)
+        check_storable("source", source)
+        check_storable("session_id", session_id)
         p = tables().profile
         with self.store._writing() as conn:
             old = self._current(conn, key)
@@ -132,6 +134,7 @@ def _check_key(key: Any) -> str:
     if not isinstance(key, str) or not key.strip() or len(key) > 64 or "\n" in key:
         raise ValueError(_("a profile key is a short name such as 'diet' or 'units' (1 to 64 "
                            "characters, one line), got {key}").format(key=repr(key)))
+    check_storable(_("the profile key"), key)
     return key.strip()
 
 
@@ -144,10 +147,13 @@ def _check_value(key: str, value: Any) -> str:
                            "or a list of them, got {value} (to remove a key: forget({key}))"
                            ).format(key=repr(key), value=repr(value)))
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except ValueError as e:
         raise ValueError(_("the value for {key} cannot be stored as JSON: {error}").format(
             key=repr(key), error=e)) from e
+    for item in value if isinstance(value, list) else [value]:  # JSON writes a NUL \u0000
+        check_storable(_("the value for {key}").format(key=repr(key)), item, json=True)
+    return text
 
 
 def _show(value: Any) -> str:

@@ -24,6 +24,9 @@ The rules the store keeps, so that a log is valid however a process dies:
    session take turns (SQLite: BEGIN IMMEDIATE; PostgreSQL: the session's row is locked
    with SELECT … FOR UPDATE) before the next seq is read.
 3. **A message is stored as the JSON of the plain dict you gave**, and comes back equal.
+   What no database can hold is refused before anything is written, by name (storage.py):
+   a lone surrogate, anywhere; nesting deeper than MAX_DEPTH (100); and a NUL character
+   in an id, a title or a profile key (inside a message JSON keeps it as \\u0000).
 4. **Reload is safe.** A log that comes back broken (written by other code, or by a
    process killed mid-turn that did not use units) is repaired with repair_messages() on
    load: interrupted="answer" (the default) answers a call left open with an explicit
@@ -55,7 +58,7 @@ Tables: `lesson_store` (the marker that says "this database is a session store")
 `sessions` (id, user_id, title, created_at, updated_at, touched = a counter that orders
 them), `messages` (session_id, seq, unit = the seq where its unit starts, role, message =
 the JSON), `repairs` (session_id, repaired_at, interrupted, changes, before),
-`profile_facts` (profile.py).
+`profile_facts` (profile.py); storage.py defines them.
 
 The database is chosen by a URL: `sqlite:///path/to/file.db` (the default: one file,
 nothing to start; WAL mode, a busy timeout, secure_delete) or
@@ -67,6 +70,7 @@ Core, one code path; SQLAlchemy is imported when the first store opens (it takes
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -77,11 +81,24 @@ from types import SimpleNamespace
 from typing import Any
 
 from lesson_lib.budget import TokenBudgetMemory
-from lesson_lib.clock import now
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import ShortTermMemory
+from lesson_lib.profile import UserProfile
 from lesson_lib.protocol import ProtocolError, find_problems, message_problem, with_sdk_hint
 from lesson_lib.repair import Change, Repaired, find_duplicate_ids, repair_messages
+from lesson_lib.storage import (  # noqa: F401 (tables, _sa, _now: also reached from here)
+    MAX_DEPTH,
+    _check_text,
+    _now,
+    _sa,
+    check_storable,
+    encodable,
+    nesting_problem,
+    shown_path,
+    surrogate_path,
+    tables,
+    text_problem,
+)
 
 DEFAULT_URL = "sqlite:///sessions.db"
 SCHEMA = "lesson_lib.sessions/1"   # what the lesson_store table says: "this is a session store"
@@ -145,12 +162,38 @@ def check_unit(messages: Iterable[Any]) -> list[tuple[dict, str]]:
 
 
 def _json_exactly(k: int, message: Mapping) -> str:
-    """The message as JSON text, if it comes back from JSON equal to what was given."""
+    """The message as JSON text, if it comes back from JSON equal to what was given, nests
+    at most MAX_DEPTH deep, and holds no lone surrogate (storage.py: what a text may hold)."""
     try:
         text = json.dumps(message, ensure_ascii=False, allow_nan=False)
-        if json.loads(text) == message:
-            return text
+    except RecursionError:  # nested deeper than this thread's stack allows
+        text = None
     except (TypeError, ValueError):
+        text = ""
+    if text is None or text.count("[") + text.count("{") > MAX_DEPTH:  # it may nest too deep
+        _check_depth(k, message)
+        if text is None:  # within MAX_DEPTH, but the stack was too short (it is not ours)
+            raise RecursionError(_("message {k} of the unit could not be written as JSON: "
+                                   "the stack was almost full").format(k=k))
+    if text and not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            path = surrogate_path(message) or ()
+            raise UnitError(
+                _("message {k} of the unit holds a lone surrogate at {path}").format(
+                    k=k, path=shown_path(path) or _("its text")),
+                index=k, explanation=_(
+                    "message {k} holds a lone surrogate (half of a UTF-16 pair, e.g. "
+                    "'\\ud800') at {path}: it is not a character and cannot be written as "
+                    "UTF-8, so the store cannot keep it and the openai SDK cannot send it; "
+                    "decode the text it came from with errors='replace', or remove it — "
+                    "nothing was written"
+                ).format(k=k, path=shown_path(path) or _("its text"))) from None
+    try:
+        if text and json.loads(text) == message:
+            return text
+    except (TypeError, ValueError, RecursionError):
         pass
     raise UnitError(
         _("message {k} of the unit cannot be stored as JSON exactly as given").format(k=k),
@@ -158,6 +201,21 @@ def _json_exactly(k: int, message: Mapping) -> str:
                                "tuple, a set, a non-string key, NaN, an object): store plain "
                                "dicts, lists, strings and numbers (an SDK reply: "
                                "assistant_to_dict(reply)) — nothing was written").format(k=k))
+
+
+def _check_depth(k: int, message: Mapping) -> None:
+    """UnitError if message k nests lists and objects deeper than MAX_DEPTH."""
+    path = nesting_problem(message)
+    if path is not None:
+        raise UnitError(
+            _("message {k} of the unit nests lists and objects more than {limit} deep").format(
+                k=k, limit=MAX_DEPTH),
+            index=k, explanation=_(
+                "message {k} nests lists and objects more than {limit} deep (at {path}): the "
+                "store keeps messages at most {limit} levels deep, so that reading one back "
+                "never runs out of stack; flatten it, or keep the deep part as one JSON "
+                "string — nothing was written").format(k=k, limit=MAX_DEPTH,
+                                                       path=shown_path(path)))
 
 
 def _unit_error(problem: ProtocolError, fix: str) -> UnitError:
@@ -173,63 +231,6 @@ def _unit_error(problem: ProtocolError, fix: str) -> UnitError:
 
 
 # ----------------------------------------------------------------- the database
-
-def _sa() -> Any:
-    """SQLAlchemy, imported on first use: it takes about 0.4 s, and most lessons never open
-    a store."""
-    import sqlalchemy  # noqa: PLC0415
-
-    return sqlalchemy
-
-
-_TABLES: SimpleNamespace | None = None
-
-
-def tables() -> SimpleNamespace:
-    """The store's tables (SQLAlchemy Core), built on first use."""
-    global _TABLES
-    if _TABLES is None:
-        sa = _sa()
-        md, col, text = sa.MetaData(), sa.Column, sa.Text
-        name, stamp = sa.String(200), sa.String(40)  # ids; ISO 8601 times in UTC
-        _TABLES = SimpleNamespace(metadata=md, store=sa.Table(
-            "lesson_store", md,
-            col("key", sa.String(64), primary_key=True), col("value", text, nullable=False),
-        ), sessions=sa.Table(
-            "sessions", md,
-            col("id", name, primary_key=True), col("user_id", name, nullable=False),
-            col("title", text, nullable=False), col("created_at", stamp, nullable=False),
-            col("updated_at", stamp, nullable=False),  # when a message was last added
-            col("touched", sa.Integer, nullable=False),  # the user's newest session: the largest
-            sa.Index("sessions_by_user", "user_id", "touched"),
-        ), messages=sa.Table(
-            "messages", md,
-            col("session_id", name, sa.ForeignKey("sessions.id", ondelete="CASCADE"),
-                primary_key=True),
-            col("seq", sa.Integer, primary_key=True, autoincrement=False),  # 0, 1, 2 … no gaps
-            col("unit", sa.Integer, nullable=False),      # seq where its unit starts
-            col("role", sa.String(16), nullable=False),   # the message's role, to query by
-            col("message", text, nullable=False),         # the message dict as JSON
-        ), repairs=sa.Table(
-            "repairs", md,
-            col("id", sa.Integer, primary_key=True),
-            col("session_id", name, sa.ForeignKey("sessions.id", ondelete="CASCADE"),
-                nullable=False, index=True),
-            col("repaired_at", stamp, nullable=False), col("interrupted", sa.String(8)),
-            col("changes", text, nullable=False),  # JSON: [{kind, index, detail}, …]
-            col("before", text, nullable=False),   # JSON: the log as it was, nothing lost
-        ), profile=sa.Table(
-            "profile_facts", md,
-            col("id", sa.Integer, primary_key=True),  # newer facts have larger ids
-            col("user_id", name, nullable=False), col("key", sa.String(64), nullable=False),
-            col("value", text, nullable=False),       # JSON
-            col("source", text, nullable=False),      # who said it, e.g. the user's words
-            col("session_id", name),                  # the session it came from, if any
-            col("set_at", stamp, nullable=False),
-            sa.Index("profile_by_user", "user_id", "key", "id"),
-        ))
-    return _TABLES
-
 
 _STATEMENTS: SimpleNamespace | None = None
 
@@ -263,11 +264,6 @@ def statements() -> SimpleNamespace:
     return _STATEMENTS
 
 
-def _now() -> str:
-    """Now, as ISO 8601 UTC text (lesson_lib.clock: the notebooks freeze it)."""
-    return now("UTC").isoformat(timespec="microseconds")
-
-
 def _engine(url: Any, synchronous: str, busy_timeout: float) -> Any:
     """An engine for `url`; on SQLite, every connection gets the store's settings."""
     sa = _sa()
@@ -286,8 +282,11 @@ def _engine(url: Any, synchronous: str, busy_timeout: float) -> Any:
 
     @sa.event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
-        # a writer says BEGIN IMMEDIATE: it takes the write lock before it reads anything
-        connection.exec_driver_sql(connection.get_execution_options().get("begin", "BEGIN"))
+        # a writer says BEGIN IMMEDIATE: it takes the write lock before it reads anything;
+        # begin=None: no transaction (a PRAGMA that cannot run inside one)
+        statement = connection.get_execution_options().get("begin", "BEGIN")
+        if statement:
+            connection.exec_driver_sql(statement)
 
     return engine
 
@@ -341,6 +340,11 @@ class SessionStore:
                                                    # FULL also a power cut (an fsync a commit)
                  busy_timeout: float = 10.0):      # seconds a writer waits for another's lock
         sa = _sa()
+        if isinstance(url, str) and text_problem(url) is not None:
+            raise StoreError(_("cannot open {url}: a database URL cannot hold a NUL character "
+                               "or a lone surrogate (a file name Python read with "
+                               "errors='surrogateescape' can); choose another path, or rename "
+                               "the file").format(url=ascii(url)))
         try:
             self._url = sa.engine.make_url(url)
         except (sa.exc.ArgumentError, TypeError) as e:
@@ -352,6 +356,7 @@ class SessionStore:
             raise ValueError(_("synchronous must be NORMAL or FULL, got {value}").format(
                 value=repr(synchronous)))
         self._check_folder()
+        self._busy_timeout = busy_timeout
         try:
             self._engine = _engine(self._url, synchronous.upper(), busy_timeout)
         except (sa.exc.ArgumentError, ImportError) as e:  # an unknown database or driver
@@ -408,13 +413,29 @@ class SessionStore:
 
     def _wal(self) -> None:
         """SQLite's write-ahead log: readers never wait for the writer, a commit is one
-        append to the -wal file. It is a setting of the file, so once is enough."""
-        raw = self._engine.raw_connection()
-        try:
-            with self._errors():
-                raw.driver_connection.execute("PRAGMA journal_mode = WAL")
-        finally:
-            raw.close()
+        append to the -wal file. It is a setting of the file, so once is enough.
+
+        Switching a new file to WAL needs the file's exclusive lock. When another
+        connection holds its write lock (another store switching it too, or any writer),
+        SQLite answers "database is locked" at once instead of waiting busy_timeout: this
+        connection holds a read lock the other may be waiting for, and waiting both would
+        deadlock (sqlite3_busy_handler's documentation). So it lets go, waits for the write
+        lock as any writer does (BEGIN IMMEDIATE: SQLite's busy handler, up to
+        busy_timeout), releases it, and asks again; by then the other has usually switched
+        the file already, and asking again changes nothing."""
+        sa = _sa()
+        deadline = time.monotonic() + self._busy_timeout
+        with self._errors(), self._engine.connect() as conn:
+            conn.execution_options(begin=None)  # PRAGMA journal_mode cannot run in a transaction
+            while True:
+                try:
+                    conn.exec_driver_sql("PRAGMA journal_mode = WAL")
+                    return
+                except sa.exc.OperationalError as e:
+                    if "locked" not in str(e.orig).lower() or time.monotonic() >= deadline:
+                        raise
+                conn.exec_driver_sql("BEGIN IMMEDIATE")  # waits for the other writer…
+                conn.exec_driver_sql("ROLLBACK")         # …and lets go at once
 
     def _create(self) -> None:
         t = tables()
@@ -447,12 +468,22 @@ class SessionStore:
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
-        """The database's own errors, said as the store's (the problem, the fix)."""
+        """The database's own errors, said as the store's (the problem, the fix). A text the
+        driver cannot encode is one the store's checks missed: said as the store's too."""
         sa = _sa()
         try:
             yield
         except sa.exc.DBAPIError as e:
             raise _translate(e, self.where) from e
+        except UnicodeEncodeError as e:
+            if "surrogates not allowed" not in str(e):
+                raise
+            raise StoreError(_("{where} cannot store a lone surrogate ({char}): it is half of a "
+                               "UTF-16 pair, not a character, and cannot be written as UTF-8; "
+                               "decode the text it came from with errors='replace', or remove "
+                               "it; nothing was written").format(
+                                   where=self.where, char=ascii(e.object[e.start:e.end])),
+                             ) from e
 
     @contextmanager
     def _reading(self) -> Iterator[Any]:
@@ -477,6 +508,7 @@ class SessionStore:
         """Lock the session's row until the transaction ends, and return its user_id: a
         second writer to the same session waits here (PostgreSQL: SELECT … FOR UPDATE;
         SQLite's BEGIN IMMEDIATE already holds the whole database's write lock)."""
+        check_storable("session_id", session_id)
         user_id = conn.execute(statements().lock, {"session_id": session_id}).scalar()
         if user_id is None:
             raise self._not_found(session_id)
@@ -496,6 +528,7 @@ class SessionStore:
         _check_text("user_id", user_id)
         session_id = uuid.uuid4().hex[:12] if session_id is None else session_id
         _check_text("session_id", session_id)
+        check_storable("title", title)
         s, stamp = tables().sessions, _now()
         with self._writing() as conn:
             if conn.execute(_sa().select(s.c.id).where(s.c.id == session_id)).first():
@@ -519,6 +552,7 @@ class SessionStore:
             return self._info(conn, session_id)
 
     def _info(self, conn: Any, session_id: str) -> SessionInfo:
+        check_storable("session_id", session_id)
         found = self._infos(conn, tables().sessions.c.id == session_id)
         if not found:
             raise self._not_found(session_id)
@@ -526,6 +560,7 @@ class SessionStore:
 
     def list_sessions(self, user_id: str) -> list[SessionInfo]:
         """The user's sessions, the most recently used first."""
+        check_storable("user_id", user_id)
         with self._reading() as conn:
             return self._infos(conn, tables().sessions.c.user_id == user_id)
 
@@ -541,6 +576,7 @@ class SessionStore:
 
     def rename_session(self, session_id: str, title: str) -> None:
         """Give a session a new title."""
+        check_storable("title", title)
         s = tables().sessions
         with self._writing() as conn:
             self._lock(conn, session_id)
@@ -643,8 +679,8 @@ class SessionStore:
             conn.execute(t.messages.insert(), _rows(session_id, repaired.messages))
             conn.execute(t.repairs.insert().values(
                 session_id=session_id, repaired_at=_now(), interrupted=interrupted,
-                changes=json.dumps([c.__dict__ for c in repaired.changes], ensure_ascii=False),
-                before=json.dumps(before, ensure_ascii=False)))
+                changes=_stored_json([c.__dict__ for c in repaired.changes]),
+                before=_stored_json(before)))
         return repaired
 
     def repairs(self, session_id: str) -> list[RepairRecord]:
@@ -752,10 +788,8 @@ class SessionStore:
         """A StoredMemory on a stored session, its window filled from the log."""
         return StoredMemory(self.session(session_id, interrupted=interrupted), window)
 
-    def profile(self, user_id: str) -> Any:
+    def profile(self, user_id: str) -> UserProfile:
         """The user's profile: preferences and project context that outlive any session."""
-        from lesson_lib.profile import UserProfile  # noqa: PLC0415 (profile imports us)
-
         return UserProfile(self, user_id)
 
 
@@ -1082,15 +1116,22 @@ def _rows(session_id: str, log: list[dict]) -> list[dict]:
         if message["role"] != "tool":
             unit = seq
         rows.append({"session_id": session_id, "seq": seq, "unit": unit,
-                     "role": message["role"], "message": json.dumps(message, ensure_ascii=False)})
+                     "role": message["role"], "message": _stored_json(message)})
     return rows
+
+
+def _stored_json(value: Any) -> str:
+    """JSON text for a row: readable UTF-8, or \\u escapes where the value holds a lone
+    surrogate (a log other code wrote, being repaired: it comes back equal all the same)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if text.isascii() or encodable(text) else json.dumps(value)
 
 
 def _parse(session_id: str, seq: int, text: str) -> dict:
     """A stored row's message, or CorruptSessionError naming the row."""
     try:
         message = json.loads(text)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
         raise CorruptSessionError(_("message {seq} of session {id} is not JSON ({error}): fix "
                                     "or delete that row; nothing was changed").format(
                                         seq=seq, id=repr(session_id), error=e)) from e
@@ -1100,12 +1141,6 @@ def _parse(session_id: str, seq: int, text: str) -> dict:
                                     ).format(seq=seq, id=repr(session_id),
                                              type=type(message).__name__))
     return message
-
-
-def _check_text(what: str, value: Any) -> None:
-    if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise ValueError(_("{what} must be a non-empty string of at most 200 characters, "
-                           "got {value}").format(what=what, value=repr(value)))
 
 
 def _check_interrupted(interrupted: str) -> None:
@@ -1136,10 +1171,13 @@ def _translate(error: Any, where: str) -> StoreError:
         return StoreUnavailableError(_("{where} is busy ({error}): another writer held the "
                                        "lock longer than busy_timeout; retry, or raise "
                                        "busy_timeout").format(where=where, error=text))
+    if "nul" in low and "0x00" in low:  # PostgreSQL; the store's checks refuse it before
+        return StoreError(_("{where} cannot store a NUL character ('\\x00') in text ({error}): "
+                            "remove it from the text; nothing was written").format(
+                                where=where, error=text))
     if "connection" in low or "connect" in low:
-        return StoreUnavailableError(_("cannot reach {where} ({error}): is the server running "
-                                       "and the URL right? (tests: source .ci/postgres.sh "
-                                       "start)").format(where=where, error=text))
+        return StoreUnavailableError(_("cannot reach {where} ({error}): is the server running, "
+                                       "and is the URL right?").format(where=where, error=text))
     return StoreError(_("{where}: the database refused ({error})").format(where=where,
                                                                           error=text))
 
