@@ -19,6 +19,19 @@ at both sizes; the search time per query (wall-clock p50 and p99, ms) among the 
 and for the questions nothing answers, the top hit's score (fused, and its dense cosine)
 beside the answerable questions' top hits, for a future minimum-score rule. Exits 0; no
 figure fails the run.
+
+First score (2026-12-04, scored once at commit 34be6bbe9a693bf755078cb00b934fac98a68c40;
+benchmarks/crosslang.py, the default method (fused), k=5, 2 cores at load average 4.7). The
+evaluation's memories alone: recall@5 0.532 (84/158 answerable); per question language en
+0.515 (34/66), zh 0.439 (29/66), mixed 0.808 (21/26); same-language 0.967 (58/60: en→en
+29/30, zh→zh 29/30; kind paraphrase 20/21), cross-language 0.069 (5/72: en→zh 5/36, zh→en
+0/36). Among 20,000 distractors: recall@5 0.443 (70/158); en 0.379 (25/66), zh 0.394
+(26/66), mixed 0.731 (19/26); same-language 0.833 (50/60: en→en 24/30, zh→zh 26/30; kind
+paraphrase 13/21), cross-language 0.014 (1/72: en→zh 1/36, zh→en 0/36). Search time per
+query at 20,128 memories: p50 8.41 ms, p99 37.49 ms. Unanswerable questions' top hit (median
+/ max): alone, fused 0.0323 / 0.0328 and dense cosine 0.554 / 0.695 (answerable: fused
+0.0325 / 0.0328, dense 0.582 / 0.816); among the distractors, dense 0.461 / 0.695
+(answerable 0.591 / 0.816).
 """
 
 from __future__ import annotations

@@ -7,12 +7,14 @@ user's message, scored by benchmarks/write_policy.py). No test here asks for a s
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from collections import Counter
 from datetime import date
 
 import pytest
-from scripts_support import load_benchmark
+from scripts_support import ROOT, load_benchmark
 
 from lesson_lib.longterm import SOURCES
 
@@ -160,3 +162,48 @@ def test_write_policy_quotas(policy):
         assert tags[tag] >= least, (tag, tags[tag])
     negated_zh = [c for c in cases if "negation" in c["tags"] and c["lang"] == "zh"]
     assert len(negated_zh) >= 10
+
+
+# ----------------------------------------------------------------- the first score
+
+FIRST = re.compile(r"First score \((\d{4}-\d{2}-\d{2}), scored once at commit ([0-9a-f]{40});"
+                   r"[^\n]*")
+EVALS = {"crosslang": ("crosslang_eval.json", "questions"),
+         "write_policy": ("write_policy_eval.json", "cases")}
+
+
+def first_score(about: str) -> re.Match:
+    found = FIRST.search(about)
+    assert found, "the data's about records its first score: 'First score (DATE, scored " \
+                  "once at commit SHA; ...'"
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(EVALS))
+def test_first_score_is_recorded_in_the_data_and_the_scorer(name):
+    benchmark = load_benchmark(name)
+    found = first_score(benchmark.load()["about"])
+    date.fromisoformat(found.group(1))
+    docstring = " ".join(benchmark.__doc__.split())
+    assert found.group(0) in docstring, f"benchmarks/{name}.py's docstring repeats it"
+
+
+@pytest.mark.parametrize("name", sorted(EVALS))
+def test_cases_are_those_first_scored(name):
+    """Frozen: the memories, questions and cases are the ones scored at the recorded commit
+    (only the about changed, to record the score)."""
+    benchmark = load_benchmark(name)
+    data = benchmark.load()
+    commit = first_score(data["about"]).group(2)
+    path = f"lesson_lib/data/{EVALS[name][0]}"
+    try:
+        shown = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT,
+                               capture_output=True, text=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        pytest.skip("no git here")
+    if shown.returncode != 0:
+        pytest.skip(f"commit {commit[:10]} is not in this checkout's history")
+    then = json.loads(shown.stdout)
+    assert {k: v for k, v in then.items() if k != "about"} == \
+        {k: v for k, v in data.items() if k != "about"}
+    assert data["about"].startswith(then["about"])
