@@ -1,0 +1,117 @@
+"""What the write policy keeps as the user's fact: accuracy on labelled user messages, negations and third parties.
+
+    python benchmarks/write_policy.py
+
+The evaluation (lesson_lib/data/write_policy_eval.json, frozen before anyone tuned a write
+policy on it) is user messages in English, Chinese and code-switched ("mixed"), some after
+an assistant turn, each labelled `store` (a lasting fact about the user, with the `fact` as
+it should be stored), `other` (about someone else) or `skip` (a question, a hypothetical,
+small talk, a one-off request, a quote the user rejects, an injected instruction); `claim`
+is the user fact a careless writer would make of it (for a store case that negates, its
+opposite).
+
+The policy measured is the library's gate for user facts, through its public API:
+`LongTermMemory.remember_user_fact(text, messages)` stores `text` as a user fact when the
+user's own messages say it, and refuses it (MemoryPoisoningError) otherwise. Each case is
+offered to it on a fresh user's memory (SQLite in a temporary folder, the default embedder):
+
+- store: right when `fact` is stored;
+- skip and other: right when `claim` is refused (nothing in them is the user's fact);
+- a negation stored as its opposite: a store case with a `claim` (its opposite) whose
+  claim is stored too;
+- a third party stored as the user: an `other` case whose claim is stored.
+
+Printed: accuracy per label and per language, and those two counts. Exits 0.
+
+First score (2026-12-04, scored once at commit 34be6bbe9a693bf755078cb00b934fac98a68c40;
+benchmarks/write_policy.py, the policy LongTermMemory.remember_user_fact): accuracy 0.385
+(45/117); store 0.525 (32/61), skip 0.306 (11/36), other 0.100 (2/20); en 0.366 (15/41), zh
+0.403 (25/62), mixed 0.357 (5/14); store en 11/21, zh 20/33, mixed 1/7; skip en 3/13, zh
+5/19, mixed 3/4; other en 1/7, zh 0/10, mixed 1/3. Negations stored as their opposite: 29 of
+41. Third parties stored as the user: 18 of 20.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from lesson_lib.longterm import LongTermMemory, MemoryPoisoningError  # noqa: E402
+from lesson_lib.sessions import SessionStore  # noqa: E402
+
+DATA = Path(ROOT) / "lesson_lib" / "data" / "write_policy_eval.json"
+LABELS = ("store", "skip", "other")
+LANGS = ("en", "zh", "mixed")
+
+
+def load(path: Path = DATA) -> dict:
+    """The evaluation: {"about", "cases"}."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def stored(memory: LongTermMemory, text: str, messages: list[dict]) -> bool:
+    """Does the policy keep `text` as the user's fact, given the conversation?"""
+    try:
+        return memory.remember_user_fact(text, messages) is not None
+    except MemoryPoisoningError:
+        return False
+
+
+def judge(store: SessionStore, cases: list[dict]) -> list[dict]:
+    """Each case's outcome: right (bool), flipped (a negation's opposite stored) and
+    as_user (a third party's fact stored as the user's)."""
+    out = []
+    for n, case in enumerate(cases):
+        memory = LongTermMemory(store, f"user-{n}")  # a fresh user: nothing stored before
+        messages = case["messages"]
+        if case["label"] == "store":
+            right = stored(memory, case["fact"], messages)
+            flipped = case["claim"] is not None and stored(memory, case["claim"], messages)
+            out.append({"right": right, "flipped": flipped, "as_user": False})
+        else:
+            kept = stored(memory, case["claim"], messages)
+            out.append({"right": not kept, "flipped": False,
+                        "as_user": case["label"] == "other" and kept})
+    return out
+
+
+def table(cases: list[dict], results: list[dict]) -> dict[str, tuple[int, int]]:
+    """{part: (right, cases)}: all, per label, per language, per label and language."""
+    parts: dict[str, list[bool]] = defaultdict(list)
+    for case, result in zip(cases, results, strict=True):
+        for part in ("all", case["label"], case["lang"], f"{case['label']} {case['lang']}"):
+            parts[part].append(result["right"])
+    return {part: (sum(v), len(v)) for part, v in parts.items()}
+
+
+def main() -> None:
+    data = load()
+    cases = data["cases"]
+    with tempfile.TemporaryDirectory() as folder, \
+            SessionStore(f"sqlite:///{folder}/write_policy.db") as store:
+        results = judge(store, cases)
+    parts = table(cases, results)
+    print(f"{len(cases)} cases; policy: LongTermMemory.remember_user_fact (said_by_user)")
+    order = ["all", *LABELS, *LANGS,
+             *(f"{label} {lang}" for label in LABELS for lang in LANGS)]
+    for part in order:
+        if part in parts:
+            right, n = parts[part]
+            print(f"  {part:<14} {right / n:6.3f}  ({right}/{n})")
+    negations = [c for c in cases if c["label"] == "store" and c["claim"] is not None]
+    flipped = sum(r["flipped"] for r in results)
+    others = [c for c in cases if c["label"] == "other"]
+    as_user = sum(r["as_user"] for r in results)
+    print(f"negations stored as their opposite: {flipped} of {len(negations)}")
+    print(f"third parties stored as the user: {as_user} of {len(others)}")
+
+
+if __name__ == "__main__":
+    main()
