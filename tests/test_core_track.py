@@ -11,7 +11,9 @@ the tests only this exercise has.
 from __future__ import annotations
 
 import copy
+import json
 
+import pytest
 from core_track_support import CoreTrack, what_happened
 
 from lesson_lib.exercises import nb02
@@ -27,7 +29,7 @@ class IndependentMemory:
         self.history = []
 
     def add(self, message):
-        self.history.append({**message})
+        self.history.append(copy.deepcopy(message))
         self._trim()
 
     def _trim(self):
@@ -38,13 +40,25 @@ class IndependentMemory:
             self.history.pop(others[0])
 
     def to_api_format(self):
-        return [dict(m) for m in self.history]
+        return copy.deepcopy(self.history)
 
     def clear_non_system(self):
         self.history = [m for m in self.history if m["role"] == "system"]
 
     def message_count(self):
         return len(self.history)
+
+
+class CopiesThroughJson(IndependentMemory):
+    """Another correct version: a JSON round trip copies every level too (a message is
+    JSON: it is what the API is sent)."""
+
+    def add(self, message):
+        self.history.append(json.loads(json.dumps(message)))
+        self._trim()
+
+    def to_api_format(self):
+        return json.loads(json.dumps(self.history))
 
 
 class Skeleton:
@@ -101,19 +115,19 @@ class ClearKeepsOnlyTheFirst(IndependentMemory):
 
 class NoTrim(IndependentMemory):
     def add(self, message):
-        self.history.append(dict(message))
+        self.history.append(copy.deepcopy(message))
 
 
 class DropsTheNewest(IndependentMemory):
     def add(self, message):
-        self.history.append(dict(message))
+        self.history.append(copy.deepcopy(message))
         while len(self.history) > self.max_messages:
             self.history.pop()
 
 
 class DropsIndexZero(IndependentMemory):
     def add(self, message):
-        self.history.append(dict(message))
+        self.history.append(copy.deepcopy(message))
         while len(self.history) > self.max_messages:
             self.history.pop(0)
 
@@ -122,7 +136,7 @@ class KeepsOnlyTheLeadingSystem(IndependentMemory):
     """Assumes the system prompt is always at index 0, so it drops index 1."""
 
     def add(self, message):
-        self.history.append(dict(message))
+        self.history.append(copy.deepcopy(message))
         while len(self.history) > self.max_messages:
             if len(self.history) < 2:
                 return
@@ -136,7 +150,7 @@ class CountsOnlyTheConversation(IndependentMemory):
 
 class OffByOne(IndependentMemory):
     def add(self, message):
-        self.history.append(dict(message))
+        self.history.append(copy.deepcopy(message))
         while len(self.history) >= self.max_messages:
             others = [i for i, m in enumerate(self.history) if m["role"] != "system"]
             if not others:
@@ -148,7 +162,7 @@ class DropsTheOldestUserOnly(IndependentMemory):
     """Looks for role == "user" instead of role != "system"."""
 
     def add(self, message):
-        self.history.append(dict(message))
+        self.history.append(copy.deepcopy(message))
         while len(self.history) > self.max_messages:
             users = [i for i, m in enumerate(self.history) if m["role"] == "user"]
             if not users:
@@ -165,12 +179,12 @@ class SystemMessagesFirst(IndependentMemory):
 
     def add(self, message):
         if message["role"] == "system":
-            self.system.append(dict(message))
+            self.system.append(copy.deepcopy(message))
         else:
             super().add(message)
 
     def to_api_format(self):
-        return [dict(m) for m in self.system + self.history]
+        return copy.deepcopy(self.system + self.history)
 
     def clear_non_system(self):
         self.history = []
@@ -183,7 +197,7 @@ class TrimsOnlyWhenReading(IndependentMemory):
     """Keeps everything, and sends only the newest max_messages."""
 
     def add(self, message):
-        self.history.append(dict(message))
+        self.history.append(copy.deepcopy(message))
 
     def to_api_format(self):
         return copy.deepcopy(self.history[-self.max_messages:])
@@ -251,6 +265,44 @@ class CountsEveryAdd(IndependentMemory):
         return self.adds
 
 
+class CopiesOneLevel(IndependentMemory):
+    """dict(message) and [dict(m) for m in ...]: a new list of new dicts, whose insides
+    (a tool call) are still shared."""
+
+    def add(self, message):
+        self.history.append(dict(message))
+        self._trim()
+
+    def to_api_format(self):
+        return [dict(m) for m in self.history]
+
+
+class CopiesWithCopyMethods(IndependentMemory):
+    """The same mistake in other words: {**message} in, m.copy() out."""
+
+    def add(self, message):
+        self.history.append({**message})
+        self._trim()
+
+    def to_api_format(self):
+        return [m.copy() for m in self.history]
+
+
+class DeepOutOneLevelIn(IndependentMemory):
+    """to_api_format() is deep, but add() keeps the caller's tool_calls list."""
+
+    def add(self, message):
+        self.history.append(message.copy())
+        self._trim()
+
+
+class DeepInOneLevelOut(IndependentMemory):
+    """add() is deep, but to_api_format() hands out the memory's own tool_calls lists."""
+
+    def to_api_format(self):
+        return [dict(m) for m in self.history]
+
+
 WRONG_02 = {
     ReturnsItsOwnList: "to_api_format() returns a new list",
     ShallowCopy: "to_api_format() copies each message",
@@ -271,6 +323,10 @@ WRONG_02 = {
     NeverStopsWhenOnlySystemsAreLeft: "when only system messages are left",
     NextWithoutADefault: "when only system messages are left",
     CountsEveryAdd: "message_count()",
+    CopiesOneLevel: "the copies go all the way down",
+    CopiesWithCopyMethods: "the copies go all the way down",
+    DeepOutOneLevelIn: "the copies go all the way down",
+    DeepInOneLevelOut: "the copies go all the way down",
 }
 
 
@@ -283,7 +339,7 @@ class TestMemory(CoreTrack):
     rules = nb02.MEMORY_RULES
     check = nb02.check_my_memory
     library = [ShortTermMemory]
-    right = [IndependentMemory]
+    right = [IndependentMemory, CopiesThroughJson]
     wrong = WRONG_02
     skeleton = Skeleton
     skeleton_says = ("write add(), _trim(), to_api_format(), clear_non_system() and "
@@ -361,3 +417,28 @@ def test_wrong_parameters_get_one_sentence_about_the_method(capsys):
     assert ("your AddWithoutMessage.add(self) cannot be called the way the check calls it, "
             "memory.add(message)") in out, out
     assert "judge" not in out and "line " not in out and len(out.splitlines()) == 3, out
+
+
+@pytest.mark.parametrize("version, seen, named", [
+    (CopiesOneLevel, "after add(message), message['tool_calls'][0]['function']['arguments'] = "
+     "'{\"location\": \"Beijing\"}' changed the memory too",
+     "a copy of the dict still shares the dict's insides: dict(message)"),
+    (CopiesWithCopyMethods, "after add(message)", "a copy of the dict still shares"),
+    (DeepOutOneLevelIn, "after add(message)", "a copy of the dict still shares"),
+    (DeepInOneLevelOut, "memory.to_api_format()[2]['tool_calls'][0]['function']['arguments'] "
+     "= '{}' changed the memory's message too: it now holds '{}'",
+     "a copy of the list of dicts still shares the dicts' insides: [dict(m) for m in ...]"),
+])
+def test_a_one_level_copy_is_shown_the_edit_then_told_what_it_shares(version, seen, named,
+                                                                    capsys, monkeypatch):
+    from collections import Counter
+
+    from lesson_lib import exercises
+
+    monkeypatch.setattr(exercises, "_ASKED", Counter())  # a fresh kernel: nothing asked
+    assert nb02.check_my_memory(version) is False
+    out = capsys.readouterr().out
+    assert "❌ the copies go all the way down" in out and seen in out, out
+    assert named not in out, out
+    assert nb02.check_my_memory(version) is False
+    assert named in capsys.readouterr().out

@@ -128,6 +128,33 @@ def test_nb02_the_same_rule_in_english_is_unchanged(speak, capsys):
             "it now holds [system 1, user 2, user 99]") in out
 
 
+class CopiesOneLevelOut(ListNotCopied):
+    """to_api_format() copies each message one level: a tool call inside is still shared."""
+
+    def to_api_format(self):
+        return [dict(m) for m in self._messages]
+
+
+def test_nb02_a_one_level_copy_is_told_what_it_shares_in_chinese(speak, capsys, monkeypatch):
+    from collections import Counter
+
+    from lesson_lib import exercises
+
+    monkeypatch.setattr(exercises, "_ASKED", Counter())
+    speak("zh")
+    _, out = report(nb02.check_my_memory, capsys, CopiesOneLevelOut)
+    assert "❌ 副本要一直复制到最里层：改动消息里的工具调用不会影响记忆" in out, out
+    assert ("提示：发生了什么：memory.to_api_format()[2]['tool_calls'][0]['function']"
+            "['arguments'] = '{}' 把记忆里的消息也改了") in out, out
+    _, out = report(nb02.check_my_memory, capsys, CopiesOneLevelOut)
+    assert ("由 dict 组成的列表，复制之后仍然和原列表共用每个 dict 里面的东西："
+            "[dict(m) for m in ...]") in out, out
+    speak("en")
+    _, out = report(nb02.check_my_memory, capsys, CopiesOneLevelOut)
+    assert "❌ the copies go all the way down: editing a tool call inside a message" in out, out
+    assert "hint: what happened: memory.to_api_format()[2]['tool_calls']" in out, out
+
+
 def test_nb02_an_untouched_skeleton_names_its_methods_in_chinese(speak, capsys):
     class Skeleton:
         def __init__(self, max_messages=40):

@@ -24,7 +24,7 @@ from lesson_lib.exercises import (
     signature_problem,
     wrong_signature,
 )
-from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
+from lesson_lib.exercises.contract import Broken, Rule, check_rules, expect, property_rule
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.memory import ShortTermMemory
 
@@ -320,6 +320,52 @@ def _add_stores_a_copy(cls: type) -> None:
              "memory too: {got}").format(got=got))
 
 
+ARGUMENTS = '{"location": "Chengdu"}'  # the tool call inside the message the deep rule adds
+
+
+def _with_a_call() -> dict:
+    """An assistant message whose tool call holds a value two levels down (notebook 03)."""
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "get_current_weather", "arguments": ARGUMENTS}}]}
+
+
+def _arguments(message: Any) -> Any:
+    try:
+        return message["tool_calls"][0]["function"]["arguments"]
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def _copies_go_all_the_way_down(cls: type) -> None:
+    memory = _filled(cls, 10, ["system", "user"])
+    message = _with_a_call()
+    memory.add(message)
+    edit = "['tool_calls'][0]['function']['arguments']"
+    message["tool_calls"][0]["function"]["arguments"] = '{"location": "Beijing"}'
+    got = _arguments(memory.to_api_format()[-1])
+    if got != ARGUMENTS:
+        raise Broken(
+            _("after add(message), message{edit} = {value!r} changed the memory too: it now "
+              "holds {got!r}").format(edit=edit, value='{"location": "Beijing"}', got=got),
+            (N_("a copy of the dict still shares the dict's insides: dict(message), "
+                "message.copy() and {**message} copy one level, so the tool_calls list in "
+                "the memory is still the caller's own list"),
+             N_("append copy.deepcopy(message): it copies the dict and everything inside "
+                "it (import copy first)")))
+    memory.to_api_format()[-1]["tool_calls"][0]["function"]["arguments"] = "{}"
+    got = _arguments(memory.to_api_format()[-1])
+    if got != ARGUMENTS:
+        raise Broken(
+            _("memory.to_api_format()[2]{edit} = {value!r} changed the memory's message too: "
+              "it now holds {got!r}").format(edit=edit, value="{}", got=got),
+            (N_("a copy of the list of dicts still shares the dicts' insides: "
+                "[dict(m) for m in ...] copies each message one level down, so a message's "
+                "tool_calls list is still the memory's own list"),
+             N_("return copy.deepcopy(self._messages): it copies the list, every dict in "
+                "it and everything inside them (import copy first)")))
+
+
 def _counts(cls: type) -> None:
     for roles in ([], ["system"], ["system", "user", "assistant"]):
         got = _filled(cls, 10, roles).message_count()
@@ -455,6 +501,15 @@ MEMORY_RULES: list[Rule] = [
          _add_stores_a_copy,
          (N_("the caller still holds the dict they passed to add(): store a copy of it"),
           N_("append copy.deepcopy(message), not the message itself (import copy first)"))),
+    Rule(N_("the copies go all the way down: editing a tool call inside a message leaves "
+            "the memory alone"),
+         _copies_go_all_the_way_down,
+         (N_("a copy of the list of dicts still shares the dicts' insides: copy every "
+             "level, in add() and in to_api_format()"),
+          N_("copy.deepcopy copies a dict and everything inside it (import copy first)")),
+         needs=("to_api_format() copies each message too, so editing one leaves the memory "
+                "alone",
+                "add() stores a copy, so changing the dict afterwards leaves the memory alone")),
     Rule(N_("message_count() says how many messages the memory holds"), _counts,
          (N_("count every message, system ones included"),
           N_("the memory is the list __init__ made: its length is the count"))),
