@@ -4,7 +4,7 @@ Type a message and press Enter (or Send): the app runs one turn of the agent loo
 (`lesson_lib.agent.LoopAgent`) and shows each tool call as it happens (which tool, which
 arguments, which result). Beside the chat, the memory inspector draws the message list the
 next request will send (lesson_lib.display), with the message count and the token count as
-gauges, and what the last trim dropped struck through.
+gauges, and struck through, what the last turn (or change of strategy or budget) trimmed.
 
 Controls: /clear (or its button); the memory strategy and its budget (the `STRATEGIES`
 table: adding a strategy is one `add_strategy(...)` line); which tools are on; max_turns;
@@ -62,6 +62,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -139,11 +140,13 @@ except ImportError:
     _budget = None
 if _budget is not None:
     add_strategy(Strategy("TokenBudgetMemory", _budget.TokenBudgetMemory, "token_budget", 600,
-                          250, 8000, 50, N_("Drops whole rounds, oldest first, to fit the "
-                                            "token budget (tool definitions included)."),
+                          250, 8000, 50, N_("Drops whole units, oldest first, to fit the "
+                                            "token budget (tool definitions included): a "
+                                            "message, or a tool call with its results."),
                           with_tools=True))
     add_strategy(Strategy("MessageBudgetMemory", _budget.MessageBudgetMemory, "max_messages",
-                          10, 1, 60, 1, N_("Drops whole rounds, never the current turn.")))
+                          10, 1, 60, 1, N_("Drops whole units (a message, or a tool call with its "
+                                "results), never the current turn.")))
 
 
 # ----------------------------------------------------------------- backends
@@ -274,6 +277,7 @@ class ChatAppState:
         self.max_turns, self.backend = max_turns, backend
         self.client = make_client(backend)
         self.entries: list[ChatEntry] = []
+        self._trimmed: tuple[Any, list[dict]] = (None, [])  # (of which memory, what went)
         self.on_change: Callable[[], None] | None = None  # the view's refresh, if any
         self.store, self.user, self.forget_pending = None, user, False
         self.longterm, self.longterm_tools = longterm, bool(longterm_tools)
@@ -345,14 +349,29 @@ class ChatAppState:
             self.command(text)
             return None
         self.post("user", text)
+        before, said = self._sent(), len(self.memory.tape)
         try:
             result = self.agent.run(text)
         except Exception as error:  # every failure becomes a notice, never a traceback
+            self._note_trims(before + self.memory.tape[said:])
             self.post("notice", *describe_error(error, self.memory.to_api_format(),
                                                 self.memory.last_refused))
             return None
+        self._note_trims(before + self.memory.tape[said:])
         self._show_result(result)
         return result.reply
+
+    @property
+    def trimmed(self) -> list[dict]:
+        """What the latest turn or change of memory dropped from the list the next request
+        sends, oldest first: every trim of a turn (each add trims, so a turn may trim several
+        times), or what a new strategy or budget no longer keeps."""
+        memory, gone = self._trimmed
+        return gone if memory is self.memory else []
+
+    def _note_trims(self, before: list[dict]) -> None:
+        """Remember which messages of `before` the list the memory sends now has lost."""
+        self._trimmed = (self.memory, gone_from(before, self._sent()))
 
     def _show_result(self, result: LoopResult) -> None:
         if result.hit_max_turns:
@@ -438,6 +457,7 @@ class ChatAppState:
         except Exception as error:  # a store error
             self.post("notice", _("The memory could not be cleared"), describe_store_error(error))
             return
+        self._trimmed = (self.memory, [])  # a new conversation: nothing trimmed from it yet
         if self.longterm is not None:  # agent.clear() started the session's next part
             self.longterm_session = self.agent.session_id
         stored = (_(" In the store too: session {title} keeps only its system prompt.").format(
@@ -507,7 +527,9 @@ class ChatAppState:
         except ValueError as error:  # a ProtocolError, or a budget this conversation exceeds
             return self.refuse(_("{memory} cannot hold this conversation").format(
                 memory=strategy.label(budget)), str(error))
+        before = self._sent()
         self.strategy, self.budget, self.memory = strategy, budget, fresh
+        self._note_trims(before)
         self._build_agent()
         if announce:
             n = len(fresh.tape)
@@ -538,7 +560,9 @@ class ChatAppState:
         except Exception as error:  # a budget the last turn exceeds, a store error
             return self.refuse(_("{memory} cannot hold this conversation").format(
                 memory=strategy.label(budget)), describe_store_error(error))
+        before = self._sent()
         self.strategy, self.budget, self.memory = strategy, budget, fresh
+        self._note_trims(before)
         self._build_agent()
         if announce:
             n, window_n = len(fresh.tape), fresh.message_count()
@@ -844,7 +868,8 @@ class ChatAppState:
                          lambda: strategy.make(budget, tools))
 
     def stats(self) -> dict:
-        """The inspector's numbers: messages, tokens, their limits, what the last trim dropped."""
+        """The inspector's numbers: messages, tokens, their limits, and how many messages the
+        last turn or change of memory trimmed (`trimmed`)."""
         from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW  # noqa: PLC0415
 
         messages, inner, tools = self.memory.to_api_format(), self.memory.inner, self.agent.tools
@@ -855,7 +880,7 @@ class ChatAppState:
         return {"messages": len(messages), "max_messages": getattr(inner, "max_messages", None),
                 "tokens": count_request(messages, tools),  # what the next request costs
                 "token_limit": limit, "token_limit_name": limit_name,
-                "tool_tokens": count_tools(tools), "dropped": len(self.memory.last_dropped),
+                "tool_tokens": count_tools(tools), "dropped": len(self.trimmed),
                 "problems": find_problems(messages)}
 
     def chat_html(self, height: int = 420) -> str:
@@ -896,6 +921,20 @@ class ChatAppState:
 def describe_store_error(error: BaseException) -> str:
     """A store error (or any other) in words: its message, else its kind."""
     return str(error) or type(error).__name__
+
+
+def gone_from(before: list[dict], after: list[dict]) -> list[dict]:
+    """The messages of `before` that `after` no longer holds, oldest first. Equal messages
+    are matched one for one, the newest kept: a trim drops the oldest."""
+    left = Counter(json.dumps(m, sort_keys=True, default=str) for m in after)
+    gone = []
+    for message in reversed(before):
+        key = json.dumps(message, sort_keys=True, default=str)
+        if left[key]:
+            left[key] -= 1
+        else:
+            gone.append(message)
+    return gone[::-1]
 
 
 def _esc(text: Any) -> str:
@@ -1019,11 +1058,13 @@ def memory_html(state: ChatAppState) -> str:
     """The inspector: the strategy, the gauges, validity, and the message list."""
     s, memory = state.stats(), state.memory
     limit_name = f"({_(s['token_limit_name'])})"
-    dropped = (ngettext("The last trim dropped {n} message: struck through below.",
-                        "The last trim dropped {n} messages: struck through below.",
+    dropped = (ngettext("The last turn or change of memory trimmed {n} message: struck "
+                        "through below.",
+                        "The last turn or change of memory trimmed {n} messages: struck "
+                        "through below.",
                         s["dropped"]).format(n=s["dropped"]) if s["dropped"]
-               else _("The last trim dropped nothing."))
-    view = show_messages(memory.to_api_format(), dropped=memory.last_dropped)
+               else _("The last turn or change of memory trimmed nothing."))
+    view = show_messages(memory.to_api_format(), dropped=state.trimmed)
     n = len(memory.tape)
     stored = ("" if state.store is None else
               f'<div style="color:{GREY}">' + _esc(ngettext(

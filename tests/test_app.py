@@ -159,16 +159,16 @@ SINGULAR_AS_PLURAL = re.compile(r"\b1 (?:message|model call|tool result|token)s\
 
 
 def test_a_count_of_one_is_singular_in_the_inspector_and_the_notices():
-    state = ChatAppState(budget=3)
+    state = ChatAppState(budget=4)
     state.send("My name is Xiaoming.")
-    state.send("What is my name?")  # a fourth message: the trim drops one, then another
+    state.send("What is my name?")  # a fifth message: the turn's trims drop the oldest one
     assert state.stats()["dropped"] == 1, f"expected 1 message dropped, got {state.stats()}"
     state.inject_fault("rate_limit")
     state.inject_fault("server_error", times=2)
     fresh = ChatAppState()
     fresh.set_strategy("NaiveMemory")  # rebuilt from the system prompt alone
     shown = everything_shown(state) + everything_shown(fresh)
-    for wanted in ("The last trim dropped 1 message: struck through below.",
+    for wanted in ("The last turn or change of memory trimmed 1 message: struck through below.",
                    "The next model call will fail with 429 rate limit.",
                    "The next 2 model calls will fail with 500 server error.",
                    "Rebuilt from this conversation (1 message)", "<ChatAppState: 1 message,"):
@@ -250,9 +250,41 @@ def test_the_budget_slider_trims_at_once():
     view.budget.value = 3
     state = view.state
     assert state.budget == 3 and state.memory.message_count() <= 3, f"got {roles(state)}"
-    assert state.memory.last_dropped, "the inspector should have something struck through"
-    assert "<del>" in view.memory.value and "The last trim dropped" in view.memory.value
+    assert state.trimmed, "the inspector should have something struck through"
+    assert "<del>" in view.memory.value and "The last turn or change of memory trimmed" in (
+        view.memory.value)
     assert_valid(state)
+
+
+INSPECTOR_SAYS = {"en": ("trimmed {n} messages: struck through below", "trimmed nothing"),
+                  "zh": ("裁剪掉了 {n} 条消息：下面划了删除线", "什么也没裁剪掉")}
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_inspector_shows_everything_a_budget_change_and_the_next_turn_trimmed(
+        language, speak):
+    speak(language)
+    trimmed_n, nothing = INSPECTOR_SAYS[language]
+    state = ChatAppState(strategy="TokenBudgetMemory")
+    for question in PITFALL[:3]:
+        state.send(question)
+    before = state.memory.to_api_format()
+    assert state.set_budget(400)
+    after = state.memory.to_api_format()
+    gone = [m for m in before if m not in after]
+    assert len(gone) > 1, f"a tighter budget should drop several messages, kept {roles(state)}"
+    assert state.trimmed == gone, "the inspector strikes through what the change dropped"
+    assert state.stats()["dropped"] == len(gone)
+    assert trimmed_n.format(n=len(gone)) in state.memory_html()
+    assert state.memory.last_dropped != gone, (
+        "the replay's last add alone trimmed less: the inspector must not show only that")
+    before = state.memory.to_api_format()
+    state.send("What time is it in Tokyo?")  # each add of the turn may trim: all of them count
+    shown, kept = state.trimmed, state.memory.to_api_format()
+    assert shown == [m for m in before if m not in kept], f"got {shown}"
+    assert state.stats()["dropped"] == len(shown)
+    state.send("/clear")
+    assert state.trimmed == [] and nothing in state.memory_html()
 
 
 def test_switching_strategy_keeps_a_budget_of_the_same_kind_and_moves_the_slider():

@@ -110,7 +110,7 @@ def test_the_chat_app_in_english_is_unchanged(speak):
     assert said[2] == ("info", "Memory cleared: a new conversation starts.")
     html = state.memory_html()
     assert "Memory: ShortTermMemory(max_messages=10)" in html
-    assert "✓ The API accepts this memory." in html and "The last trim dropped nothing." in html
+    assert "✓ The API accepts this memory." in html and "The last turn or change of memory trimmed nothing." in html
     view = chat_app()
     assert (view.send_button.description, view.strategy.description) == ("Send", "Memory")
 
@@ -131,7 +131,7 @@ def test_the_chat_app_in_chinese(speak):
     assert said[4] == ("info", "记忆已清除：开始新的对话。")
     html = state.memory_html()
     assert "记忆：NaiveMemory(max_messages=10)" in html
-    assert "✓ API 接受这份记忆。" in html and "上一次裁剪什么也没丢。" in html
+    assert "✓ API 接受这份记忆。" in html and "上一轮对话或上一次记忆设置的改动什么也没裁剪掉。" in html
     assert "说点什么吧" in ChatAppState().chat_html()
     assert "条消息" in repr(state)
     view = chat_app()
