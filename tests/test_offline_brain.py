@@ -255,7 +255,7 @@ def test_reply_does_not_change_the_body():
 def test_offline_reply_logic_imports_only_what_the_module_rule_allows():
     allowed = ("lesson_lib.protocol", "lesson_lib.tokens", "lesson_lib.places", "lesson_lib.clock",
                "lesson_lib.text", "lesson_lib.offline",  # leaves below protocol, and itself
-               "lesson_lib.terms", "lesson_lib.embeddings")  # reading memories (recall.py)
+               "lesson_lib.terms", "lesson_lib.vectors")  # reading memories (recall.py)
     folder = Path(brain.__file__).parent
     for name in ("brain.py", "understand.py", "answer.py", "recall.py"):
         tree = ast.parse((folder / name).read_text(encoding="utf-8"))
