@@ -36,10 +36,10 @@ HINTS = {  # what to do about an API error, by HTTP status
 
 def stopped_notice(max_turns: int, tools: list[str]) -> str:
     """What an agent says when its loop hit `max_turns` without an answer (LoopAgent)."""
-    rounds = ngettext("{n} round", "{n} rounds", max_turns).format(n=max_turns)
-    return _("I stopped after {rounds} of tool calls without reaching an answer "
+    calls = ngettext("{n} model call", "{n} model calls", max_turns).format(n=max_turns)
+    return _("I stopped after {calls}, each asking for tools, without reaching an answer "
              "(max_turns={max_turns}; tools used: {tools}).").format(
-        rounds=rounds, max_turns=max_turns, tools=", ".join(tools))
+        calls=calls, max_turns=max_turns, tools=", ".join(tools))
 
 
 def _hint(status: int, code: str | None, messages: list[dict]) -> str:

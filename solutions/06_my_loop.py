@@ -17,4 +17,4 @@ def my_loop(messages, registry, max_turns=5):
             result = registry.execute(call.function.name, call.function.arguments)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
     # the cap: every call made so far has its results, so the history is still valid
-    return f"I stopped after {max_turns} rounds of tool calls without an answer.", max_turns
+    return f"I stopped after {max_turns} model calls without an answer.", max_turns

@@ -84,8 +84,9 @@ class Chat(Agent):
         return chat(self.memory.to_api_format(), tools=None, client=self.client)
 
     def finish(self, reply):
-        self.memory.add({"role": "assistant", "content": reply.content})
-        return reply.content
+        text = reply.content or ""
+        self.memory.add({"role": "assistant", "content": text})
+        return text
 
 
 class UsesTheLibrarysSteps(Agent):
@@ -124,6 +125,14 @@ class ReturnsTheMessage(Chat):
     def finish(self, reply):
         self.memory.add({"role": "assistant", "content": reply.content})
         return reply
+
+
+class StoresNoneAsTheAnswer(Chat):
+    """The task's dict taken literally: {'role': 'assistant', 'content': message.content}."""
+
+    def finish(self, reply):
+        self.memory.add({"role": "assistant", "content": reply.content})
+        return reply.content or ""
 
 
 class ForgetsTheAnswer(Chat):
@@ -269,6 +278,7 @@ WRONG = {
     ReturnsTheMessage: "chat() returns the answer as text",
     ForgetsTheAnswer: "the answer is stored",
     StoresTheAnswerObject: "the answer is stored",
+    StoresNoneAsTheAnswer: "an answer with content None is stored as",
     NoSecondCall: "a reply with tool_calls takes two model calls",
     SecondCallKeepsTheTools: "the second call goes out with tools=None",
     ResultsWithoutTheCall: "the assistant message with the tool_calls is stored",

@@ -218,10 +218,11 @@ def test_the_inspector_numbers_stay_data_and_their_labels_speak_chinese(speak):
 
 AGENT_LINES = {  # language -> what a LoopAgent that hit max_turns shows, and a gauge's label
     "en": ("turn 1: get_current_weather", "3 model calls; stopped by max_turns", "reply: ",
-           "I stopped after 3 rounds of tool calls without reaching an answer (max_turns=3; "
+           "I stopped after 3 model calls, each asking for tools, without reaching an answer "
+           "(max_turns=3; "
            "tools used: get_current_weather).", "Messages: <b>"),
     "zh": ("第 1 轮：get_current_weather", "3 次模型调用；因 max_turns 而停止", "回复：",
-           "我进行了 3 轮工具调用，仍没有得到回答，所以停了下来（max_turns=3；用过的工具："
+           "我进行了 3 次模型调用，每次模型都在请求工具，始终没有得到回答，所以停了下来（max_turns=3；用过的工具："
            "get_current_weather）。", "消息：<b>"),
 }
 

@@ -569,6 +569,18 @@ def _stores_answer(cls: type) -> None:
               "it")).format(answer=repr(NAME_ANSWER), memory=labels(memory)))
 
 
+def _stores_an_empty_answer(cls: type) -> None:
+    script = Script()
+    script.answer(None)  # a final reply with neither text nor calls (content None)
+    said = Conversation(cls, script).say(NAME_INPUT)
+    last = said.memory[-1] if said.memory else None
+    content = last.get("content", None) if isinstance(last, dict) else None
+    expect(isinstance(content, str),
+           _("the model's reply had content None and no tool_calls; the memory stores "
+             "{memory}: an assistant message with content None and no tool_calls, which the "
+             "API refuses in every request from then on").format(memory=labels(said.memory)))
+
+
 def _tool_reply_two_calls(cls: type) -> None:
     said = _with_tools(cls, 1).say(WEATHER_INPUT, refused_ok=True)
     n = len(said.requests)
@@ -769,6 +781,8 @@ R_WHOLE = N_("each request sends the whole memory, not only the newest message")
 R_ONE = N_("a plain answer takes one model call, with the agent's tools offered")
 R_TEXT = N_("chat() returns the answer as text (a str)")
 R_STORED = N_("the answer is stored as {'role': 'assistant', 'content': text}")
+R_EMPTY = N_("an answer with content None is stored as \"\" (the API refuses None without "
+             "tool_calls)")
 R_TWO = N_("a reply with tool_calls takes two model calls")
 R_NONE = N_("the second call goes out with tools=None")
 R_CALL = N_("the assistant message with the tool_calls is stored, before its results")
@@ -796,8 +810,13 @@ AGENT_RULES: list[Rule] = [
     Rule(R_STORED, _stores_answer,
          (N_("the next input's request must see the answer: add it to the memory before "
              "returning"),
-          N_("store a plain dict, {'role': 'assistant', 'content': message.content}, not the "
-             "SDK's message object"))),
+          N_("store a plain dict, {'role': 'assistant', 'content': message.content or \"\"}, "
+             "not the SDK's message object"))),
+    Rule(R_EMPTY, _stores_an_empty_answer,
+         (N_("a reply can come with content None and no tool_calls (notebook 03): stored as "
+             "it is, it makes the API refuse the next request"),
+          N_("store message.content or \"\": an empty string the API takes, None it does not")),
+         needs=(R_STORED,)),
     Rule(R_TWO, _tool_reply_two_calls,
          (N_("a reply with tool_calls asks for tools; it is not the answer"),
           N_("if message.tool_calls: run them, write them, then call the model again for the "
@@ -846,8 +865,8 @@ AGENT_RULES: list[Rule] = [
          N_("each input starts the same way: the user's message, then a call that offers the "
             "tools (whatever the input before did)")),
         examples=40,
-        needs=(R_USER, R_WHOLE, R_ONE, R_TEXT, R_STORED, R_TWO, R_NONE, R_CHOICE, R_CALL,
-               R_DICT, R_BESIDE, R_EVERY, R_IDS, R_TOGETHER)),
+        needs=(R_USER, R_WHOLE, R_ONE, R_TEXT, R_STORED, R_EMPTY, R_TWO, R_NONE, R_CHOICE,
+               R_CALL, R_DICT, R_BESIDE, R_EVERY, R_IDS, R_TOGETHER)),
 ]
 # A call that ignores the agent's client breaks every rule the same way: the others wait
 # until that one holds. So does a second call the API refuses (tool_choice without tools):

@@ -371,7 +371,7 @@ def _valid_after_cap(my_loop: Callable) -> None:
            (N_("reaching the cap is no failure of your code: the model just kept asking. The "
                "loop stops and says so, and the agent goes on with the next input"),
             N_("after the loop, return a short notice and the turns, e.g. ('I stopped after "
-               "3 rounds of tool calls without an answer.', max_turns), instead of raising")))
+               "3 model calls without an answer.', max_turns), instead of raising")))
     reply, _turns = ran.pair
     problem = first_problem(ran.messages)
     expect(problem is None, _("after the cap, messages holds {messages}, which the API "
@@ -522,7 +522,7 @@ LOOP_RULES: list[Rule] = [
              "count starts and whether it compares with < or <=")), needs=(L_STOPS,)),
     Rule(L_AFTER, _valid_after_cap,
          (N_("the last round's call and its results are appended together, even at the cap"),
-          N_("after the loop, return a short notice such as 'I stopped after 3 rounds of tool "
+          N_("after the loop, return a short notice such as 'I stopped after 3 model "
              "calls' (and the turns)")), needs=(L_STOPS,)),
     property_rule(
         N_("for any run: the same requests, turns and messages as LoopAgent"),
@@ -664,11 +664,13 @@ def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
                      "user would use (a local dish, food to try)").format(
                          description=repr(description)),
                    N_('begin the docstring with "Use this when the user asks …", and describe '
-                      "the city under 'Args:'")))
+                      "the city under 'Args:' or in its annotation, "
+                      "Annotated[str, \"City name, e.g. Beijing.\"] (section 1.2)")))
     bare = undescribed(schema)
     report.expect(not bare, _("each parameter has a description"),
-                  _("{names}: describe it under 'Args:' in the docstring, with an example "
-                    "value (e.g. Beijing)").format(names=", ".join(bare)))
+                  _("{names}: describe it under 'Args:' in the docstring, or in its annotation, "
+                    "Annotated[str, \"City name, e.g. Beijing.\"] (section 1.2), with "
+                    "an example value").format(names=", ".join(bare)))
     city = _city_parameter(report, schema)
     if city is None:
         return

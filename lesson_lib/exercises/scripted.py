@@ -108,7 +108,8 @@ class Script:
     replies: list[Reply] = field(default_factory=list)
     made: int = 0  # tool calls made so far (their ids are call_id(1), call_id(2), ...)
 
-    def answer(self, text: str) -> Reply:
+    def answer(self, text: str | None) -> Reply:
+        """A reply in words; None: a reply with neither words nor calls (content None)."""
         return self._add(Reply(text))
 
     def calls(self, *calls: tuple[str, dict], content: str | None = None) -> Reply:
