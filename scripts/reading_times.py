@@ -183,15 +183,27 @@ def how(readers: int, chinese: bool = False) -> str:
     return "estimated from a stated pace"
 
 
-def time_line(t: Times, readers: int = 0) -> str:
+def has_deep_dive(path: Path) -> bool:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return any(line.startswith("#") and DEEP.search(line) for cell in cells
+               if cell["cell_type"] == "markdown" for line in _text(cell["source"]).splitlines())
+
+
+def time_line(t: Times, readers: int = 0, deep: bool = True) -> str:
+    extra = "the deep dives and every exercise" if deep else "every exercise"
     return (f"**Time**: about {rounded(t.core)} minutes on the core path, "
-            f"{rounded(t.everything)} with the deep dives and every exercise "
-            f"({how(readers)})")
+            f"{rounded(t.everything)} with {extra} ({how(readers)})")
 
 
-def zh_time_line(t: Times, readers: int = 0) -> str:
+def zh_time_line(t: Times, readers: int = 0, deep: bool = True) -> str:
+    extra = "加上深入部分和全部练习" if deep else "加上全部练习"
     return (f"**时间**：核心路径约 {rounded(t.core)} 分钟，"
-            f"加上深入部分和全部练习约 {rounded(t.everything)} 分钟（{how(readers, True)}）")
+            f"{extra}约 {rounded(t.everything)} 分钟（{how(readers, True)}）")
+
+
+def line_for(path: Path, chinese: bool = False) -> str:
+    """The **Time** line of the notebook at `path` (its English file), in either language."""
+    return (zh_time_line if chinese else time_line)(*timed(path), deep=has_deep_dive(path))
 
 
 def table() -> list[tuple[str, int, int, int]]:
@@ -207,7 +219,7 @@ def write() -> None:
     """Put each notebook's time line in its first cell, and the table in the README."""
     import nbformat  # noqa: PLC0415
 
-    lines = {path: time_line(*timed(path)) for path in NOTEBOOKS}
+    lines = {path: line_for(path) for path in NOTEBOOKS}
     block = readme_block()  # computed before any notebook changes
     for path in NOTEBOOKS:
         nb = nbformat.read(path, as_version=4)
@@ -221,7 +233,7 @@ def write() -> None:
             nbformat.write(nb, path)
     readme = ROOT / "README.md"
     readme.write_text(with_block(readme.read_text(encoding="utf-8"), block), encoding="utf-8")
-    write_chinese({path.name: zh_time_line(*timed(path)) for path in NOTEBOOKS}, zh_block())
+    write_chinese({path.name: line_for(path, chinese=True) for path in NOTEBOOKS}, zh_block())
 
 
 def write_chinese(lines: dict[str, str], block: str) -> None:

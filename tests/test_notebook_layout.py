@@ -74,7 +74,7 @@ def test_the_assert_rule_sees_asserts_anywhere():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_time_line_is_the_one_computed_from_the_notebook(path):
     first = _text(_cells(path)[0]["source"])
-    want = TIMES.time_line(*TIMES.timed(path))
+    want = TIMES.line_for(path)
     assert want in first, (f"{path.name}: its **Time** line is not {want!r}: run "
                            ".venv/bin/python scripts/reading_times.py --write")
 

@@ -133,7 +133,7 @@ def test_replacements_are_found_in_the_english_at_once_and_the_longer_wins():
 @pytest.mark.parametrize("path", CHINESE, ids=[p.stem for p in CHINESE])
 def test_each_chinese_notebook_states_its_english_twins_time(path):
     times = load_script("reading_times")
-    wanted = times.zh_time_line(*times.timed(zh_sync.english_of(path)))
+    wanted = times.line_for(zh_sync.english_of(path), chinese=True)
     first = nbformat.read(path, as_version=4).cells[0].source
     assert wanted in first.splitlines(), (
         f"{path.name}: its first cell must say {wanted!r}; run "
