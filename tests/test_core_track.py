@@ -389,6 +389,44 @@ def test_the_property_rule_shows_the_smallest_conversation_that_breaks_it():
         "[system 1, assistant 2]; expected [system 1, user 3]")
 
 
+def test_hypothesis_keeps_its_files_in_the_users_own_cache(tmp_path, monkeypatch):
+    """On a shared server a fixed folder (/tmp/...) is the first learner's, and the next
+    cannot write there: the checks' Hypothesis files go to the user's XDG cache."""
+    from lesson_lib.exercises.contract import hypothesis_folder
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert hypothesis_folder() == tmp_path / "cache" / "lesson_lib" / "hypothesis"
+    for ignored in ("", "relative/cache"):  # the XDG rules: only an absolute path counts
+        monkeypatch.setenv("XDG_CACHE_HOME", ignored)
+        assert hypothesis_folder() == tmp_path / "home" / ".cache" / "lesson_lib" / "hypothesis"
+
+
+def test_a_learners_check_writes_in_their_home_and_nowhere_shared(tmp_path):
+    """Two learners' checks, each in a process of its own (as two kernels): each one's
+    Hypothesis files are in that learner's home, none in the notebooks folder."""
+    import os
+    import subprocess
+    import sys
+
+    run = ("from lesson_lib.exercises import nb02\n"
+           "from lesson_lib.memory import ShortTermMemory\n"
+           "assert nb02.check_my_memory(ShortTermMemory)\n"
+           "from hypothesis import configuration\n"
+           "print(configuration.storage_directory().path)\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("XDG_CACHE_HOME", "HYPOTHESIS_STORAGE_DIRECTORY")}
+    for learner in ("xiaoming", "xiaohong"):
+        home, folder = tmp_path / learner, tmp_path / f"{learner}-notebooks"
+        folder.mkdir(parents=True)
+        done = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True,
+                              timeout=120, cwd=folder, env={**env, "HOME": str(home)})
+        assert done.returncode == 0, done.stdout + done.stderr
+        where = home / ".cache" / "lesson_lib" / "hypothesis"
+        assert done.stdout.splitlines()[-1] == str(where), done.stdout
+        assert where.is_dir() and list(folder.iterdir()) == [], list(folder.iterdir())
+
+
 def test_a_trim_that_never_ends_is_stopped_and_named(capsys):
     from lesson_lib.exercises import deadline
 

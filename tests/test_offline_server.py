@@ -317,10 +317,11 @@ def test_cli_serves_logs_and_stops_cleanly_on_ctrl_c():
         [sys.executable, "-m", "lesson_lib.offline", "serve", "--port", "0",
          "--context-window", "10", "--workers", "1"], stderr=subprocess.PIPE, text=True)
     try:
-        banner = process.stderr.readline()
+        banner, export = process.stderr.readline(), process.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/v1", banner)
         assert match, f"expected the URL on the first line, got {banner!r}"
         url = f"http://127.0.0.1:{match.group(1)}"
+        assert export.startswith(f"export OPENAI_BASE_URL={url}/v1  # "), export
         status, _, raw = post(url, BODY)
         assert status == 400 and b"maximum context length is 10 tokens" in raw, raw
         assert post(url, None, "/v1/models")[0] == 200
@@ -395,6 +396,7 @@ def test_cli_stop_leaves_no_noise_when_every_process_gets_the_signal():
                                start_new_session=True)
     try:
         assert "2 workers" in process.stderr.readline()
+        assert process.stderr.readline().startswith("export OPENAI_BASE_URL=")
         time.sleep(0.3)
         os.killpg(process.pid, signal.SIGTERM)
         rest = process.communicate(timeout=10)[1]
@@ -427,3 +429,137 @@ def test_a_client_of_the_served_model_is_recognised_as_the_offline_model():
     nobody = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="x", max_retries=0)
     public = openai.OpenAI(base_url="https://api.example.com/v1", api_key="x", max_retries=0)
     assert not is_offline(nobody) and not is_offline(public)  # the public one is never asked
+
+
+# ----------------------------------------------------------------- learners sharing one machine
+# On a class server (JupyterHub) every learner's 127.0.0.1 is the same: `serve` without
+# --port must take a port of its own and say which, and a key must keep a server its owner's.
+
+EXPORT = re.compile(r"^export OPENAI_BASE_URL=(http://127\.0\.0\.1:(\d+)/v1)  # ")
+
+
+def learner_env(home) -> dict[str, str]:
+    """A learner of their own: HOME and every XDG folder in `home`, no server key."""
+    env = {k: v for k, v in os.environ.items() if k != "LESSON_SERVE_API_KEY"}
+    env["HOME"] = str(home)
+    for name, folder in (("XDG_DATA_HOME", ".local/share"), ("XDG_CACHE_HOME", ".cache"),
+                         ("XDG_CONFIG_HOME", ".config"), ("XDG_STATE_HOME", ".local/state")):
+        env[name] = str(home / folder)
+    return env
+
+
+def start_serving(*args: str, env: dict[str, str]) -> tuple[subprocess.Popen, list[str], str]:
+    """`serve ARGS` as a learner would run it: (process, its first two lines, the URL the
+    export line gives). It runs in the learner's home, as a terminal there would."""
+    process = subprocess.Popen([sys.executable, "-m", "lesson_lib.offline", "serve", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env, cwd=env["HOME"])
+    lines = [process.stderr.readline(), process.stderr.readline()]
+    found = EXPORT.match(lines[1])
+    if not found:
+        process.kill()
+        raise AssertionError(f"expected the URL and the export line, got {lines}: "
+                             + process.communicate(timeout=10)[1])
+    assert f"on {found.group(1)} (" in lines[0], lines  # the first line names the same URL
+    return process, lines, found.group(1)
+
+
+def stop_serving(process: subprocess.Popen) -> tuple[str, str]:
+    """Ctrl-C; (stdout, stderr) of what it printed after its first two lines."""
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def test_the_cli_takes_a_free_port_unless_told_one():
+    from lesson_lib.offline import __main__ as cli
+    from lesson_lib.offline import server
+
+    assert server.ANY_PORT == cli.ANY_PORT == 0 and server.KEY_ENV == cli.KEY_ENV
+    shown = subprocess.run([sys.executable, "-m", "lesson_lib.offline", "serve", "--help"],
+                           capture_output=True, text=True, timeout=60)
+    helped = " ".join(shown.stdout.split())
+    assert "--port PORT port to listen on (default: a free one, printed at start" in helped, \
+        helped
+    assert "8765" not in helped, helped
+
+
+def test_two_learners_serve_at_once_without_a_port_each_reaching_their_own(tmp_path):
+    """Two learners, two homes, the same command at the same time (with its default two
+    workers): two ports, both answer, and what one stores the other's server never sees."""
+    homes = [tmp_path / "xiaoming", tmp_path / "xiaohong"]
+    started = []
+    try:
+        for home in homes:
+            home.mkdir()
+            started.append(start_serving(env=learner_env(home)))
+        urls = [url for _, _, url in started]
+        assert urls[0] != urls[1], urls
+        clients = [openai.OpenAI(base_url=url, api_key="offline", max_retries=0, timeout=30)
+                   for url in urls]
+        made = [client.responses.create(model=MODEL_ID, input=f"My name is {name}.")
+                for client, name in zip(clients, ["Xiaoming", "Xiaohong"], strict=True)]
+        for mine, theirs, client in ((0, 1, clients[0]), (1, 0, clients[1])):
+            assert client.responses.retrieve(made[mine].id).id == made[mine].id
+            with pytest.raises(openai.NotFoundError):
+                client.responses.retrieve(made[theirs].id)
+        asked = [client.responses.create(model=MODEL_ID, input="What is my name?",
+                                         previous_response_id=response.id).output_text
+                 for client, response in zip(clients, made, strict=True)]
+        for client in clients:
+            client.close()
+    finally:
+        ends = [stop_serving(process) for process, _, _ in started]
+    assert asked == ["You told me your name is Xiaoming.",
+                     "You told me your name is Xiaohong."], asked
+    assert all(stderr.splitlines()[-1:] == ["stopped"] for _, stderr in ends), ends
+    for home in homes:  # nothing written in the learner's folder either
+        assert list(home.iterdir()) == [], list(home.iterdir())
+
+
+def test_a_port_already_taken_is_refused_with_the_way_out(tmp_path):
+    with serve_in_thread() as other:  # another learner's server, on the port asked for
+        port = str(urlsplit(other.url).port)
+        done = subprocess.run([sys.executable, "-m", "lesson_lib.offline", "serve", "--port",
+                               port], capture_output=True, text=True, timeout=60,
+                              env=learner_env(tmp_path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith(f"error: port {port} on 127.0.0.1 is already in use"), \
+        done.stderr
+    assert "leave out --port and the server takes a free port" in done.stderr, done.stderr
+
+
+def test_a_server_started_with_a_key_answers_only_that_key_and_never_prints_it(tmp_path):
+    """A learner keeps their server their own on a shared machine: `serve --api-key KEY`
+    (on 127.0.0.1, no --port) refuses a request without the key with the real API's 401,
+    refuses another key, answers the key; the key is in none of its output."""
+    key = "own-key-7391-xm"
+    process, lines, url = start_serving("--api-key", key, env=learner_env(tmp_path))
+    try:
+        base = url.removesuffix("/v1")
+        missing = post(base, BODY, headers={"authorization": None})
+        other_key = openai.OpenAI(base_url=url, api_key="offline", max_retries=0, timeout=30)
+        with pytest.raises(openai.AuthenticationError) as wrong:
+            other_key.chat.completions.create(model=MODEL_ID, messages=ASK)
+        right = openai.OpenAI(base_url=url, api_key=key, max_retries=0, timeout=30)
+        reply = right.chat.completions.create(
+            model=MODEL_ID, messages=[{"role": "user", "content": "My name is Xiaoming."}])
+        other_key.close()
+        right.close()
+    finally:
+        stdout, stderr = stop_serving(process)
+    assert missing[0] == 401, missing
+    error = json.loads(missing[2])["error"]
+    assert error["message"].startswith("You didn't provide an API key. You need to provide "
+                                       "your API key in an Authorization header"), error
+    assert wrong.value.status_code == 401 and wrong.value.code == "invalid_api_key"
+    assert "Xiaoming" in reply.choices[0].message.content, reply
+    assert "every request needs the API key you chose" in lines[0], lines
+    printed = "".join(lines) + stdout + stderr
+    assert key not in printed and key[:8] not in printed, printed
+    assert [line.split(" ")[:3] for line in stderr.splitlines()] == [
+        ["POST", "/v1/chat/completions", "401"], ["POST", "/v1/chat/completions", "401"],
+        ["POST", "/v1/chat/completions", "200"], ["stopped"]], stderr

@@ -27,6 +27,7 @@ stopped, never left to hang the cell.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -128,12 +129,29 @@ def property_rule(name: str,
 def _keep_hypothesis_files_out_of_the_folder() -> None:
     """Hypothesis keeps a cache (.hypothesis/) in the current folder, which in a notebook is
     the learner's notebooks folder: unless the user chose a place for it, put it in the
-    system's temporary folder instead."""
+    user's own cache folder instead (hypothesis_folder()), never in a fixed place that
+    other users of a shared server would write to as well."""
     from hypothesis import configuration  # noqa: PLC0415
 
     chosen = vars(configuration).get("__hypothesis_home_directory")
     if chosen is None and not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
-        configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "lesson_lib-hypothesis")
+        configuration.set_hypothesis_home_dir(hypothesis_folder())
+
+
+def hypothesis_folder() -> Path:
+    """Where the exercise checks let Hypothesis keep its files: in the user's cache folder,
+    $XDG_CACHE_HOME/lesson_lib/hypothesis, by default ~/.cache/lesson_lib/hypothesis (on
+    Windows under %LOCALAPPDATA%); without a home folder, a new temporary folder of this
+    process's own. Nothing is created here but that temporary folder."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not Path(base).is_absolute():  # unset, empty or relative: the XDG rules say ignore it
+        base = os.environ.get("LOCALAPPDATA", "") if sys.platform == "win32" else ""
+        if not base:
+            try:
+                base = str(Path.home() / ".cache")
+            except RuntimeError:  # no home folder to be found
+                return Path(tempfile.mkdtemp(prefix="lesson_lib-hypothesis-"))
+    return Path(base) / "lesson_lib" / "hypothesis"
 
 
 def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:

@@ -1,7 +1,9 @@
 """`python -m lesson_lib.offline serve [--port N] [--context-window N] [--workers N]
 [--host ADDRESS --api-key KEY] [--state FILE]`
 
-Serves the offline teaching model on http://127.0.0.1:N/v1 until Ctrl-C. For a classroom,
+Serves the offline teaching model on http://127.0.0.1:PORT/v1 until Ctrl-C. Without --port
+it takes a free port (learners sharing a server share 127.0.0.1, so no port is fixed) and
+prints the URL, and the line to export: OPENAI_BASE_URL=http://127.0.0.1:PORT/v1. For a classroom,
 `--host 0.0.0.0` serves every network of this machine, and needs a key that every request
 must then carry: `--api-key KEY`, or the key in LESSON_SERVE_API_KEY (which keeps it out
 of the shell history and the process list).
@@ -16,6 +18,7 @@ import sys
 from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID
 
 KEY_ENV = "LESSON_SERVE_API_KEY"  # the same name as lesson_lib.offline.server.KEY_ENV
+ANY_PORT = 0  # the same as lesson_lib.offline.server.ANY_PORT: a free port
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,9 +28,12 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser(
         "serve", help="answer OpenAI-compatible requests over HTTP",
         description=f"Serve the offline model (model={MODEL_ID!r}) on "
-                    "http://127.0.0.1:PORT/v1 until Ctrl-C, with any API key; or, with a "
-                    "key, on another address for a classroom.")
-    serve.add_argument("--port", type=int, default=8765, help="port (0: any free one)")
+                    "http://127.0.0.1:PORT/v1 until Ctrl-C, with any API key, on a free port "
+                    "unless --port names one (it prints the URL); or, with a key, on "
+                    "another address for a classroom.")
+    serve.add_argument("--port", type=int, default=ANY_PORT,
+                       help="port to listen on (default: a free one, printed at start; "
+                            "0 means the same)")
     serve.add_argument("--context-window", type=int, default=DEFAULT_CONTEXT_WINDOW,
                        help="tokens a request may use (default %(default)s)")
     serve.add_argument("--workers", type=int, default=2 if hasattr(os, "fork") else 1,

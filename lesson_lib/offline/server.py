@@ -1,9 +1,13 @@
 """The offline model over real HTTP: asyncio for the connections, h11 for HTTP/1.1.
 
-    python -m lesson_lib.offline serve --port 8765
-    curl -H "Authorization: Bearer anything" http://127.0.0.1:8765/v1/models
+    python -m lesson_lib.offline serve          # prints its URL: http://127.0.0.1:PORT/v1
+    curl -H "Authorization: Bearer anything" http://127.0.0.1:PORT/v1/models
 
-Any OpenAI-compatible client can then use `base_url="http://127.0.0.1:8765/v1"`,
+Without `--port` it takes a port no other program holds, so that learners sharing one
+machine (a JupyterHub, where everyone's 127.0.0.1 is the same) never collide, and its
+first lines say where it is: the URL, and the line to paste into a shell,
+`export OPENAI_BASE_URL=http://127.0.0.1:PORT/v1`. `--port N` chooses one.
+Any OpenAI-compatible client can then use `base_url="http://127.0.0.1:PORT/v1"`,
 `model=MODEL_ID` and any API key. Every request is answered by `api.handle()`, the
 same function the in-process transport calls, so both give byte-identical bodies.
 HTTP/1.1 keep-alive; streams are sent with chunked transfer encoding. One log line
@@ -50,6 +54,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import concurrent.futures
+import errno
 import ipaddress
 import json
 import os
@@ -77,7 +82,7 @@ from lesson_lib.text import plural
 from lesson_lib.tokens import encoding_for
 
 LOOPBACK = "127.0.0.1"
-DEFAULT_PORT = 8765
+ANY_PORT = 0  # the default port: a free one the system picks, so that no two servers collide
 KEY_ENV = "LESSON_SERVE_API_KEY"  # where `serve` finds the key if --api-key is not given
 MAX_HEAD = 64 * 1024       # bytes of request line + headers before a 431
 # A body over MAX_BODY gets a 413. The real API takes bodies of tens of megabytes (its
@@ -121,7 +126,7 @@ class OfflineServer:
     on another address only with `api_key`, which every request must then carry.
     The socket is bound when it is made (so `.url` is known); `serve_forever()` serves."""
 
-    def __init__(self, port: int = DEFAULT_PORT,        # 0 picks a free port
+    def __init__(self, port: int = ANY_PORT,            # 0 picks a free port
                  context_window: int | None = None,    # tokens; None → the default
                  log: TextIO | None = sys.stderr,      # where request lines go; None: silent
                  host: str = LOOPBACK,                 # beyond loopback only with api_key
@@ -151,7 +156,14 @@ class OfflineServer:
         self.idle_timeout, self.write_timeout = idle_timeout, write_timeout
         self.log_file = log
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        self.socket = socket.create_server((self.host, port), family=family, backlog=128)
+        try:
+            self.socket = socket.create_server((self.host, port), family=family, backlog=128)
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            taken = OSError(port_in_use(self.host, port))
+            taken.errno = error.errno
+            raise taken from None
         self.socket.setblocking(False)
         self.server_address = self.socket.getsockname()
         self.parent_pid: int | None = None    # set in a forked worker
@@ -589,6 +601,14 @@ def check_server_key(key: str) -> None:
                          "use such keys to show the 401")
 
 
+def port_in_use(host: str, port: int) -> str:
+    """What to do when `port` is taken: on a shared machine it is often another learner's."""
+    return (f"port {port} on {host} is already in use (by another program, or by another "
+            "user of this machine: on a shared server everyone's 127.0.0.1 is the same): "
+            "leave out --port and the server takes a free port and prints its URL, or "
+            "choose another --port")
+
+
 def lan_addresses() -> list[str]:
     """This machine's IPv4 addresses other than loopback, read from its network interfaces
     (Linux); [] where they cannot be read without the network."""
@@ -655,7 +675,7 @@ def serve_in_thread(port: int = 0,                     # 0 picks a free port
     return RunningServer(OfflineServer(port, context_window, log, host, **options))
 
 
-def serve(port: int = DEFAULT_PORT,                 # 0 picks a free port
+def serve(port: int = ANY_PORT,                     # 0 picks a free port
           context_window: int | None = None,       # tokens; None → the default
           host: str = LOOPBACK,                    # beyond loopback only with api_key
           log: TextIO = sys.stderr,                # the banner, request lines, "stopped"
@@ -697,18 +717,23 @@ def serve(port: int = DEFAULT_PORT,                 # 0 picks a free port
 
 
 def banner(server: OfflineServer, workers: int) -> str:
-    """The start-up line: where clients connect, and whether they need the key (never
-    the key itself)."""
+    """The start-up lines: where clients connect, and whether they need the key (never
+    the key itself); then the line a shell or a notebook's launch can take the URL from,
+    `export OPENAI_BASE_URL=...`."""
     urls = [url + "/v1" for url in server.student_urls()]
     where = urls[0] + (f" (also {', '.join(urls[1:])})" if urls[1:] else "")
-    if server.host in ("0.0.0.0", "::") and not lan_addresses():
+    wildcard = server.host in ("0.0.0.0", "::") and not lan_addresses()
+    if wildcard:
         where += " (use this machine's network address: see `ip addr` or `ipconfig`)"
     settings = (f"context window {server.context_window} tokens, "
                 f"{plural(workers, 'worker')}")
+    base_url = server.url + "/v1" if wildcard else urls[0]
     if server.api_key is None:
-        return f"offline teaching model on {where} ({settings}); Ctrl-C stops"
+        return (f"offline teaching model on {where} ({settings}); Ctrl-C stops\n"
+                f"export OPENAI_BASE_URL={base_url}  # for other programs; any API key")
     return (f"offline teaching model on {where} ({settings}); every request needs the API "
-            "key you chose (Authorization: Bearer KEY; not shown here); Ctrl-C stops")
+            "key you chose (Authorization: Bearer KEY; not shown here); Ctrl-C stops\n"
+            f"export OPENAI_BASE_URL={base_url}  # and OPENAI_API_KEY=the key you chose")
 
 
 def _fork_worker(server: OfflineServer) -> int:
