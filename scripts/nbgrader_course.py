@@ -77,16 +77,22 @@ def locate(cells: list, exercise: dict) -> tuple[list[str], int] | None:
             start = stub
             while start > 0 and cells[start - 1].cell_type == "markdown":
                 start -= 1
-            return [c.source for c in cells[start:stub]], at
+            task = "\n\n".join(c.source for c in cells[start:stub])
+            heads = list(re.finditer(r"^#{2,4} ", task, re.M))
+            return ([task[heads[-1].start():]] if heads else [task] if task else []), at
     return None
 
 
-def assignment(prefix: str, lang: str) -> tuple[str, nbformat.NotebookNode, int] | None:
-    """The source notebook of one assignment, its name and its total points."""
+def assignment(prefix: str, lang: str, keep: list[str] | None = None
+               ) -> tuple[str, nbformat.NotebookNode, int] | None:
+    """The source notebook of one assignment, its name and its total points (`keep`: only
+    these exercises, named as their solution files, e.g. ["02_memory"])."""
     source = notebook_for(prefix, lang)
     cells = nbformat.read(source, as_version=4).cells
     placed = []
     for exercise in exercises(prefix):
+        if keep and exercise["file"].stem not in keep:
+            continue
         where = locate(cells, exercise)
         if where is not None:
             placed.append((where[1], exercise, where[0]))
@@ -136,12 +142,14 @@ def prefixes() -> list[str]:
     return found
 
 
-def write_course(course: Path, lang: str = "en", only: list[str] | None = None) -> dict:
-    """Write the course; return {assignment: points}."""
+def write_course(course: Path, lang: str = "en", only: list[str] | None = None,
+                 keep: list[str] | None = None) -> dict:
+    """Write the course (`only`: these notebooks; `keep`: these exercises); return
+    {assignment: points}."""
     course.mkdir(parents=True, exist_ok=True)
     made = {}
     for prefix in only or prefixes():
-        built = assignment(prefix, lang)
+        built = assignment(prefix, lang, keep)
         if built is None:
             print(f"{prefix}: no exercise found in the notebook; skipped", file=sys.stderr)
             continue
@@ -168,8 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("course", type=Path, help="the nbgrader course directory to write")
     parser.add_argument("--lang", choices=("en", "zh"), default="en")
     parser.add_argument("--only", nargs="*", help="notebook prefixes, e.g. 02 05 (default: all)")
+    parser.add_argument("--exercises", nargs="*",
+                        help="only these exercises, named as in solutions/, e.g. 02_memory")
     args = parser.parse_args(argv)
-    for name, points in write_course(args.course, args.lang, args.only).items():
+    for name, points in write_course(args.course, args.lang, args.only, args.exercises).items():
         print(f"{name}: {points} points")
     return 0
 
