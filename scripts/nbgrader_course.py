@@ -63,13 +63,13 @@ def _defines(source: str, name: str) -> bool:
     return bool(re.search(rf"^(class|def)\s+{name}\b|^{name}\s*(:[^=]*)?=", source, re.M))
 
 
-def locate(cells: list, exercise: dict) -> tuple[list[str], int] | None:
-    """(task markdown, position) of an exercise in a notebook: the code cell that calls its
+def locate(cells: list, exercise: dict) -> tuple[list[str], int, bool] | None:
+    """(task markdown, position, in a Build it?) of an exercise in a notebook: the code cell that calls its
     check, the stub cell before it that defines the names, the markdown just before that."""
     call = f"{exercise['check']}("
     for at, cell in enumerate(cells):
-        if cell.cell_type == "code" and call in cell.source and "import" in cell.source:
-            stub = next((i for i in range(at - 1, -1, -1) if cells[i].cell_type == "code"
+        if cell.cell_type == "code" and call in cell.source.replace("import ", "#"):
+            stub = next((i for i in range(at, -1, -1) if cells[i].cell_type == "code"
                          and all(_defines(cells[i].source, n) for n in exercise["names"])),
                         None)
             if stub is None:
@@ -79,7 +79,10 @@ def locate(cells: list, exercise: dict) -> tuple[list[str], int] | None:
                 start -= 1
             task = "\n\n".join(c.source for c in cells[start:stub])
             heads = list(re.finditer(r"^#{2,4} ", task, re.M))
-            return ([task[heads[-1].start():]] if heads else [task] if task else []), at
+            section = next((m[0] for c in reversed(cells[:stub]) if c.cell_type == "markdown"
+                            for m in [re.search(r"^## .*", c.source, re.M)] if m), "")
+            build = "Build it" in section or "动手实现" in section
+            return ([task[heads[-1].start():]] if heads else [task] if task else []), at, build
     return None
 
 
@@ -95,7 +98,7 @@ def assignment(prefix: str, lang: str, keep: list[str] | None = None
             continue
         where = locate(cells, exercise)
         if where is not None:
-            placed.append((where[1], exercise, where[0]))
+            placed.append((where[1], exercise, where[0], where[2]))
     if not placed:
         return None
     nb = nbformat.v4.new_notebook()
@@ -103,9 +106,8 @@ def assignment(prefix: str, lang: str, keep: list[str] | None = None
                                   "language": "python"},
                    "language_info": {"name": "python"}}
     total = 0
-    for _, exercise, task in sorted(placed, key=lambda p: p[0]):
+    for _, exercise, task, build in sorted(placed, key=lambda p: p[0]):
         name = exercise["file"].stem
-        build = any("Build it" in t or "动手实现" in t for t in task)
         points = BUILD_POINTS if build else POINTS
         total += points
         nb.cells.append(nbformat.v4.new_markdown_cell(
