@@ -114,7 +114,7 @@ def assignment(prefix: str, lang: str, keep: list[str] | None = None
             "\n\n".join(task) or exercise["title"],
             metadata={"nbgrader": _meta(f"{name}-task", locked=True)}))
         nb.cells.append(nbformat.v4.new_code_cell(
-            "### BEGIN SOLUTION\n{exercise['code']}\n### END SOLUTION",
+            f"### BEGIN SOLUTION\n{exercise['code']}\n### END SOLUTION",
             metadata={"nbgrader": _meta(f"{name}-answer", solution=True)}))
         args = ", ".join(exercise["names"])
         nb.cells.append(nbformat.v4.new_code_cell(

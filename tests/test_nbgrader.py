@@ -158,6 +158,9 @@ def test_the_course_has_the_build_it_worth_more_than_an_exercise(tmp_path):
     assert points[f"{EXERCISE}-check"] == course_script.BUILD_POINTS
     assert points["02_chat_turn-check"] == course_script.POINTS
     assert made == {ASSIGNMENT: sum(points.values())}
+    (answer,) = [c for c in nb["cells"]
+                 if c["metadata"]["nbgrader"]["grade_id"] == f"{EXERCISE}-answer"]
+    assert WORKED.split("\n", 2)[2].strip() in "".join(answer["source"])
 
 
 def test_at_least_twenty_submissions_and_every_rule_in_both_languages():
