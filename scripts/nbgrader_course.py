@@ -79,9 +79,12 @@ def locate(cells: list, exercise: dict) -> tuple[list[str], int, bool] | None:
                 start -= 1
             task = "\n\n".join(c.source for c in cells[start:stub])
             heads = list(re.finditer(r"^#{2,4} ", task, re.M))
-            section = next((m[0] for c in reversed(cells[:stub]) if c.cell_type == "markdown"
-                            for m in [re.search(r"^## .*", c.source, re.M)] if m), "")
-            build = "Build it" in section or "动手实现" in section
+            # a Build it is a section (## Build it) or a part of one (### Build it · ...)
+            titles = [h for c in cells[:stub + 1] if c.cell_type == "markdown"
+                     for h in re.findall(r"^#{2,3} .*", c.source, re.M)]
+            section = next((h for h in reversed(titles) if h.startswith("## ")), "")
+            part = titles[-1] if titles else ""
+            build = any("Build it" in h or "动手实现" in h for h in (section, part))
             return ([task[heads[-1].start():]] if heads else [task] if task else []), at, build
     return None
 
