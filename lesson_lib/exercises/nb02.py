@@ -342,28 +342,31 @@ def _copies_go_all_the_way_down(cls: type) -> None:
     message = _with_a_call()
     memory.add(message)
     edit = "['tool_calls'][0]['function']['arguments']"
+
+    def unchanged(said: str, value: str, hints: tuple[str, str]) -> None:
+        """Broken(said, hints) unless the memory's call still holds ARGUMENTS."""
+        got = _arguments(memory.to_api_format()[-1])
+        if got != ARGUMENTS:
+            raise Broken(said.format(edit=edit, value=value, got=got), hints)
+
     message["tool_calls"][0]["function"]["arguments"] = '{"location": "Beijing"}'
-    got = _arguments(memory.to_api_format()[-1])
-    if got != ARGUMENTS:
-        raise Broken(
-            _("after add(message), message{edit} = {value!r} changed the memory too: it now "
-              "holds {got!r}").format(edit=edit, value='{"location": "Beijing"}', got=got),
-            (N_("a copy of the dict still shares the dict's insides: dict(message), "
-                "message.copy() and {**message} copy one level, so the tool_calls list in "
-                "the memory is still the caller's own list"),
-             N_("append copy.deepcopy(message): it copies the dict and everything inside "
-                "it (import copy first)")))
+    unchanged(
+        _("after add(message), message{edit} = {value!r} changed the memory too: it now "
+          "holds {got!r}"), '{"location": "Beijing"}',
+        (N_("a copy of the dict still shares the dict's insides: dict(message), "
+            "message.copy() and {**message} copy one level, so the tool_calls list in "
+            "the memory is still the caller's own list"),
+         N_("append copy.deepcopy(message): it copies the dict and everything inside "
+            "it (import copy first)")))
     memory.to_api_format()[-1]["tool_calls"][0]["function"]["arguments"] = "{}"
-    got = _arguments(memory.to_api_format()[-1])
-    if got != ARGUMENTS:
-        raise Broken(
-            _("memory.to_api_format()[2]{edit} = {value!r} changed the memory's message too: "
-              "it now holds {got!r}").format(edit=edit, value="{}", got=got),
-            (N_("a copy of the list of dicts still shares the dicts' insides: "
-                "[dict(m) for m in ...] copies each message one level down, so a message's "
-                "tool_calls list is still the memory's own list"),
-             N_("return copy.deepcopy(self._messages): it copies the list, every dict in "
-                "it and everything inside them (import copy first)")))
+    unchanged(
+        _("memory.to_api_format()[2]{edit} = {value!r} changed the memory's message too: "
+          "it now holds {got!r}"), "{}",
+        (N_("a copy of the list of dicts still shares the dicts' insides: "
+            "[dict(m) for m in ...] copies each message one level down, so a message's "
+            "tool_calls list is still the memory's own list"),
+         N_("return copy.deepcopy(self._messages): it copies the list, every dict in "
+            "it and everything inside them (import copy first)")))
 
 
 def _counts(cls: type) -> None:
