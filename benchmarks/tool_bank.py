@@ -128,20 +128,26 @@ def main() -> int:
     parser.add_argument("--show", choices=("wrong", "all", "none"), default="wrong")
     args = parser.parse_args()
     table, failures = score(args.part)
-    print(f"{'part':<9} {'lang':<4} {'cases':>5} " + " ".join(f"{o:>6}" for o in OUTCOMES)
-          + "  right%")
     parts = ("tuned", "held-out", "fresh", "fresh-2")
-    for (which, lang), counts in sorted(table.items(), key=lambda kv: (parts.index(kv[0][0]),
-                                                                       kv[0][1])):
-        total = sum(counts.values())
-        print(f"{which:<9} {lang:<4} {total:>5} " + " ".join(f"{counts[o]:>6}" for o in OUTCOMES)
-              + f"  {100 * counts['right'] / total:5.1f}")
-    for outcome, which, case, said in failures:
-        if args.show == "all" or args.show == "wrong" and outcome == "wrong":
-            print(f"[{outcome}/{which}] {case.tool} {case.request!r}\n    expected {case.expect}"
-                  f"\n    got      {said}")
-    return 1 if any(o == "wrong" for o, *_ in failures) else 0
+    rows = [(f"{which:<9} {lang:<4}", counts) for (which, lang), counts in
+            sorted(table.items(), key=lambda kv: (parts.index(kv[0][0]), kv[0][1]))]
+    return report(f"{'part':<9} {'lang':<4}", rows, failures, args.show)
 
+
+def report(head: str, rows: list[tuple[str, Counter]], failures: list, show: str) -> int:
+    """Print the table (a row's label, then each outcome's count and the share right) and the
+    failures `show` asks for ((outcome, label, case, what the model did) each); 1 when any
+    call was wrong."""
+    print(f"{head} {'cases':>5} " + " ".join(f"{o:>6}" for o in OUTCOMES) + "  right%")
+    for label, counts in rows:
+        total = sum(counts.values())
+        print(f"{label} {total:>5} " + " ".join(f"{counts[o]:>6}" for o in OUTCOMES)
+              + f"  {100 * counts['right'] / total:5.1f}")
+    for outcome, label, case, said in failures:
+        if show == "all" or show == "wrong" and outcome == "wrong":
+            print(f"[{outcome}/{label.strip()}] {case.tool} {case.request!r}\n"
+                  f"    expected {case.expect}\n    got      {said}")
+    return 1 if any(o == "wrong" for o, *_ in failures) else 0
 
 if __name__ == "__main__":
     sys.exit(main())

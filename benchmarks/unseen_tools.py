@@ -44,18 +44,10 @@ def main() -> int:
     parser.add_argument("--show", choices=("wrong", "all", "none"), default="wrong")
     args = parser.parse_args()
     table, failures = score()
-    print(f"{'lang':<4} {'cases':>5} " + " ".join(f"{o:>6}" for o in tool_bank.OUTCOMES)
-          + "  right%")
-    for lang, counts in sorted(table.items()):
-        total = sum(counts.values())
-        print(f"{lang:<4} {total:>5} " + " ".join(f"{counts[o]:>6}" for o in tool_bank.OUTCOMES)
-              + f"  {100 * counts['right'] / total:5.1f}")
-    for outcome, case, said in failures:
-        if args.show == "all" or args.show == "wrong" and outcome == "wrong":
-            print(f"[{outcome}] {case.tool} {case.request!r}\n    expected {case.expect}"
-                  f"\n    got      {said}")
-    return 1 if any(o == "wrong" for o, *_ in failures) else 0
-
+    rows = [(f"{lang:<4}", counts) for lang, counts in sorted(table.items())]
+    return tool_bank.report(f"{'lang':<4}", rows,
+                            [(o, case.lang, case, said) for o, case, said in failures],
+                            args.show)
 
 if __name__ == "__main__":
     sys.exit(main())
