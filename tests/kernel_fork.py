@@ -50,12 +50,7 @@ PROVISIONER = "lesson-forked-kernel"
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "IPython.core.completer",
            "openai", "pydantic", "jsonschema", "pygments.lexers.python",
            "pygments.formatters.html", "hypothesis.strategies", "ipywidgets", "numpy",
-           "matplotlib.pyplot", "matplotlib_inline.backend_inline", "sqlalchemy",
-           # the SDK's resources load on first use (client.chat, …): about 0.6 s of
-           # pydantic models in every kernel otherwise
-           "openai.resources.chat.completions", "openai.resources.responses",
-           "openai.resources.embeddings", "openai.resources.conversations",
-           "openai.resources.models", "openai.lib.streaming.chat")
+           "matplotlib.pyplot", "matplotlib_inline.backend_inline", "sqlalchemy")
 STARTUP_VARS = ("PYTHON", "LC_", "LANG", "OPENBLAS", "OMP_", "MKL_")  # read once, at start
 
 
@@ -75,25 +70,6 @@ kernel_fork.zygote_main({socket_path!r})
 """
 
 
-def warm_tokenizers() -> None:
-    """bpe-openai's compiled tokenizers, loaded as lesson_lib.tokens loads them (the compiled
-    module alone, as bpe_openai._bindings) and built once: each lives in a static of the
-    compiled module, which every forked kernel then shares (0.1 s to load, 0.3 s to build,
-    in each kernel otherwise). lesson_lib.tokens is imported to do it the library's way, then
-    every lesson_lib module is dropped again: a kernel imports the lesson itself."""
-    try:
-        from lesson_lib import tokens  # noqa: PLC0415
-
-        compiled = tokens._compiled_module()
-        for name in tokens.ENCODINGS:
-            compiled.tokenizer_for_encoding(name)
-    except Exception:  # noqa: BLE001 (a warm-up only: a kernel loads what is missing)
-        pass
-    finally:
-        for name in [m for m in sys.modules if m == "lesson_lib" or m.startswith("lesson_lib.")]:
-            del sys.modules[name]
-
-
 def zygote_main(socket_path: str) -> None:
     """Import PRELOAD, then fork a kernel for each request on the Unix socket, until the
     test process that started this one closes its end of our standard input."""
@@ -106,7 +82,6 @@ def zygote_main(socket_path: str) -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 (a module not installed is simply not preloaded)
             pass
-    warm_tokenizers()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # exited kernels are reaped by the system
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(socket_path)

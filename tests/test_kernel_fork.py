@@ -24,10 +24,7 @@ print(json.dumps({
     "parent_handle": IPKernelApp.instance().parent_handle != 0,
     "lesson_lib": sorted(m for m in sys.modules if m.startswith("lesson_lib")),
     "user_names": sorted(n for n in globals() if not n.startswith("_")),
-    "name": __name__,
-    # last (after the look at sys.modules): the tokenizer a forked kernel shares counts the same
-    "tokens": __import__("lesson_lib.tokens").tokens.count_text("我叫小明, Chengdu 16°C"),
-    "bindings": sys.modules["bpe_openai._bindings"].__spec__.origin}))
+    "name": __name__}))
 """
 
 
