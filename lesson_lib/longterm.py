@@ -804,18 +804,18 @@ class LongTermMemory:
         conn.execute(m.delete().where(m.c.id == memory_id))
         self._log(conn, memory_id)
 
-    def _purge(self) -> None:
+    def _purge(self, wait: float | None = None) -> bool:
         """SQLite: make deleted index entries really gone. FTS5 deletes by writing a delete
         marker; the old terms stay in the index's pages until its segments are merged. With
         SQLite 3.44+ the index's secure-delete option removes them at once; before it, an
         'optimize' rewrites the index into one segment without them (slower on big indexes:
         benchmarks/longterm.py measures it). Then the WAL is emptied into the file."""
         if self.store.dialect != "sqlite":
-            return  # PostgreSQL: deleted rows wait for VACUUM, as the session store says
+            return True  # PostgreSQL: deleted rows wait for VACUUM, as the session store says
         if not _secure_delete(self.store):
             with self.store._writing() as conn:
                 conn.exec_driver_sql("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-        self.store._checkpoint()
+        return self.store._checkpoint(wait)  # False: a reader held the WAL (store._checkpoint)
 
     def _index(self, conn: Any, memory_id: int, text: str) -> None:
         if self.store.dialect == "sqlite":  # PostgreSQL indexes the terms column itself

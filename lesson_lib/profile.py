@@ -11,7 +11,9 @@ store's database (the `profile_facts` table, one row per value ever set).
 - `get(key)`, `as_dict()`: the current values.
 - `as_prompt()`: the profile as a short text for the system prompt, e.g.
   "What you know about this user: name: Xiaoming; diet: vegetarian; units: fahrenheit".
-- `forget(key)`: the key and its whole history are deleted (the user asked to forget it).
+- `forget(key)`: the key and its whole history are deleted (the user asked to forget it);
+  on SQLite secure_delete zeroes the rows and the WAL is emptied into the file.
+  lesson_lib.forgetting forgets a whole user, or one topic, here and in every other layer.
 
 Recognising "I'm vegetarian" in a message is the model's business: it calls the tool
 `remember_preference` (lesson_lib.tools.profile_tools), which calls `set()` with the source
@@ -97,10 +99,19 @@ class UserProfile:
 
     def forget(self, key: str) -> int:
         """Delete `key` and its whole history. Returns how many values were deleted."""
-        p = tables().profile
+        key = _check_key(key)
         with self.store._writing() as conn:
-            return conn.execute(p.delete().where(p.c.user_id == self.user_id,
-                                                 p.c.key == _check_key(key))).rowcount
+            gone = self._delete(conn, key)
+        if gone:
+            self.store._checkpoint()  # SQLite: no copy of the deleted rows left in the WAL
+        return gone
+
+    def _delete(self, conn: Any, key: str | None = None) -> int:
+        """Inside a write transaction: `key` and its whole history (None: every key of the
+        user). How many values went."""
+        p = tables().profile
+        where = [p.c.user_id == self.user_id] + ([] if key is None else [p.c.key == key])
+        return conn.execute(p.delete().where(*where)).rowcount
 
     def as_prompt(self) -> str:
         """The profile as one line for a system prompt ("" when nothing is known)."""

@@ -585,22 +585,58 @@ class SessionStore:
     def delete_session(self, session_id: str) -> int:
         """Delete a session: its messages, its repairs, its row. The rows are really gone: on
         SQLite, secure_delete overwrites them with zeros and the WAL is emptied into the
-        file (PostgreSQL keeps dead rows until its VACUUM). Returns how many messages went."""
-        t = tables()
+        file (PostgreSQL keeps dead rows until its VACUUM). Returns how many messages went.
+
+        This is the session log alone. What was derived from the session elsewhere (the
+        long-term facts said in it, its summary, the profile's note of where a value was
+        said) is deleted with it by lesson_lib.forgetting.forget_session(store, id), which
+        the terminal chat and the chat app use, and which proves what is left."""
         with self._writing() as conn:
             self._lock(conn, session_id)
-            gone = self._delete_messages(conn, session_id)
-            conn.execute(t.repairs.delete().where(t.repairs.c.session_id == session_id))
-            conn.execute(t.sessions.delete().where(t.sessions.c.id == session_id))
+            gone = self._delete_session_rows(conn, session_id)
         self._checkpoint()
         return gone
 
-    def _checkpoint(self) -> None:
+    def _delete_session_rows(self, conn: Any, session_id: str) -> int:
+        """Inside a write transaction: a session's messages, repairs and row. How many
+        messages went."""
+        t = tables()
+        gone = self._delete_messages(conn, session_id)
+        conn.execute(t.repairs.delete().where(t.repairs.c.session_id == session_id))
+        conn.execute(t.sessions.delete().where(t.sessions.c.id == session_id))
+        return gone
+
+    def _checkpoint(self, wait: float | None = None) -> bool:
         """SQLite: copy the WAL into the database file and truncate it, so no old copy of a
-        deleted page is left in the -wal file (a reader still open can delay this)."""
-        if self.dialect == "sqlite":
-            with self._errors(), self._engine.connect() as conn:
-                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        deleted page is left in the -wal file. True when that was done; False when another
+        connection reading the database held it back (a read transaction still open sees
+        the pages as they were, so SQLite may not overwrite them yet). `wait`: seconds to
+        wait for such readers (None: busy_timeout). PostgreSQL: True (nothing to do here)."""
+        if self.dialect != "sqlite":
+            return True
+        with self._errors(), self._engine.connect() as conn:
+            if wait is not None:
+                conn.exec_driver_sql(f"PRAGMA busy_timeout = {int(wait * 1000)}")
+            try:
+                busy, log, done = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+            finally:
+                if wait is not None:
+                    conn.exec_driver_sql(
+                        f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+        return not busy and log in (0, -1) and done in (0, -1)
+
+    def _renumber(self, conn: Any, session_id: str) -> None:
+        """Inside a write transaction, after whole units were deleted from a session: its
+        messages numbered 0, 1, 2 … again (no gaps), each unit's start moved with it."""
+        sa, m = _sa(), tables().messages
+        kept = conn.execute(sa.select(m.c.seq, m.c.unit).where(m.c.session_id == session_id)
+                            .order_by(m.c.seq)).all()
+        moved: dict[int, int] = {}
+        for new, (old, unit) in enumerate(kept):  # ascending: a new seq is never still taken
+            moved[old] = new
+            if old != new or moved.get(unit, new) != unit:
+                conn.execute(m.update().where(m.c.session_id == session_id, m.c.seq == old)
+                             .values(seq=new, unit=moved.get(unit, new)))
 
     def _delete_messages(self, conn: Any, session_id: str, *conditions: Any) -> int:
         m = tables().messages
@@ -768,17 +804,14 @@ class SessionStore:
     def clear(self, session_id: str, *, keep_system: bool) -> int:
         """Delete every message of a session (keep_system=True: all but the system ones,
         renumbered 0, 1, 2 … so the log keeps no gaps). Returns how many went."""
-        sa, m = _sa(), tables().messages
+        m = tables().messages
         with self._writing() as conn:
             self._lock(conn, session_id)
             if not keep_system:
                 return self._delete_messages(conn, session_id)
             gone = self._delete_messages(conn, session_id, m.c.role != "system")
-            kept = conn.execute(sa.select(m.c.seq).where(m.c.session_id == session_id)
-                                .order_by(m.c.seq)).scalars().all()
-            for new, old in enumerate(kept):  # ascending: a new seq is never still taken
-                conn.execute(m.update().where(m.c.session_id == session_id, m.c.seq == old)
-                             .values(seq=new, unit=new))
+            conn.execute(m.update().where(m.c.session_id == session_id).values(unit=m.c.seq))
+            self._renumber(conn, session_id)  # each system message is a unit of its own
         return gone
 
     # ------------------------------------------------------------- memories and profiles
