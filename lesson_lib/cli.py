@@ -15,6 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lesson_lib.agent import SYSTEM_PROMPT, Agent, LoopAgent, ToolEvent
+from lesson_lib.forgetting import (
+    ForgetReport,
+    Proof,
+    forget_session,
+    forget_topic,
+    names_of,
+    verify_files,
+)
 from lesson_lib.i18n import LANG_ENV, N_, _, ngettext, normalise
 from lesson_lib.llm import BackendError, describe_backend
 from lesson_lib.memory import ShortTermMemory
@@ -37,7 +45,9 @@ CLEARED = N_("记忆已清除，开始新对话。 (Memory cleared: starting a n
 HELP = N_("Commands: /clear  forget the conversation · /memory  show the messages · /exit  quit")
 HELP_STORED = N_("Commands: /clear  forget the conversation, in the store too · /memory  show "
                  "what is sent, and how much is stored · /sessions  list your sessions · "
-                 "/forget  delete this session for good · /exit  quit")
+                 "/forget  delete this session for good · /forget about TOPIC  forget a topic "
+                 "everywhere · /profile  what the agent knows about you (/profile forget KEY) "
+                 "· /exit  quit")
 NOTHING_STORED = N_("Nothing is stored in this chat (it was started without --session): "
                     "/clear forgets the conversation; --session NAME keeps one across restarts.")
 RESTART = N_("(The chat reads these settings at start: fix them in your shell, then run it "
@@ -57,7 +67,11 @@ prompt; a resumed session keeps the system prompt it started with.
 Commands: /clear forgets everything but the system prompt (with --session: in the store
 too), /memory prints the message list the next call would send (with --session: and how
 many messages are stored), /sessions lists your stored sessions, /forget deletes this one
-for good (it asks for /forget yes first), /help lists the commands, /exit quits (so does
+for good with what came of it (it asks for /forget yes first), /forget about TOPIC forgets
+a topic (e.g. Chengdu, also written 成都) in your sessions, profile and long-term memories
+(it asks too), /profile shows what the agent knows about you and /profile forget KEY
+forgets one key; each says what was deleted and what, if anything, is still on disk
+(lesson_lib.forgetting). /help lists the commands, /exit quits (so does
 end of input, Ctrl-D, and Ctrl-C at the prompt). The offline model answers unless the
 environment chooses a real provider (see lesson_lib.llm).
 
@@ -120,6 +134,7 @@ class Chat:
     args: argparse.Namespace           # the command line
     agent: Agent
     store: SessionStore | None = None  # None: nothing is stored (no --session)
+    topic: str | None = None           # what /forget about TOPIC waits to forget (/forget yes)
 
 
 # ----------------------------------------------------------------- when a turn fails
@@ -301,11 +316,17 @@ def show_sessions(chat: Chat) -> None:
 
 
 def forget(chat: Chat, confirmed: bool) -> None:
-    """/forget says what it would delete; /forget yes deletes the session for good (its rows
-    go) and goes on in a new, empty session of the same name."""
+    """/forget says what it would delete; /forget yes deletes the session for good, with
+    what came of it (lesson_lib.forgetting.forget_session: its long-term memories, the
+    profile's note of it), and goes on in a new, empty session of the same name. After
+    /forget about TOPIC, /forget yes forgets that topic instead (forget_about)."""
     if chat.store is None:
         print(_(NOTHING_STORED))
         return
+    if chat.topic is not None and confirmed:
+        forget_about(chat, chat.topic, confirmed=True)
+        return
+    chat.topic = None
     name, memory = chat.args.session, chat.agent.memory
     if not confirmed:
         n = memory.stored_count()
@@ -315,13 +336,95 @@ def forget(chat: Chat, confirmed: bool) -> None:
                        "from {where} (your profile stays). Type /forget yes to do it.",
                        n).format(name=repr(name), n=n, where=chat.store.where))
         return
-    gone = chat.store.delete_session(memory.session.session_id)
+    report = forget_session(chat.store, memory.session.session_id)
     use_session(chat, chat.store.create_session(chat.args.user, title=name))
+    gone = report.removed["messages"]
     print(ngettext("Deleted session {name} for good ({n} message). "
                    "Going on in a new, empty session {name}.",
                    "Deleted session {name} for good ({n} messages). "
                    "Going on in a new, empty session {name}.", gone).format(name=repr(name),
                                                                              n=gone))
+    derived = {k: v for k, v in report.removed.items() if k != "messages" and v}
+    if derived:
+        also = ForgetReport(report.user_id, None, derived, report.proof).removed_text()
+        print(_("Also forgotten, as it came from that session: {what}.").format(what=also))
+    say_proof(report.proof)
+
+
+def forget_about(chat: Chat, topic: str, confirmed: bool) -> None:
+    """/forget about TOPIC says what it would search; /forget yes then forgets the topic in
+    every session of the user, the profile and long-term memory (forget_topic)."""
+    if chat.store is None:
+        print(_(NOTHING_STORED))
+        return
+    if not topic.strip():
+        print(_("Forget what? Type /forget about TOPIC, e.g. /forget about Chengdu"))
+        return
+    if not confirmed:
+        chat.topic = topic.strip()
+        names = ", ".join(names_of(chat.topic))
+        print(_("/forget about {topic} deletes, for user {user}, every message (with its tool "
+                "round), profile value and long-term memory that names it ({names}) or means "
+                "it. Type /forget yes to do it.").format(topic=repr(chat.topic),
+                                                         user=repr(chat.args.user), names=names))
+        return
+    chat.topic = None
+    report = forget_topic(chat.store, chat.args.user, topic)
+    use_session(chat, chat.agent.memory.session)  # its log may have lost units: reload it
+    print(_("Forgot {topic}: {what}.").format(topic=repr(topic), what=report.removed_text()))
+    say_proof(report.proof)
+
+
+def say_proof(proof: Proof) -> None:
+    """One line: the proof found nothing left; or what is left and what to do."""
+    if proof.ok:
+        print(_("(Checked afterwards: nothing of it is left in the store or its files.)"))
+        return
+    for action in proof.actions:
+        print(f"(!) {action}")
+    if proof.remaining:
+        print("(!) " + ngettext("{n} place still holds it: {first}",
+                                "{n} places still hold it: {first} …", len(proof.remaining)
+                                ).format(n=len(proof.remaining), first=proof.remaining[0]))
+
+
+def show_profile(chat: Chat, argument: str) -> None:
+    """/profile: what the agent knows about the user, with where each value came from;
+    /profile forget KEY: that key and its whole history go, and the files are checked."""
+    if chat.store is None:
+        print(_(NOTHING_STORED))
+        return
+    profile = chat.store.profile(chat.args.user)
+    words = argument.split(maxsplit=1)
+    if words and words[0].lower() == "forget":
+        key = words[1].strip() if len(words) > 1 else ""
+        if not key:
+            print(_("Forget which key? Type /profile forget KEY (/profile lists them)"))
+            return
+        values = [entry.value for entry in profile.history(key)]
+        if not values:
+            print(_("Your profile has no key {key}: /profile lists them.").format(key=repr(key)))
+            return
+        gone = profile.forget(key)
+        print(ngettext("Forgot {key} ({n} value, its history included).",
+                       "Forgot {key} ({n} values, its history included).", gone).format(
+                           key=repr(key), n=gone))
+        shown = [", ".join(map(str, v)) if isinstance(v, list) else str(v) for v in values]
+        say_proof(verify_files(chat.store, chat.args.user, shown))
+        return
+    if words:
+        print(_("/profile shows your profile; /profile forget KEY forgets one key."))
+        return
+    facts = profile.as_dict()
+    if not facts:
+        print(_("Your profile is empty: nothing is known about {user} across sessions.").format(
+            user=repr(chat.args.user)))
+        return
+    print(_("Your profile (what the agent knows about {user} across sessions):").format(
+        user=repr(chat.args.user)))
+    for key in facts:
+        print(f"  {key}: {profile.history(key)[-1]}")
+    print(_("(/profile forget KEY forgets one key, with its history.)"))
 
 
 def stored_note(chat: Chat, command: str) -> str:
@@ -358,8 +461,13 @@ def run_command(chat: Chat, line: str) -> bool:
     command = line.strip().lower()
     if command == "/sessions":
         show_sessions(chat)
+    elif command.split()[0] == "/forget" and command.split()[1:2] == ["about"]:
+        forget_about(chat, line.strip().split(maxsplit=2)[2] if len(command.split()) > 2
+                     else "", confirmed=False)
     elif command.split()[0] == "/forget":
         forget(chat, confirmed=command == "/forget yes")
+    elif command.split()[0] == "/profile":
+        show_profile(chat, line.strip()[len("/profile"):].strip())
     elif command in ("/clear", "/memory", "/exit", "/quit"):
         if not handle_command(chat.agent, line, say):
             return False

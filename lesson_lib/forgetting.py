@@ -54,8 +54,10 @@ chat app's Delete use it.
   development cases (benchmarks/forgetting.py, which prints the figures); a control that
   itself says a name is left out of the calibration.
 
-What a topic takes: in the session log, every unit (a message, or a tool round whole)
-with a message that says it, the log renumbered so it stays valid; a title that says it
+What a topic takes: in the session log, every turn (a user message and all that answers
+it: tool rounds whole, the reply, which may say "it is cloudy there" without the name)
+with a message that says it, and a unit before the first user message (a system prompt
+that says it) alone; the log is renumbered 0, 1, 2 … so it stays valid. A title that says it
 (the session becomes untitled); a repair record that says it. In the profile, a key whose
 current value says it goes with its whole history (an older value would otherwise come
 back as current); an older value that says it goes alone. In long-term memory, every
@@ -434,6 +436,18 @@ def verify_forgotten(store: SessionStore, user_id: str, about: str | Topic | Non
     return proof
 
 
+def verify_files(store: SessionStore, user_id: str, texts: Iterable[str]) -> Proof:
+    """The proof of the files alone: SQLite's WAL emptied into the database file, then every
+    file of the store searched for `texts` (each whole, and its sentences), beyond what the
+    live rows hold. For a forgotten profile key, say, whose layer is already checked."""
+    texts = [t for t in texts if isinstance(t, str) and t.strip()]
+    proof = Proof(user_id, None)
+    if not store._checkpoint(CHECKPOINT_WAIT):
+        proof.actions.append(_held_back(store))
+    _check_files(store, texts + [n for n in _needles(texts) if n not in texts], proof)
+    return proof
+
+
 # ----------------------------------------------------------------- inside
 
 _LAYER = {"messages": "session log", "titles": "session log", "repairs": "session log",
@@ -569,12 +583,20 @@ def _delete_one(store: SessionStore, conn: Any, user_id: str, memory: LongTermMe
     if kind == "messages":
         session_id, seq, unit = key
         m = t.messages
-        start = min(seq, unit)
-        end = conn.execute(sa.select(sa.func.min(m.c.seq)).where(
-            m.c.session_id == session_id, m.c.seq > seq, m.c.unit == m.c.seq)).scalar()
+        here = m.c.session_id == session_id
+        asked = conn.execute(sa.select(sa.func.max(m.c.seq)).where(
+            here, m.c.seq <= seq, m.c.role == "user")).scalar()
+        if asked is None:  # before the first question (a system prompt): its unit alone
+            start = min(seq, unit)
+            end = conn.execute(sa.select(sa.func.min(m.c.seq)).where(
+                here, m.c.seq > seq, m.c.unit == m.c.seq)).scalar()
+        else:  # the whole turn: the question, the tool rounds, the answer
+            start = asked
+            end = conn.execute(sa.select(sa.func.min(m.c.seq)).where(
+                here, m.c.seq > seq, m.c.role == "user")).scalar()
         where = [m.c.seq >= start] + ([] if end is None else [m.c.seq < end])
         touched.add(session_id)
-        return store._delete_messages(conn, session_id, *where)  # the whole unit
+        return store._delete_messages(conn, session_id, *where)
     if kind == "repairs":
         return conn.execute(t.repairs.delete().where(t.repairs.c.id == key[0])).rowcount
     if kind == "profile values":

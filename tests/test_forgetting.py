@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlalchemy import select
 
 from lesson_lib import forgetting
 from lesson_lib.embeddings import Embedder
@@ -27,6 +28,7 @@ from lesson_lib.forgetting import (
 from lesson_lib.longterm import LongTermMemory
 from lesson_lib.protocol import find_problems
 from lesson_lib.sessions import SessionStore
+from lesson_lib.storage import tables
 
 OFFLINE = Embedder.offline()
 
@@ -185,13 +187,21 @@ def test_forget_topic_by_every_name_keeps_the_rest(url):
         ids = _fill(store)
         report = forget_topic(store, "xiaoming", "Chengdu", embedder=OFFLINE)
         assert report.ok, str(report)
-        assert report.removed["messages"] == 6  # a user turn, the tool round, 我下个月去四川省会…
+        # whole turns: "I live in Chengdu…" and its answer; "Weather there?", the tool round
+        # about 成都 and "Cloudy, 16°C." (which names no city); 我下个月去四川省会… and 好的
+        assert report.removed["messages"] == 8
         assert report.removed["titles"] == 1 and report.removed["memories"] == 2
         trip = store.session(ids["trip"]).get_items()
         assert [m.get("content") for m in trip] == [
-            "You are a helpful assistant.", "Weather there?", "Cloudy, 16°C.",
-            XIAOMING_TEXTS[2], "I will remind you."]
+            "You are a helpful assistant.", XIAOMING_TEXTS[2], "I will remind you."]
         assert not find_problems(trip)
+        m = tables().messages
+        with store._reading() as conn:  # renumbered: 0, 1, 2 …, each unit where it starts
+            rows = conn.execute(select(m.c.seq, m.c.unit, m.c.role).where(
+                m.c.session_id == ids["trip"]).order_by(m.c.seq)).all()
+        assert [(r.seq, r.unit, r.role) for r in rows] == [
+            (0, 0, "system"), (1, 1, "user"), (2, 1, "assistant")]  # one unit, as written
+        assert store.resume(ids["trip"]).message_count() == 3
         assert store.info(ids["trip"]).title == ""
         work = store.session(ids["work"]).get_items()
         assert [m["content"] for m in work] == [XIAOMING_TEXTS[3], "麻薯是个好名字。"]
