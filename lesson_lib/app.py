@@ -48,7 +48,10 @@ sent, that message marked as not stored. Leaving a conversation keeps it as expe
 (and, with a store, /new and /open) first summarises it into long-term memory
 (`agent.end_session()`, remember_session) and says so; if that fails, nothing is cleared or
 closed and a notice says why. What a trim drops is kept too, as the session's experience
-(a notice shows the summary). /forget also deletes the session's long-term memories. With
+(a notice shows the summary). /forget (Delete) also deletes what came of the session
+(lesson_lib.forgetting.forget_session: its long-term memories and summary, the profile's
+note of it, in one transaction with its log), then checks the store's files: if another
+connection still holds deleted text on disk, a warning says so and what to do. With
 `longterm_tools=True` the model is also offered search_memory and save_memory. Without
 `longterm` none of this shows and nothing changes. Retrieved text is untrusted: everything
 is escaped before it is drawn.
@@ -485,11 +488,15 @@ class ChatAppState:
 
     def forget_longterm(self, session_id: str) -> int:
         """Delete the long-term memories filed under `session_id` (and its parts after a
-        /clear, "<id>#2" …): its experience and what the user said in it. How many."""
+        /clear, "<id>#2" …): its experience and what the user said in it. How many.
+        (Delete does this through lesson_lib.forgetting.forget_session, in the same
+        transaction as the session's log; this is for a long-term memory kept in another
+        store than the sessions.)"""
         if self.longterm is None:
             return 0
-        gone = [m.id for m in self.longterm.all()
-                if m.ref == session_id or (m.ref or "").startswith(f"{session_id}#")]
+        from lesson_lib.forgetting import filed_under  # noqa: PLC0415
+
+        gone = [m.id for m in self.longterm.all() if filed_under(m.ref, m.subject, session_id)]
         return sum(self.longterm.delete(memory_id) for memory_id in gone)
 
     # -- the controls (each returns True if applied; a refused setting posts a notice)
@@ -810,11 +817,15 @@ class ChatAppState:
         self.forget_pending = False
         if self.store is None:
             return self._no_store()
+        from lesson_lib.forgetting import forget_session  # noqa: PLC0415
+
         title, session_id = self.session_title, self.session_id
         try:
             info = self.store.info(session_id)
-            gone = self.store.delete_session(session_id)
-            memories = self.forget_longterm(session_id)
+            report = forget_session(self.store, session_id)  # the log and what came of it
+            gone = report.removed["messages"]
+            memories = (report.removed["memories"] + report.removed["summaries"]
+                        + self.forget_longterm(session_id))  # a long-term store of its own
             self._use(self.store.create_session(self.user, title=info.title).session_id)
         except Exception as error:
             return self.refuse(_("Cannot delete session {title}").format(title=repr(title)),
@@ -826,6 +837,10 @@ class ChatAppState:
             also=also),
                   _("Going on in a new, empty session {title}. Your profile stays.").format(
                       title=repr(self.session_title)))
+        if not report.ok:  # another connection holds deleted text on disk, say
+            self.post("warning", _("Not everything of session {title} is gone from the disk "
+                                   "yet").format(title=repr(title)),
+                      "\n".join([*report.proof.actions, *map(str, report.proof.remaining[:5])]))
         return True
 
     def profile(self) -> dict[str, Any]:

@@ -363,9 +363,9 @@ def forget_about(chat: Chat, topic: str, confirmed: bool) -> None:
     if not confirmed:
         chat.topic = topic.strip()
         names = ", ".join(names_of(chat.topic))
-        print(_("/forget about {topic} deletes, for user {user}, every message (with its tool "
-                "round), profile value and long-term memory that names it ({names}) or means "
-                "it. Type /forget yes to do it.").format(topic=repr(chat.topic),
+        print(_("/forget about {topic} deletes, for user {user}, every turn of every session "
+                "(a question and all that answers it), profile value and long-term memory that "
+                "names it ({names}) or means it. Type /forget yes to do it.").format(topic=repr(chat.topic),
                                                          user=repr(chat.args.user), names=names))
         return
     chat.topic = None
@@ -386,6 +386,17 @@ def say_proof(proof: Proof) -> None:
         print("(!) " + ngettext("{n} place still holds it: {first}",
                                 "{n} places still hold it: {first} …", len(proof.remaining)
                                 ).format(n=len(proof.remaining), first=proof.remaining[0]))
+
+
+def prompts_quoting(chat: Chat, lines: list[str]) -> int:
+    """How many of the user's sessions have a system message that quotes one of `lines`
+    (a profile fact, as as_prompt() wrote it into a new session's system prompt)."""
+    found = 0
+    for info in chat.store.list_sessions(chat.args.user):
+        systems = [m for m in chat.store.load(info.session_id).messages
+                   if m.get("role") == "system"]
+        found += any(line in str(m.get("content")) for m in systems for line in lines)
+    return found
 
 
 def show_profile(chat: Chat, argument: str) -> None:
@@ -411,6 +422,15 @@ def show_profile(chat: Chat, argument: str) -> None:
                            key=repr(key), n=gone))
         shown = [", ".join(map(str, v)) if isinstance(v, list) else str(v) for v in values]
         say_proof(verify_files(chat.store, chat.args.user, shown))
+        quoted = prompts_quoting(chat, [f"{key}: {v}" for v in shown])
+        if quoted:
+            print(ngettext("(The system prompt of {n} session still says it: it was written "
+                           "with the profile when the session started. /forget about {value} "
+                           "forgets it there too.)",
+                           "(The system prompts of {n} sessions still say it: they were "
+                           "written with the profile when the sessions started. /forget about "
+                           "{value} forgets it there too.)", quoted).format(
+                               n=quoted, value=shown[-1]))
         return
     if words:
         print(_("/profile shows your profile; /profile forget KEY forgets one key."))

@@ -280,7 +280,7 @@ class ForgetReport:
     def removed_text(self) -> str:
         """What went, in words: "3 sessions, 40 messages, 2 profile values" ("nothing")."""
         parts = [_counted(k, v) for k, v in self.removed.items() if v]
-        return ", ".join(parts) if parts else _("nothing")
+        return ", ".join(parts) if parts else _("nothing (none of it was stored)")
 
     def __str__(self) -> str:
         return "\n".join([_("Forgotten: {removed}.").format(removed=self.removed_text()),
@@ -545,10 +545,12 @@ def _of_session(row: tuple[str, tuple, str], session_id: str) -> bool:
         return key[1] == session_id
     if kind == "profile values":
         return key[3] == session_id
-    return _filed_under(key[1], key[2], session_id)
+    return filed_under(key[1], key[2], session_id)
 
 
-def _filed_under(ref: str | None, subject: str | None, session_id: str) -> bool:
+def filed_under(ref: str | None, subject: str | None, session_id: str) -> bool:
+    """Is a long-term memory (its ref, its subject) filed under `session_id`: said in it,
+    its summary ("session <id>"), or from one of its later parts ("<id>#2" …)?"""
     return (ref == session_id or (ref or "").startswith(f"{session_id}#")
             or subject == f"session {session_id}")
 
@@ -621,7 +623,7 @@ def _memories_of_session(conn: Any, memory: LongTermMemory, session_id: str) -> 
     mt = longterm_tables().memories
     rows = conn.execute(_sa().select(mt.c.id, mt.c.ref, mt.c.subject).where(
         mt.c.user_id == memory.user_id)).all()
-    return [i for i, ref, subject in rows if _filed_under(ref, subject, session_id)]
+    return [i for i, ref, subject in rows if filed_under(ref, subject, session_id)]
 
 
 def _delete_memories(conn: Any, memory: LongTermMemory, ids: list[int]) -> int:

@@ -1042,3 +1042,32 @@ def test_the_view_shows_the_recalled_block_and_the_request_as_sent(longterm):
     assert "lesson-chat-sent" in view.memory.value and "NOT stored" in view.memory.value
     assert seen and all("message None" not in html for html in seen), (
         "mid-turn, the inspector never names a context it cannot place")
+
+
+def test_delete_takes_what_came_of_the_session_and_says_when_the_disk_still_holds_it(
+        store_url, longterm):
+    """Delete goes through lesson_lib.forgetting.forget_session: the session's long-term
+    memories go with its log, in one transaction; a reader holding the SQLite file is named
+    in a warning instead of a claim that everything is gone."""
+    state = ChatAppState(store=store_url, longterm=longterm)
+    state.send("We will sit in carriage 7.")
+    state.send("/new tuesday")  # keeps monday as experience, filed under its id
+    state.send("/open chat")
+    monday = state.session_id
+    assert [m for m in longterm.all() if m.ref == monday]
+    reader = sqlite3.connect(store_url.removeprefix("sqlite:///"), isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM messages").fetchone()
+    try:
+        state.send("/forget yes")
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    assert state.entries[-2].text.startswith("Deleted session 'chat' for good")
+    assert "and 1 long-term memory from it" in state.entries[-2].text
+    assert last(state).kind == "warning"
+    assert last(state).text == "Not everything of session 'chat' is gone from the disk yet"
+    assert "another connection is reading" in last(state).detail
+    assert "close that connection" in last(state).detail
+    assert not [m for m in longterm.all() if m.ref == monday]
+    assert monday not in stored_rows(store_url)

@@ -613,3 +613,67 @@ def test_a_commit_that_fails_after_the_window_took_the_unit_reloads_the_window(
                                                               "your name.")
         assert chat.agent.memory.stored_count() == 3
     assert "New session 'trip'." in capsys.readouterr().out
+
+
+def test_forget_takes_what_came_of_the_session_and_a_topic_everywhere(tmp_path):
+    """/forget yes deletes the session's long-term memories too (lesson_lib.forgetting);
+    /forget about TOPIC asks, then forgets it in every layer, by its names in both languages."""
+    from lesson_lib.embeddings import Embedder
+    from lesson_lib.longterm import LongTermMemory
+
+    db = tmp_path / "sessions.db"
+    run_chat("What's the weather in Chengdu?\nI'm vegetarian\n",
+             *in_store(db, "--user", "ana", "--session", "trip"))
+    [(trip,)] = stored_rows(db, "SELECT id FROM sessions")
+    with SessionStore(f"sqlite:///{db}") as store:
+        memory = LongTermMemory(store, "ana", embedder=Embedder.offline())
+        memory.remember_session(session_id=trip, summary="Ana asked about the weather.")
+        memory.write("我最喜欢的城市是成都。", source="user")
+        memory.write("Ana's sister lives in Shanghai.", source="user")
+    done = run_chat("/forget about\n/forget about Chengdu\n/forget yes\n/memory\n/forget yes\n",
+                    *in_store(db, "--user", "ana", "--session", "trip"))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Forget what? Type /forget about TOPIC" in out
+    assert "/forget about 'Chengdu' deletes, for user 'ana', every turn" in out
+    assert "成都" in out and "Sichuan's capital" in out  # the names it searches
+    assert "Forgot 'Chengdu': 4 messages, 1 long-term memory." in out, out
+    assert "(Checked afterwards: nothing of it is left in the store or its files.)" in out
+    assert "Deleted session 'trip' for good (" in out
+    assert ("Also forgotten, as it came from that session: 1 session summary, 1 profile note "
+            "of the session.") in out, out
+    files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith(db.name))
+    for text in ("Chengdu", "成都", "Ana asked about the weather", trip):
+        assert text.encode("utf-8") not in files, text
+    assert b"Shanghai" in files and stored_rows(db, "SELECT value FROM profile_facts") == [
+        ('"vegetarian"',)], "the rest stays"
+    assert_no_traceback(done.stderr)
+
+
+def test_profile_shows_and_forgets_a_key_in_both_languages(tmp_path):
+    db = tmp_path / "sessions.db"
+    with SessionStore(f"sqlite:///{db}") as store:
+        store.profile("ana").set("diet", "omnivore")
+        store.profile("ana").set("diet", "vegetarian", source="settings page")
+        store.profile("ana").set("units", "celsius")
+    done = run_chat("/profile\n/profile forget diet\n/profile forget diet\n/profile forget\n"
+                    "/profile\n", *in_store(db, "--user", "ana", "--session", "trip"))
+    out = done.stdout
+    assert "Your profile (what the agent knows about 'ana' across sessions):" in out
+    assert "  diet: vegetarian, set " in out and "(settings page)" in out
+    assert "Forgot 'diet' (2 values, its history included)." in out
+    assert "(Checked afterwards: nothing of it is left in the store or its files.)" in out
+    assert "Your profile has no key 'diet': /profile lists them." in out
+    assert "Forget which key? Type /profile forget KEY" in out
+    assert out.count("  units: celsius") == 2
+    assert ("(The system prompt of 1 session still says it: it was written with the profile "
+            "when the session started. /forget about vegetarian forgets it there too.)") in out
+    files = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith(db.name))
+    assert b"omnivore" not in files and b"settings page" not in files
+    assert files.count(b"vegetarian") == 1, "only in the session's system prompt"
+    zh = run_chat("/profile\n/profile forget units\n/profile\n",
+                  *in_store(db, "--user", "ana", "--session", "trip"), env={"LESSON_LANG": "zh"})
+    assert "你的用户资料（智能体跨会话对 'ana' 的了解）：" in zh.stdout
+    assert "已忘掉 'units'（1 个值，连同它的历史）。" in zh.stdout
+    assert "你的用户资料是空的" in zh.stdout
+    assert_no_traceback(done.stderr, zh.stderr)
