@@ -21,8 +21,12 @@ everywhere the agent keeps it, in one transaction, and proves what is left.
 Each layer's own deletion code does the deleting, inside one write transaction: an error
 halfway (the database refusing, the process interrupted) rolls all of it back, and nothing
 is half-forgotten. Afterwards, on SQLite, the long-term index drops its deleted terms
-(LongTermMemory._purge) and the WAL is emptied into the database file (store._checkpoint):
-secure_delete has zeroed the deleted rows' bytes there.
+(FTS5's secure-delete) and the WAL is emptied into the database file (store._checkpoint):
+secure_delete has zeroed the deleted rows' bytes there. Not always all of them: a page
+SQLite rebuilds after many deletes (a B-tree balanced) can keep old bytes in its unused
+middle (seen with 1,000 memories of a user); the proof finds them, and forget_* then
+rewrite the file (VACUUM, which writes it anew from the live rows) and prove again. On
+PostgreSQL they rewrite the tables (VACUUM FULL): a DELETE leaves dead row versions.
 
 **A session and what came of it.** `store.delete_session(id)` deletes the session log
 alone. `forget_session(store, id)` deletes it together with what was derived from it: the
@@ -129,6 +133,8 @@ CONTROLS: tuple[str, ...] = (
 MARGIN = 0.10  # above the closest control sentence
 FLOOR = 0.70   # and never below this, whatever the controls score
 CHECKPOINT_WAIT = 2.0  # seconds the WAL checkpoint waits for another connection's reader
+MAX_NEEDLES = 256  # pieces of forgotten text the files are searched for, at most (each is
+                   # one pass over every file; benchmarks/forgetting.py times it)
 
 LAYERS = {"session log": N_("session log"), "profile": N_("profile"),
           "long-term memory": N_("long-term memory"), "files": N_("files")}
@@ -308,7 +314,8 @@ def forget_user(store: SessionStore, user_id: str, *, vacuum: bool = True) -> Fo
     """Forget everything of `user_id`: every session (messages, repairs), the whole
     profile, every long-term memory, in one transaction; then prove it (verify_forgotten,
     also searching the files for the forgotten texts). vacuum: on PostgreSQL, rewrite the
-    tables (VACUUM FULL) so the deleted rows' old versions leave their files."""
+    tables (VACUUM FULL) so the deleted rows' old versions leave their files; on SQLite,
+    rewrite the file (VACUUM) if the proof finds copies left in its pages' unused space."""
     _check_text("user_id", user_id)
     removed = dict.fromkeys(("sessions", "messages", "profile values", "memories"), 0)
     memory = _memory(store, user_id)
@@ -660,7 +667,32 @@ def _finish(store: SessionStore, user_id: str, topic: Topic | None,
             conn.exec_driver_sql("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
     elif store.dialect == "postgresql" and vacuum:
         _vacuum(store)
-    return verify_forgotten(store, user_id, topic, texts=texts, session_id=session_id)
+    proof = verify_forgotten(store, user_id, topic, texts=texts, session_id=session_id)
+    left = [f for f in proof.remaining if f.layer == "files"]
+    if store.dialect == "sqlite" and left and vacuum and not proof.actions:
+        # secure_delete zeroes a deleted row, but a page SQLite rebuilt (a B-tree balanced
+        # after many deletes) can keep old bytes in its unused middle: the proof finds
+        # them, and VACUUM, which writes the file anew from the live rows, removes them
+        try:
+            with store._errors(), store._engine.connect() as conn:
+                conn.execution_options(begin=None).exec_driver_sql("VACUUM")
+        except StoreError as error:
+            proof.actions.append(_sqlite_vacuum(store, error))
+            return proof
+        proof = verify_forgotten(store, user_id, topic, texts=texts, session_id=session_id)
+        proof.checked.insert(0, _("{where} was rewritten (VACUUM): SQLite had left {n} copies "
+                                  "in the unused space of its pages").format(
+                                      where=store.where, n=len(left)))
+    elif store.dialect == "sqlite" and left and not proof.actions:
+        proof.actions.append(_sqlite_vacuum(store))
+    return proof
+
+
+def _sqlite_vacuum(store: SessionStore, error: Exception | None = None) -> str:
+    why = "" if error is None else f" ({error})"
+    return _("SQLite left copies of deleted text in the unused space of its pages{why}: run "
+             "VACUUM on {where} when no other connection uses it (forget_* do, with "
+             "vacuum=True), then the proof again").format(why=why, where=store.where)
 
 
 def _held_back(store: SessionStore) -> str:
@@ -684,17 +716,22 @@ def _vacuum(store: SessionStore) -> None:
                 conn.exec_driver_sql(f'VACUUM FULL "{name}"')
 
 
-def _needles(texts: Iterable[str]) -> list[str]:
+def _needles(texts: Iterable[str], most: int = MAX_NEEDLES) -> list[str]:
     """The pieces of forgotten texts the files are searched for: each sentence (and each
-    part between the characters JSON escapes), at least 4 characters, at most 200."""
-    found: list[str] = []
+    part between the characters JSON escapes), 8 bytes or more, at most 200 characters;
+    at most `most` of them, spread evenly over the texts in their order (rows left on disk
+    leave whole pages: a sample of their sentences finds them)."""
+    found: dict[str, None] = {}
     for text in texts:
         for piece in re.split(r'["\\\n\r\t\x00-\x1f]+', text):
             for part in pieces(piece) or [piece]:
                 part = part.strip()[:200]
-                if len(part.encode("utf-8")) >= 8 and part not in found:
-                    found.append(part)
-    return found
+                if len(part.encode("utf-8")) >= 8:
+                    found[part] = None
+    every = list(found)
+    if len(every) <= most:
+        return every
+    return [every[i * len(every) // most] for i in range(most)]
 
 
 # ----------------------------------------------------------------- the files
@@ -717,7 +754,6 @@ def _check_files(store: SessionStore, needles: list[str], proof: Proof) -> None:
         files = _postgres_files(store, proof)
         if files is None:
             return
-    live = _live_counts(store, keys)
     seen: dict[bytes, int] = dict.fromkeys(keys, 0)
     where: dict[bytes, list[str]] = {k: [] for k in keys}
     for path in files:
@@ -738,6 +774,7 @@ def _check_files(store: SessionStore, needles: list[str], proof: Proof) -> None:
     proof.checked.append(_("the files {files}, byte by byte (UTF-8, case ignored), for {n} "
                            "names and pieces of forgotten text").format(files=listed,
                                                                        n=len(keys)))
+    live = _live_counts(store, [k for k in keys if seen[k]])  # only what the files hold
     for key in keys:
         extra = seen[key] - live.get(key, 0)
         if extra > 0:
@@ -823,14 +860,15 @@ def _live_counts(store: SessionStore, keys: list[bytes]) -> dict[bytes, int]:
     """How many copies of each key the live rows hold: every text and blob of every table
     (the long-term index's own tables too), counted again for each index that holds it."""
     counts: dict[bytes, int] = dict.fromkeys(keys, 0)
+    if not keys:
+        return counts
+    blobs: dict[int, list[bytes]] = {}  # copies → every value stored that many times
 
     def count(value: Any, times: int = 1) -> None:
         if isinstance(value, str):
             value = value.encode("utf-8", "surrogatepass")
         if isinstance(value, (bytes, memoryview)):
-            data = bytes(value).lower()
-            for key in keys:
-                counts[key] += data.count(key) * times
+            blobs.setdefault(times, []).append(bytes(value))
 
     with store._reading() as conn:
         for table, columns in _text_columns(store, conn):
@@ -842,6 +880,10 @@ def _live_counts(store: SessionStore, keys: list[bytes]) -> dict[bytes, int]:
                 for term in conn.exec_driver_sql(  # holds each distinct term once
                         "SELECT DISTINCT unnest(string_to_array(terms, ' ')) FROM memories"):
                     count(term[0])
+    for times, values in blobs.items():
+        data = b"\x00".join(values).lower()  # NUL: no key spans two values
+        for key in keys:
+            counts[key] += data.count(key) * times
     return counts
 
 
