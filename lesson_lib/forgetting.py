@@ -56,7 +56,12 @@ chat app's Delete use it.
   vectors, about 0.7 with many transformer models), so one number would delete too much
   with one model and find nothing with another. MARGIN and FLOOR were chosen on
   development cases (benchmarks/forgetting.py, which prints the figures); a control that
-  itself says a name is left out of the calibration.
+  itself says a name is left out of the calibration. Finding by meaning embeds every text
+  of the user (sentence by sentence): with a real provider behind the backend switch, that
+  is a request holding them; pass embedder=Embedder.offline() to keep them on this machine.
+  With the offline model's vectors, words find all that meaning finds on the cases
+  measured (it reads 成都 and Chengdu as unrelated; the names table bridges them): meaning
+  is there for an embedder that reads both languages.
 
 What a topic takes: in the session log, every turn (a user message and all that answers
 it: tool rounds whole, the reply, which may say "it is cloudy there" without the name)
