@@ -219,6 +219,27 @@ def test_forget_topic_by_every_name_keeps_the_rest(url):
                 assert _in_files(store, text) == 0, text
 
 
+def test_forget_topic_an_error_halfway_forgets_nothing(url, monkeypatch):
+    from lesson_lib.profile import UserProfile
+
+    with SessionStore(url) as store:
+        ids = _fill(store)
+        before = (store.session(ids["trip"]).get_items(), store.info(ids["trip"]).title,
+                  store.profile("xiaoming").as_dict(),
+                  [m.text for m in LongTermMemory(store, "xiaoming", embedder=OFFLINE).all()])
+
+        def refused(self, conn, key=None):
+            raise RuntimeError("the database went away")
+
+        monkeypatch.setattr(UserProfile, "_delete", refused)  # after the log's deletes
+        with pytest.raises(RuntimeError, match="went away"):
+            forget_topic(store, "xiaoming", "Chengdu", embedder=OFFLINE)
+        after = (store.session(ids["trip"]).get_items(), store.info(ids["trip"]).title,
+                 store.profile("xiaoming").as_dict(),
+                 [m.text for m in LongTermMemory(store, "xiaoming", embedder=OFFLINE).all()])
+        assert after == before
+
+
 def test_forget_topic_in_chinese_finds_the_english_too(url):
     with SessionStore(url) as store:
         _fill(store)
