@@ -479,6 +479,7 @@ class LongTermMemory:
         _create(self.store)
         self._matrix: _Matrix | None = None
         self._other_models: set[int] = set()
+        self._counted: tuple[int, int] = (-1, 0)  # (change seq, the user's memories) then
 
     # ------------------------------------------------------------- writing
 
@@ -845,11 +846,13 @@ class LongTermMemory:
             if not every:
                 wanted = self._rare(conn, wanted)
             query = (" AND " if every else " OR ").join(f'"{w}"' for w in wanted)
-            rows = conn.exec_driver_sql(  # each match joined to its memory row, this user's
-                "SELECT m.id, m.terms FROM memories_fts CROSS JOIN memories m "
-                "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND m.user_id = ? "
-                "ORDER BY bm25(memories_fts) LIMIT ?", (query, self.user_id, LEXICAL_BUDGET)
-            ).all()
+            joined = ("SELECT m.id, m.terms FROM memories_fts CROSS JOIN memories m ON m.id = "
+                      "memories_fts.rowid WHERE memories_fts MATCH ? AND m.user_id = ?")
+            rows = conn.exec_driver_sql(joined + " LIMIT ?",  # this user's matches, each
+                                        (query, self.user_id, LEXICAL_BUDGET)).all()  # with its
+            if len(rows) == LEXICAL_BUDGET:  # terms; more than that: the index's best of them
+                rows = conn.exec_driver_sql(joined + " ORDER BY bm25(memories_fts) LIMIT ?",
+                                            (query, self.user_id, LEXICAL_BUDGET)).all()
         else:
             query = (" & " if every else " | ").join(f"'{w}'" for w in wanted)
             tsquery = sa.cast(query, sa.dialects.postgresql.TSQUERY)
@@ -860,9 +863,20 @@ class LongTermMemory:
                 .limit(LEXICAL_BUDGET)).all()
         if every:
             return [(int(i), 1.0) for i, _terms in rows]
-        total = conn.execute(sa.select(sa.func.count()).select_from(m).where(
-            m.c.user_id == self.user_id)).scalar() or 0
-        return _bm25(wanted, [(int(i), t) for i, t in rows], total)[:n]
+        return _bm25(wanted, [(int(i), t) for i, t in rows], self._count(conn))[:n]
+
+    def _count(self, conn: Any) -> int:
+        """How many memories the user has: counted again only when the change log moved
+        (counting 100,000 rows takes milliseconds; reading the log's last entry does not)."""
+        sa, t = _sa(), tables()
+        seq = conn.execute(sa.select(sa.func.coalesce(sa.func.max(t.changes.c.seq), 0))
+                           .where(t.changes.c.user_id == self.user_id)).scalar()
+        counted_at, total = self._counted
+        if seq != counted_at:
+            total = conn.execute(sa.select(sa.func.count()).select_from(t.memories).where(
+                t.memories.c.user_id == self.user_id)).scalar() or 0
+            self._counted = (seq, total)
+        return total
 
     def _lexical_apart(self, wanted: list[str], n: int) -> list[tuple[int, float]]:
         with self.store._reading() as conn:
