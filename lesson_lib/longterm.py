@@ -35,10 +35,11 @@ only when the user's own messages say it (`said_by_user`); otherwise it is refus
 Chengdu: date"). Writing a memory with a subject deletes the older memories of that
 subject: the stale fact is gone, never returned beside the new one. (A write older than
 what is stored for its subject is the stale one: it is not stored.) `update(id, text)`
-rewrites a memory in place; its old text is gone too (the row and its index entries are
+rewrites a memory in place, with the new text's date; its old text is gone too (the row and its index entries are
 overwritten; on SQLite, secure_delete zeroes freed pages and the WAL is checkpointed).
 Memories without a subject cannot contradict each other by rule; hits carry their dates,
-and `as_prompt()` tells the model that the newer one is right.
+a search gives equal scores to the newer memory first, and `as_prompt()` tells the model
+that the newer one is right.
 
 **Deleting is for good, and provable.** `delete(id)`, `forget(about=…)` (every memory whose
 words include all of `about`'s words: the lexical index, never similarity, decides what a
@@ -566,16 +567,20 @@ class LongTermMemory:
         return self.write(summary, source="session", ref=session_id,
                           subject=f"session {session_id}", at=at)
 
-    def update(self, memory_id: int, text: str) -> Memory:
-        """Rewrite a memory: new text, new vector, new index entries; the old text is gone."""
+    def update(self, memory_id: int, text: str, *,
+               at: str | datetime | None = None) -> Memory:   # when it was said; None: now
+        """Rewrite a memory: new text, new vector, new index entries; the old text is gone,
+        and the memory takes the new text's date (a fact restated today is today's: it
+        ranks and reads as the newer one)."""
         text = _check_memory_text(text)
+        stamp = _when(at)
         vector = self._vectors([text])[0]
         m = tables().memories
         with self.store._writing() as conn:
             self._own(conn, memory_id)
             conn.execute(m.update().where(m.c.id == memory_id).values(
-                text=text, terms=" ".join(terms(text)), updated_at=_now(), model=self.model,
-                vector=_pack(vector)))
+                text=text, terms=" ".join(terms(text)), created_at=stamp, updated_at=_now(),
+                model=self.model, vector=_pack(vector)))
             self._unindex(conn, memory_id)
             self._index(conn, memory_id, text)
             self._log(conn, memory_id)

@@ -195,6 +195,20 @@ def test_an_updated_memory_never_comes_back_in_its_old_form(memory):
     assert memory.mentions("Jinjiang") == 0 and memory.mentions("Minshan") == 2  # text + index
 
 
+def test_an_updated_memory_takes_the_new_text_s_date(memory):
+    """update() is a restatement: the memory carries the new date (now, or at=), so it reads
+    and ranks as the newer one beside a memory written in between."""
+    old = memory.write("My budget is 6,000 yuan.", source="user", at="2026-02-20T09:00:00Z")
+    memory.write("My budget is 7,000 yuan.", source="user", at="2026-03-01T09:00:00Z")
+    new = memory.update(old.id, "My budget is 8,000 yuan.", at="2026-03-15T09:00:00Z")
+    assert new.created_at.startswith("2026-03-15")
+    assert memory.get(old.id).created_at.startswith("2026-03-15")
+    assert memory.as_prompt(memory.all()).splitlines()[1].startswith("- 2026-03-15")
+    with pytest.raises(ValueError, match="at is a"):
+        memory.update(old.id, "My budget is 9,000 yuan.", at="next week")
+    assert memory.get(old.id).text == "My budget is 8,000 yuan."
+
+
 def test_a_deleted_memory_is_gone_everywhere(memory):
     kept = memory.write("I like green tea.", source="user")
     gone = memory.write("My passport number is E12345678.", source="user")
