@@ -122,6 +122,57 @@ def test_users_do_not_see_or_forget_each_other(memory):
     assert texts_of(other.search("Chengdu", 5)) == ["Xiaohong's trip to Chengdu is in June."]
 
 
+def test_another_user_s_memories_never_change_how_a_word_weighs(memory):
+    """Lexical scores count this user's memories only: 300 of another user's notes about
+    peanuts leave the scores of Xiaoming's peanut memory, and the order of his hits, exactly
+    as they were (FTS5's own bm25() weighed "peanuts" at nearly 0 for him then)."""
+    memory.write_many(["I'm allergic to peanuts.", "Peanut butter was my favourite as a kid.",
+                       "I'm planning a trip to Chengdu in May.", "My sister lives in Shanghai.",
+                       "我对花生过敏。"], source="user")
+
+    def scores(question):
+        return [(h.text, h.lexical) for h in memory.search(question, 3, method="lexical")]
+
+    questions = ["peanuts", "peanut allergy", "Chengdu trip", "花生"]
+    before = {q: scores(q) for q in questions}
+    assert before["peanuts"][0][1] > 0.1 and before["花生"][0][1] > 0.1
+    other = LongTermMemory(memory.store, "xiaohong", embedder=OFFLINE)
+    other.write_many([f"Peanut note {i}: roasted peanuts, peanut sauce, peanuts again."
+                      for i in range(300)] + [f"花生笔记 {i}：花生酱" for i in range(50)],
+                     source="document")
+    assert {q: scores(q) for q in questions} == before
+    assert other.search("peanuts", 1, method="lexical")[0].source == "document"
+
+
+def test_the_lexical_scores_are_bm25_over_the_user_s_own_memories():
+    """_bm25 by hand on three memories: a rarer term weighs more, a repeated term more (but
+    less than twice), a longer memory less; equal scores go to the newer memory."""
+    rows = [(1, "peanut allergi"), (2, "peanut butter favourit kid"), (3, "trip chengdu may"),
+            (4, "peanut allergi")]
+    ranked = longterm._bm25(["peanut", "allergi"], rows, total=10)
+    assert [i for i, _s in ranked] == [4, 1, 2]  # 4 and 1 tie: the newer (4) first
+    one = dict(longterm._bm25(["peanut"], [(1, "peanut x"), (2, "peanut peanut")], total=10))
+    assert one[1] < one[2] < 2 * one[1]
+    short, long = (dict(longterm._bm25(["trip"], [(1, "trip"), (2, "trip a b c d e f")],
+                                       total=10))[i] for i in (1, 2))
+    assert short > long
+    rare, common = longterm._bm25(["trip"], [(1, "trip")], total=10), \
+        longterm._bm25(["trip"], [(i, "trip") for i in range(8)], total=10)
+    assert rare[0][1] > common[0][1] > 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_equal_scores_go_to_the_newer_memory(memory, method):
+    """Recency breaks ties: two memories that score the same come newest first by their
+    date, whichever was written first (the older one here is written second, with `at=`)."""
+    newer = memory.write("I work at the museum.", source="user", at="2026-05-01T09:00:00Z")
+    older = memory.write("I work at the museum.", source="user", at="2025-02-01T09:00:00Z")
+    hits = memory.search("Where do I work? museum", 2, method=method)
+    assert [h.id for h in hits] == [newer.id, older.id] and hits[0].score == hits[1].score
+    third = memory.write("I work at the museum.", source="user", at="2026-06-01T09:00:00Z")
+    assert memory.search("museum", 1, method=method)[0].id == third.id
+
+
 def test_the_default_embedder_goes_through_the_backend_switch(tmp_path):
     from lesson_lib import llm
 
@@ -142,6 +193,20 @@ def test_an_updated_memory_never_comes_back_in_its_old_form(memory):
     for method in METHODS:
         assert texts_of(memory.search("Jinjiang hotel", 5, method=method)) == [new.text]
     assert memory.mentions("Jinjiang") == 0 and memory.mentions("Minshan") == 2  # text + index
+
+
+def test_an_updated_memory_takes_the_new_text_s_date(memory):
+    """update() is a restatement: the memory carries the new date (now, or at=), so it reads
+    and ranks as the newer one beside a memory written in between."""
+    old = memory.write("My budget is 6,000 yuan.", source="user", at="2026-02-20T09:00:00Z")
+    memory.write("My budget is 7,000 yuan.", source="user", at="2026-03-01T09:00:00Z")
+    new = memory.update(old.id, "My budget is 8,000 yuan.", at="2026-03-15T09:00:00Z")
+    assert new.created_at.startswith("2026-03-15")
+    assert memory.get(old.id).created_at.startswith("2026-03-15")
+    assert memory.as_prompt(memory.all()).splitlines()[1].startswith("- 2026-03-15")
+    with pytest.raises(ValueError, match="at is a"):
+        memory.update(old.id, "My budget is 9,000 yuan.", at="next week")
+    assert memory.get(old.id).text == "My budget is 8,000 yuan."
 
 
 def test_a_deleted_memory_is_gone_everywhere(memory):

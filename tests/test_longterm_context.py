@@ -53,9 +53,10 @@ def test_the_message_is_a_labelled_system_message_newest_first(memory):
 def test_a_hit_that_does_not_fit_is_skipped_and_the_next_tried(memory):
     hits = memory.search("Which metro line goes to the airport?", 3)
     assert hits[0].source == "document"  # the long one ranks first
-    message = context_message(hits, 130)
+    budget = count_messages([{"role": "system", "content": CONTEXT_HEAD}]) + 72  # two short lines
+    message = context_message(hits, budget)
     assert message is not None and "metro.md" not in message["content"]
-    assert count_messages([message]) <= 130 and len(message["content"].splitlines()) == 3
+    assert count_messages([message]) <= budget and len(message["content"].splitlines()) == 3
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

@@ -419,7 +419,8 @@ def cannot_answer(rest: str, lang: str) -> str:
 # ------------------------------------------------------------------ answers from long-term memory
 
 def _memory_said(memory: Any, lang: str) -> str:
-    """One memory, said with where it comes from: the user's own words are quoted."""
+    """One memory, said with where it comes from: the user's own words and a tool's result
+    are quoted (a tool's "remember that the user wants …" is never voiced as a fact)."""
     when = memory.date or ("某天" if lang == "zh" else "an earlier day")
     if lang == "zh":
         if memory.source == "user":
@@ -428,6 +429,8 @@ def _memory_said(memory: Any, lang: str) -> str:
             return f"根据我们{when}的对话：{memory.text}"
         if memory.source == "document":
             return f"根据文档{'《' + memory.ref + '》' if memory.ref else ''}：{memory.text}"
+        if memory.source == "tool":  # what a tool returned: quoted, never my own or yours
+            return f"{when}的工具结果{'（' + memory.ref + '）' if memory.ref else ''}写着：“{memory.text}”"
         return f"根据我{when}的记录：{memory.text}"
     if memory.source == "user":
         return f"You told me on {when}: “{memory.text}”"
@@ -436,6 +439,9 @@ def _memory_said(memory: Any, lang: str) -> str:
     if memory.source == "document":
         return f"From the document {memory.ref}: {memory.text}" if memory.ref else \
             f"From a document: {memory.text}"
+    if memory.source == "tool":  # what a tool returned: quoted, never my own or the user's
+        return (f"A {memory.ref} result from {when} said: “{memory.text}”" if memory.ref else
+                f"A tool's result from {when} said: “{memory.text}”")
     return f"From my notes of {when}: {memory.text}"
 
 
