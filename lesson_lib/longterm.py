@@ -963,7 +963,8 @@ class LongTermMemory:
         if self._other_models:
             raise StoreError(_(
                 "{n} of user {user}'s memories were embedded by another model than {model} "
-                "(the backend changed?): vectors of two models cannot be compared. Call "
+                "(the backend, or the offline model's embedder, changed?): vectors of two models "
+                "cannot be compared. Call "
                 "memory.reindex() to embed them again, or search with method='lexical'").format(
                     n=len(self._other_models), user=repr(self.user_id), model=repr(self.model)))
 

