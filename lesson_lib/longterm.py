@@ -63,10 +63,11 @@ vocabulary), and answers 0.
 - "fused" (the default): reciprocal rank fusion of the two lists, score = Σ 1 / (60 + rank).
 
 Why fused, from the measurements (longterm_eval.py's 97 answerable questions, recall@5;
-benchmarks/longterm.py): on the 49 evaluation memories alone the three are close (dense
-0.97, fused 0.96, lexical 0.92); among invented distractors the offline model's vectors
-lose their way (dense 0.88 at 1,000 memories, 0.79 at 100,000) while words hold (lexical
-0.90) and fusion holds best (0.92 at 1,000, 0.93 at 100,000; Chinese 0.96 throughout).
+benchmarks/longterm.py; the offline embedder since issue 24, the multilingual Universal
+Sentence Encoder): on the 49 evaluation memories alone the three are close (fused 1.00,
+dense 0.98, lexical 0.92); among invented distractors the offline model's vectors lose
+their way (dense 0.91 at 1,000 memories, 0.83 at 100,000) while words hold (lexical 0.90)
+and fusion holds best (0.97 at 1,000, 0.96 at 100,000; Chinese 1.00 throughout).
 Each method fails on different questions: dense on rare names and numbers, lexical on
 paraphrases with no word in common ("Should I bring rain gear?" / "pack an umbrella").
 

