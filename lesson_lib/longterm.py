@@ -67,7 +67,7 @@ benchmarks/longterm.py; the offline embedder since issue 24, the multilingual Un
 Sentence Encoder): on the 49 evaluation memories alone the three are close (fused 1.00,
 dense 0.98, lexical 0.92); among invented distractors the offline model's vectors lose
 their way (dense 0.91 at 1,000 memories, 0.83 at 100,000) while words hold (lexical 0.90)
-and fusion holds best (0.97 at 1,000, 0.96 at 100,000; Chinese 1.00 throughout).
+and fusion holds best (0.96 at 1,000 and at 100,000; Chinese 1.00 throughout).
 Each method fails on different questions: dense on rare names and numbers, lexical on
 paraphrases with no word in common ("Should I bring rain gear?" / "pack an umbrella").
 
