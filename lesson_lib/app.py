@@ -39,7 +39,8 @@ lost, and the new window is filled from its newest end, as a resume does), and /
 clears the stored log too (its system prompt stays). Without a store nothing of this shows.
 
 With a store the app carries all three layers of memory: the window, the session and the
-profile, and long-term memory (below: on by default, `LongTermMemory(store, user)`, with
+profile, and long-term memory (below: on by default, `LongTermMemory(store, user)` with the
+offline embedder, computed here whatever the chat model, with
 search_memory and save_memory offered; `longterm=False` turns it off). Each request's system
 prompt then says what the profile says at that moment (`LongTerm.window`, lesson_lib.agent:
 the stored log keeps the prompt the session started with), and the inspector draws that, so
@@ -312,9 +313,10 @@ class ChatAppState:
             store = SessionStore(store)
         self.store = store
         if longterm is None:  # a stored session carries all three layers: long-term too
-            from lesson_lib.longterm import LongTermMemory  # noqa: PLC0415 (the embedder)
+            from lesson_lib.embeddings import Embedder  # noqa: PLC0415
+            from lesson_lib.longterm import LongTermMemory  # noqa: PLC0415
 
-            self.longterm = LongTermMemory(store, user)
+            self.longterm = LongTermMemory(store, user, embedder=Embedder.offline())
             self.longterm_tools = longterm_tools is not False
         found = self._find(session) if session else (self.sessions() or [None])[0]
         if found is not None:

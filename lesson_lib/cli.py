@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lesson_lib.agent import SYSTEM_PROMPT, Agent, LoopAgent, ToolEvent
+from lesson_lib.embeddings import Embedder
 from lesson_lib.forgetting import (
     ForgetReport,
     Proof,
@@ -69,7 +70,8 @@ prompt of every request as it is at that moment, so "I'm vegan now" is in the ne
 (lesson_lib.longterm): the model may save what you say that lasts (save_memory keeps only
 your own words) and search it, and before each message the memories that answer it are
 recalled and sent with it, so what you said on Monday is used on Tuesday, in another
-session too.
+session too. Its vectors are the offline embedder's, computed here whatever the chat
+model: nothing of your memories is sent anywhere to be embedded.
 
 Commands: /clear forgets everything but the system prompt (with --session: in the store
 too), /memory prints the message list the next call would send (with --session: with the
@@ -258,7 +260,7 @@ def use_session(chat: Chat, session: Session) -> StoredMemory:
     carries the user's profile as it is then, and what long-term memory recalls."""
     memory = session.memory(ShortTermMemory(max_messages=chat.args.max_messages))
     if chat.longterm is None:  # made once: it loads the embedder
-        chat.longterm = LongTermMemory(chat.store, chat.args.user)
+        chat.longterm = LongTermMemory(chat.store, chat.args.user, embedder=Embedder.offline())
     chat.agent = make_agent(chat.args, memory, chat.store.profile(chat.args.user),
                             chat.longterm)
     return memory
