@@ -1172,7 +1172,10 @@ def profile_html(state: ChatAppState) -> str:
     head = ('<div style="font-weight:700">'
             + _("Profile of {user}").format(user=_esc(state.user)) + '</div>'
             f'<div style="color:{GREY}">'
-            + html.escape(_("What every new session's system prompt reads; the model adds to "
+            + html.escape(_("What the system prompt of every request says, as it is now; "
+                             "the model adds to it with remember_preference.")
+                           if state.longterm is not None else
+                           _("What every new session's system prompt reads; the model adds to "
                              "it with remember_preference."), quote=False) + '</div>')
     if not facts:
         body = (f'<div style="color:{GREY}">'
