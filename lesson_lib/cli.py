@@ -82,7 +82,9 @@ a topic (e.g. Chengdu, also written 成都) in your sessions, profile and long-t
 (it asks too), /profile shows what the agent knows about you and /profile forget KEY
 forgets one key; each says what was deleted and what, if anything, is still on disk
 (lesson_lib.forgetting). /help lists the commands, /exit quits (so does
-end of input, Ctrl-D, and Ctrl-C at the prompt). The offline model answers unless the
+end of input, Ctrl-D, and Ctrl-C at the prompt); leaving a stored session keeps it in
+long-term memory as experience, summarised, for later sessions to recall. The offline
+model answers unless the
 environment chooses a real provider (see lesson_lib.llm).
 
 When something goes wrong you get one line saying what happened and what to do,
@@ -302,6 +304,30 @@ def start_session(chat: Chat) -> None:
     print(_("Kept for user {user} in {where}: run the chat again with "
             "--session {name} to come back to it.").format(
                 user=repr(args.user), where=chat.store.where, name=shlex.quote(args.session)))
+
+
+def keep_as_experience(chat: Chat) -> None:
+    """On leaving a stored session: its conversation, summarised, goes into long-term memory
+    as experience (agent.end_session(): it replaces this session's earlier summary), so a
+    later session can recall what was done here. Said in one line; a failure is said too,
+    and the session's log is kept whatever happens."""
+    agent = chat.agent
+    if chat.longterm is None or getattr(agent, "longterm", None) is None:
+        return
+    try:
+        saved = agent.end_session()
+    except KeyboardInterrupt:
+        print(_("(Not kept as experience: interrupted. The session's log is kept.)"))
+        return
+    except Exception as error:  # noqa: BLE001  (the model or the store: said, not raised)
+        print(_("(Not kept as experience: {error}. The session's log is kept.)").format(
+            error=one_line(error)))
+        return
+    if saved is not None:
+        summary = one_line(saved.text)
+        summary = summary if len(summary) <= 100 else summary[:99] + "…"
+        print(_("(Kept in long-term memory as experience: {summary})").format(
+            summary=summary))
 
 
 def reload_if_stale(chat: Chat) -> None:
@@ -667,6 +693,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + _("(Ctrl-C) Leaving the chat."))
     finally:
         if chat.store is not None:
+            keep_as_experience(chat)
             chat.store.close()
     print(_("Bye."))
     return 0

@@ -34,7 +34,7 @@ from lesson_lib.cli import (
     run_command,
     start_session,
 )
-from lesson_lib.longterm import with_context
+from lesson_lib.longterm import LongTermMemory, with_context
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.offline import MODEL_ID, inject_fault, offline_client
 from lesson_lib.offline.server import serve_in_thread
@@ -727,7 +727,8 @@ def test_a_changed_preference_is_in_the_next_request_and_in_memory(tmp_path, cap
         run_command(chat, "/memory")
         shown = capsys.readouterr().out
         assert "What you know about this user: diet: vegan" in shown
-        assert "diet: vegetarian" not in shown
+        system_line = next(line for line in shown.splitlines() if line.startswith("[0] system"))
+        assert "diet: vegetarian" not in system_line, "the system prompt shown is not stale"
         before_answer = chat.agent.window()[:-1]  # what /memory shows, but the answer
         assert sent == with_context(before_answer, chat.agent.last_context), \
             "what /memory shows is what was sent"
@@ -761,6 +762,32 @@ def test_a_fact_said_on_monday_is_recalled_in_a_new_session_on_tuesday(
                      env=env)
     assert fact not in other.stdout, "another user's long-term memory is their own"
     assert_no_traceback(said.stderr, asked.stderr, other.stderr)
+
+
+@pytest.mark.parametrize("lang, monday, tuesday, kept", [
+    ("en", "My sister lives in Hangzhou.", "Where does my sister live?", "Hangzhou"),
+    ("zh", "我妹妹住在杭州。", "我妹妹住在哪里？", "杭州"),
+])
+def test_leaving_a_session_keeps_it_as_experience_a_later_session_recalls(
+        tmp_path, lang, monday, tuesday, kept):
+    db, env = tmp_path / "sessions.db", {"LESSON_LANG": lang}
+    said = run_chat(f"{monday}\n/exit\n", *in_store(db, "--user", "ana", "--session", "mon"),
+                    env=env)
+    with SessionStore(f"sqlite:///{db}") as store:
+        [experience] = LongTermMemory(store, "ana").all()
+    assert experience.source == "session" and kept in experience.text, experience
+    assert kept in said.stdout.splitlines()[-2], "leaving says what was kept"
+    asked = run_chat(f"{tuesday}\n", *in_store(db, "--user", "ana", "--session", "tue"),
+                     env=env)
+    lines = asked.stdout.splitlines()
+    answer = lines[next(i for i, line in enumerate(lines) if tuesday in line) + 1]
+    assert kept in answer, asked.stdout
+    # forgetting the topic before leaving leaves nothing to keep
+    gone = run_chat(f"{monday}\n/forget about {kept}\n/forget yes\n/exit\n",
+                    *in_store(db, "--user", "bo", "--session", "mon"), env=env)
+    with SessionStore(f"sqlite:///{db}") as store:
+        assert LongTermMemory(store, "bo").all() == [], gone.stdout
+    assert_no_traceback(said.stderr, asked.stderr, gone.stderr)
 
 
 def test_a_text_the_user_did_not_say_is_never_saved_as_theirs(tmp_path):
