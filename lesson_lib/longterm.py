@@ -669,7 +669,10 @@ class LongTermMemory:
         with self.store._reading() as conn:
             ids = conn.execute(sa.select(m.c.id).where(m.c.user_id == self.user_id)
                                .order_by(m.c.created_at, m.c.id)).scalars().all()
-            return [self._get(conn, i) for i in ids]
+            found: dict[int, Memory] = {}
+            for start in range(0, len(ids), 500):  # a few hundred ids per query, not one each
+                found.update(self._get_many(conn, ids[start:start + 500]))
+            return [found[i] for i in ids if i in found]
 
     def user_facts(self) -> list[Memory]:
         """The user's own statements (source "user"), oldest first."""
