@@ -298,11 +298,11 @@ def reads_time_itself(nb) -> list[str]:
 
 
 def code_shape(nb) -> tuple[str, ...]:
-    """The notebook's code with every string literal (f-strings too) and comment blanked:
-    two editions with the same shape run the same statements on different text."""
+    """The notebook's code with every string and bytes literal (f-strings too) and comment
+    blanked: two editions with the same shape run the same statements on different text."""
     class Blank(ast.NodeTransformer):
         def visit_Constant(self, node):
-            return ast.Constant("") if isinstance(node.value, str) else node
+            return ast.Constant("") if isinstance(node.value, (str, bytes)) else node
 
         def visit_JoinedStr(self, node):
             return ast.Constant("")
