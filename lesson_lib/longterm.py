@@ -111,6 +111,10 @@ METHODS = ("fused", "dense", "lexical")
 DEFAULT_METHOD = "fused"
 RRF_K = 60            # reciprocal rank fusion's constant (Cormack et al., 2009)
 CANDIDATES = 50       # each list's length before fusion (at least 4 × k)
+MIN_SCORE = 0.29      # the least cosine similarity a hit needs (search's min_score=): on
+# benchmarks/abstain.py's development cases (offline embedder), the answers' cosines were
+# 0.30 to 0.71 and the best memory for a question nothing answers 0.08 to 0.28 (one near
+# miss, a cat asked where a dog is remembered, 0.38); 0.29 is the middle of that gap
 LEXICAL_BUDGET = 2000  # memories a lexical search may rank: its commonest terms are left out
 PROMPT_HEAD = "What you remember (newest first; when two disagree, the newer one is right):"
 
@@ -178,7 +182,8 @@ class Hit:
     """A memory found by a search, with how it was found."""
     memory: Memory
     score: float                  # the method's score: higher is better
-    dense: float | None = None    # cosine similarity to the question (None: not in that list)
+    dense: float | None = None    # cosine similarity to the question (None: not computed:
+    #                               method="lexical" without a floor)
     lexical: float | None = None  # the lexical index's score (None: no word in common)
 
     def __getattr__(self, name: str) -> Any:  # hit.text, hit.source … are the memory's
@@ -402,6 +407,17 @@ class _Matrix:
         rows, scores = rows[scores >= nth], scores[scores >= nth]  # with all ties of the n-th
         best = np.lexsort((-self.ids[rows], -scores))[:n]
         return [(int(self.ids[rows[i]]), float(scores[i])) for i in best]
+
+    def cosines(self, query: Any, memory_ids: Sequence[int]) -> dict[int, float]:
+        """{memory id: cosine with `query`} of those of `memory_ids` in the matrix, from the
+        float32 rows (the same numbers `top` gives them)."""
+        np = self.np
+        ids = [i for i in dict.fromkeys(memory_ids) if i in self.row]
+        if not ids:
+            return {}
+        rows = np.array([self.row[i] for i in ids], dtype=np.int64)
+        scores = self.matrix[rows] @ np.asarray(query, dtype=np.float32)
+        return {i: float(score) for i, score in zip(ids, scores)}
 
     def _scan(self, matrix: Any, query: Any, size: int, helpers: Any = None) -> Any:
         """matrix[:size] @ query, GEMV_ROWS rows at a time: float32 rows by one BLAS call
@@ -687,8 +703,17 @@ class LongTermMemory:
     def search(self, query: str, k: int = 5, *,
                method: str = DEFAULT_METHOD,   # "fused", "dense" or "lexical"
                sources: Iterable[str] | None = None,  # only these sources (None: all)
-               ) -> list[Hit]:
-        """The `k` memories that best answer `query`, best first."""
+               min_score: float | None = MIN_SCORE,  # the least cosine a hit needs (None: no
+               ) -> list[Hit]:                         # floor: always k hits when there are)
+        """The `k` memories that best answer `query`, best first; none when nothing does.
+
+        `min_score` is the floor that lets a search say "nothing": a memory whose cosine
+        similarity to the question (`Hit.dense`, computed for every candidate, also for
+        those found by words alone) is below it is not a hit, whatever its rank; a search
+        whose candidates are all below it returns []. The default, MIN_SCORE, was chosen on
+        benchmarks/abstain.py's development cases for the offline embedder (the multilingual
+        Universal Sentence Encoder); another embedder's cosines have another scale: pass
+        its own floor, or None for the k best whatever their scores."""
         if method not in METHODS:
             raise ValueError(_("method must be one of {methods}, got {value}").format(
                 methods=", ".join(METHODS), value=repr(method)))
@@ -696,29 +721,50 @@ class LongTermMemory:
             raise ValueError(_("k is how many memories to return, at least 1, got "
                                "{value}").format(value=repr(k)))
         check_storable("query", query)
+        if min_score is not None and (isinstance(min_score, bool)
+                                      or not isinstance(min_score, (int, float))
+                                      or not -1.0 <= min_score <= 1.0):
+            raise ValueError(_("min_score is a cosine similarity between -1 and 1 (or None: "
+                               "no floor), got {value}").format(value=repr(min_score)))
         wanted = set(sources) if sources is not None else None
         n = max(CANDIDATES, 4 * k) if method == "fused" or wanted else k
         dense: list[tuple[int, float]] = []
         lexical: list[tuple[int, float]] = []
         words = sorted(set(terms(query)))
+        vector = None
         apart = method == "fused" and not self._one_connection()
         beside = _pool().submit(self._lexical_apart, words, n) if apart else None
         with self.store._reading() as conn:  # fused: the words are looked up in another
-            if method in ("fused", "dense"):  # thread meanwhile (SQLite and NumPy both let
-                matrix = self._synced(conn)    # go of the GIL while they work)
-                dense = (matrix.top(self._vectors([query])[0], n, _pool())
-                         if len(matrix) else [])
+            cosine: dict[int, float] = {}     # thread meanwhile (SQLite and NumPy both let
+            if method != "lexical" or min_score is not None:  # go of the GIL while they work)
+                matrix = self._synced(conn)
+                vector = self._vectors([query])[0] if len(matrix) else None
+                if method in ("fused", "dense") and vector is not None:
+                    dense = matrix.top(vector, n, _pool())
             if method == "lexical" or (method == "fused" and not apart):
                 lexical = self._lexical(conn, words, n)
             if beside is not None:
                 lexical = beside.result()
+            if method != "dense" and vector is not None:
+                # the cosine of every memory found by words, too, from the matrix: one
+                # outside the dense candidates is ranked by its own similarity, not left
+                # out of that list (reciprocal rank fusion gave it nothing there: a memory
+                # first by words fell behind any found by both lists, "the cliff")
+                cosine = matrix.cosines(vector, [i for i, _score in lexical])
+            dense_of = {**cosine, **dict(dense)}
             if method == "dense":
                 ranked = dense
             elif method == "lexical":
                 ranked = lexical
             else:
-                ranked = _fuse(dense, lexical)
-            dense_of, lexical_of = dict(dense), dict(lexical)
+                known = set(dict(dense))
+                extra = sorted(((i, c) for i, c in cosine.items() if i not in known),
+                               key=lambda item: (-item[1], -item[0]))
+                ranked = _fuse(dense + extra, lexical)
+            if min_score is not None:  # "nothing": below the floor is not a hit
+                ranked = [item for item in ranked
+                          if dense_of.get(item[0], -1.0) >= min_score]
+            lexical_of = dict(lexical)
             found = self._get_many(conn, [i for i, _score in ranked[:n]])
             # equal scores: the newer memory first (by its date; then the one written later)
             ranked = sorted(ranked[:n], key=lambda item: -item[0])
@@ -1109,10 +1155,15 @@ def context_message(hits: Iterable[Hit | Memory],   # best first, as search() re
 
 
 def recall(question: str, memory: LongTermMemory, budget: int, *, k: int = 5,
-           method: str = DEFAULT_METHOD) -> dict | None:
+           method: str = DEFAULT_METHOD,
+           min_score: float | None = MIN_SCORE,  # the least cosine a hit needs (search's)
+           ) -> dict | None:
     """Retrieval before the call: the `k` memories that best answer `question`, as the
-    labelled system message `context_message` makes (at most `budget` tokens), or None."""
-    return context_message(memory.search(question, k, method=method), budget)
+    labelled system message `context_message` makes (at most `budget` tokens), or None:
+    None too when no memory reaches `min_score` (search's floor), so a question nothing
+    answers is sent without a context to misread."""
+    return context_message(memory.search(question, k, method=method, min_score=min_score),
+                           budget)
 
 
 def with_context(messages: Sequence[Mapping], context: Mapping | None) -> list[dict]:
