@@ -1,10 +1,11 @@
-"""The two frozen long-term memory evaluations are well formed: ids, answers, quotas, languages.
+"""The frozen long-term memory evaluations are well formed: ids, answers, quotas, languages.
 
+lesson_lib/data/abstain_eval.json (can search say "nothing"? scored by benchmarks/abstain.py),
 lesson_lib/data/crosslang_eval.json (retrieval across English and Chinese, scored by
 benchmarks/crosslang.py) and lesson_lib/data/write_policy_eval.json (what to store from a
 user's message, scored by benchmarks/write_policy.py). One test holds the cross-language
 evaluation (its memories alone) to the floor of its later score: a retrieval that gets worse
-fails it.
+fails it; another holds the abstention evaluation to its first score's floor.
 """
 
 from __future__ import annotations
@@ -148,6 +149,47 @@ def test_crosslang_recall_holds_its_later_score(cross, tmp_path):
     assert below == {}, f"recall@5 fell below the later score's floor: {below}"
 
 
+# ----------------------------------------------------------------- abstention
+
+abstain = load_benchmark("abstain")
+
+
+def test_abstain_eval_quotas_and_languages():
+    """At least 60 questions: half unanswerable, half Chinese, a third cross-language; every
+    answer a memory of its store; each question and memory in the language it says."""
+    data = abstain.load("abstain_eval.json")
+    assert "frozen" in data["note"]
+    questions = [q for store in data["stores"] for q in store["questions"]]
+    assert len(questions) >= 60
+    assert 2 * sum(q["answer"] is None for q in questions) == len(questions)
+    assert 2 * sum(q["lang"] == "zh" for q in questions) >= len(questions)
+    assert 3 * sum(q["kind"] == "cross" for q in questions) >= len(questions)
+    for store in data["stores"]:
+        ids = {m["id"] for m in store["memories"]}
+        for q in store["questions"]:
+            assert q["answer"] is None or q["answer"] in ids, q
+            assert language_problems(q["q"], q["lang"]) is None, q
+            assert (q["kind"] == "mixed") == (q["lang"] == "mixed"), q
+
+
+# The first score (benchmarks/abstain.py's docstring, min_score=0.29): answerable found
+# 27/33 (en 11/13, zh 13/17, mixed 6/6; cross-language 17/22), unanswerable given nothing
+# 29/33 (en 11/13, zh 15/17, mixed 6/6). The floors leave one question of room per part
+# (float rounding on another machine can move a cosine across 0.29).
+ABSTAIN_FLOORS = {("all", "found"): 26, ("en", "found"): 10, ("zh", "found"): 12,
+                  ("mixed", "found"): 5, ("cross", "found"): 16, ("all", "abstained"): 28,
+                  ("en", "abstained"): 10, ("zh", "abstained"): 14, ("mixed", "abstained"): 5}
+
+
+def test_abstain_holds_its_first_score(tmp_path):
+    table = abstain.figures(abstain.ask(abstain.load("abstain_eval.json"),
+                                        folder=str(tmp_path)))
+    below = {f"{part} {what}": f"{table[part][what][0]}/{table[part][what][1]} < {least}"
+             for (part, what), least in ABSTAIN_FLOORS.items()
+             if table[part][what][0] < least}
+    assert below == {}, f"abstention fell below its first score's floor: {below}"
+
+
 # ----------------------------------------------------------------- write policy
 
 def test_write_policy_cases_are_well_formed(policy):
@@ -191,7 +233,8 @@ def test_write_policy_quotas(policy):
 
 FIRST = re.compile(r"First score \((\d{4}-\d{2}-\d{2}), scored once at commit ([0-9a-f]{40});"
                    r"[^\n]*")
-EVALS = {"crosslang": ("crosslang_eval.json", "questions"),
+EVALS = {"abstain": ("abstain_eval.json", "stores"),
+         "crosslang": ("crosslang_eval.json", "questions"),
          "write_policy": ("write_policy_eval.json", "cases")}
 
 
