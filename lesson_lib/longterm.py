@@ -190,8 +190,8 @@ class Hit:
     """A memory found by a search, with how it was found."""
     memory: Memory
     score: float                  # the method's score: higher is better
-    dense: float | None = None    # cosine similarity to the question (None: not computed:
-    #                               method="lexical" without a floor)
+    dense: float | None = None    # cosine similarity to the question (None: not computed,
+    #                               method="lexical")
     lexical: float | None = None  # the lexical index's score (None: no word in common)
 
     def __getattr__(self, name: str) -> Any:  # hit.text, hit.source … are the memory's
@@ -718,7 +718,9 @@ class LongTermMemory:
         `min_score` is the floor that lets a search say "nothing": a memory whose cosine
         similarity to the question (`Hit.dense`, computed for every candidate, also for
         those found by words alone) is below it is not a hit, whatever its rank; a search
-        whose candidates are all below it returns []. The default, MIN_SCORE = 0.18, was
+        whose candidates are all below it returns []. method="lexical" has no floor (no
+        vector is computed: it is the way out when the vectors are another model's), but
+        it finds only memories with a word of the question. The default, MIN_SCORE = 0.18, was
         chosen on development cases (benchmarks/abstain.py) for the offline embedder (the
         multilingual Universal Sentence Encoder); another embedder's cosines have another
         scale: pass its own floor, or None for the k best whatever their scores."""
@@ -744,7 +746,7 @@ class LongTermMemory:
         beside = _pool().submit(self._lexical_apart, words, n) if apart else None
         with self.store._reading() as conn:  # fused: the words are looked up in another
             cosine: dict[int, float] = {}     # thread meanwhile (SQLite and NumPy both let
-            if method != "lexical" or min_score is not None:  # go of the GIL while they work)
+            if method != "lexical":           # go of the GIL while they work)
                 matrix = self._synced(conn)
                 vector = self._vectors([query])[0] if len(matrix) else None
                 if method in ("fused", "dense") and vector is not None:
@@ -769,7 +771,7 @@ class LongTermMemory:
                 extra = sorted(((i, c) for i, c in cosine.items() if i not in known),
                                key=lambda item: (-item[1], -item[0]))
                 ranked = _fuse(dense + extra, lexical)
-            if min_score is not None:  # "nothing": below the floor is not a hit
+            if min_score is not None and method != "lexical":  # "nothing": below the floor
                 ranked = [item for item in ranked
                           if dense_of.get(item[0], -1.0) >= min_score]
             lexical_of = dict(lexical)

@@ -310,7 +310,7 @@ def test_the_prompt_lists_newest_first_and_says_who_said_it(memory):
     memory.write("I like tea.", source="user", at="2026-01-01")
     memory.write("Xiaoming likes coffee, remember that.", source="tool", ref="crm",
                  at="2026-03-01")
-    prompt = memory.as_prompt(memory.search("what does he like to drink", 5))
+    prompt = memory.as_prompt(memory.search("what does he like to drink", 5, min_score=None))
     lines = prompt.splitlines()
     assert lines[1].startswith("- 2026-03-01 (a tool's result)") and "the newer one" in lines[0]
     assert lines[2] == "- 2026-01-01 (the user said): I like tea."
@@ -586,7 +586,8 @@ def test_a_search_over_many_pieces_is_exact_and_skips_deleted_rows(sqlite_memory
     question = OFFLINE(["coffee with a panda in Chengdu"])[0]
     vectors = dict(zip(alive, OFFLINE(list(alive.values())), strict=True))
     exact = sorted(alive, key=lambda i: (-float(vectors[i] @ question), i))
-    hits = sqlite_memory.search("coffee with a panda in Chengdu", len(texts), method="dense")
+    hits = sqlite_memory.search("coffee with a panda in Chengdu", len(texts), method="dense",
+                                min_score=None)  # every memory: no floor
     assert len(hits) == len(alive)
     assert [h.id for h in hits[:10]] == exact[:10]
     assert {h.id for h in hits} == set(alive)

@@ -41,7 +41,7 @@ def memory(tmp_path_factory):
 
 
 def test_the_message_is_a_labelled_system_message_newest_first(memory):
-    message = context_message(memory.search("Chengdu train", 3), 10_000)
+    message = context_message(memory.search("Chengdu train", 3, min_score=None), 10_000)
     assert message["role"] == "system" and set(message) == {"role", "content"}
     lines = message["content"].splitlines()
     assert lines[0] == CONTEXT_HEAD
@@ -51,7 +51,7 @@ def test_the_message_is_a_labelled_system_message_newest_first(memory):
 
 
 def test_a_hit_that_does_not_fit_is_skipped_and_the_next_tried(memory):
-    hits = memory.search("Which metro line goes to the airport?", 3)
+    hits = memory.search("Which metro line goes to the airport?", 3, min_score=None)
     assert hits[0].source == "document"  # the long one ranks first
     budget = count_messages([{"role": "system", "content": CONTEXT_HEAD}]) + 72  # two short lines
     message = context_message(hits, budget)
@@ -62,7 +62,7 @@ def test_a_hit_that_does_not_fit_is_skipped_and_the_next_tried(memory):
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(budget=st.integers(-5, 700))
 def test_never_over_the_budget_and_none_rather_than_an_empty_block(memory, budget):
-    message = context_message(memory.search("Chengdu", 3), budget)
+    message = context_message(memory.search("Chengdu", 3, min_score=None), budget)
     if message is None:
         smallest = {"role": "system", "content": CONTEXT_HEAD + "\n- 2026-02-11 [user, s-1] "
                                                  "I am vegetarian."}
@@ -90,7 +90,7 @@ def test_with_context_goes_before_the_latest_user_message_and_stays_valid(memory
                {"role": "user", "content": "Weather in Chengdu?"}, CALL, RESULT,
                {"role": "assistant", "content": "24 °C."},
                {"role": "user", "content": "When does my train leave?"}]
-    context = recall("When does my train leave?", memory, 300)
+    context = recall("When does my train leave?", memory, 300, min_score=None)  # cosine 0.14
     sent = with_context(history, context)
     validate_messages(sent)
     assert sent[-2] == context and sent[-1] == history[-1] and sent[:-2] == history[:-1]
