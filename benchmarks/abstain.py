@@ -123,7 +123,7 @@ def sweep(data: dict) -> None:
         floor = step / 100
         outcomes = []
         for o in raw:
-            kept = [i for i, d in zip(o["ids"], o["dense"]) if d is not None and d >= floor][:K]
+            kept = [i for i, d in zip(o["ids"], o["dense"], strict=True) if d is not None and d >= floor][:K]
             answer = next((q["answer"] for s in data["stores"] for q in s["questions"]
                            if q["q"] == o["q"]), None)
             outcomes.append({**o, "found": answer in kept, "abstained": not kept})

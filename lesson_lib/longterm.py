@@ -425,7 +425,7 @@ class _Matrix:
             return {}
         rows = np.array([self.row[i] for i in ids], dtype=np.int64)
         scores = self.matrix[rows] @ np.asarray(query, dtype=np.float32)
-        return {i: float(score) for i, score in zip(ids, scores)}
+        return {i: float(score) for i, score in zip(ids, scores, strict=True)}
 
     def _scan(self, matrix: Any, query: Any, size: int, helpers: Any = None) -> Any:
         """matrix[:size] @ query, GEMV_ROWS rows at a time: float32 rows by one BLAS call
