@@ -61,6 +61,12 @@ vocabulary), and answers 0.
   every write is also logged (`memory_changes`: ids only), and a search first applies what
   changed since it last looked, so another process's delete is seen at once.
 - "fused" (the default): reciprocal rank fusion of the two lists, score = Σ 1 / (60 + rank).
+  A memory found by words but outside the dense candidates gets its own cosine (from the
+  matrix) and its rank by it, rather than nothing from that list.
+
+A floor, `min_score` (MIN_SCORE = 0.18, a least cosine, chosen on development cases by
+benchmarks/abstain.py), lets "fused" and "dense" say "nothing": below it a memory is not a
+hit, so a question nothing is near gets [] and `recall` sends no context.
 
 Why fused, from the measurements (longterm_eval.py's 97 answerable questions, recall@5;
 benchmarks/longterm.py; the offline embedder since issue 24, the multilingual Universal

@@ -15,9 +15,10 @@ name, number, unanswerable.
     recall(memory, data, ids, k=5)             # {"fused": {"all": .., "en": .., "zh": ..}, ...}
 
 recall@k: of the questions that have an answer, the share whose answer is among the
-top k hits. The unanswerable questions are measured apart (`abstention()`): retrieval
-always returns k memories, and no score threshold tells the two kinds apart here; whether
-the memories found answer is the model's call, and a test of the agent, not of the index.
+top k hits. The unanswerable questions are measured apart (`abstention()`): search's floor
+(min_score, a least cosine; benchmarks/abstain.py) gives nothing when nothing is near the
+question, but no threshold tells the two kinds apart well here (a near miss scores like an
+answer); whether the memories found answer is the model's call, and a test of the agent.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def abstention(memory: LongTermMemory, data: EvalData) -> dict[str, float]:
     not answer is the model's job, reading them."""
     scored = []
     for question in data.questions:
-        hits = memory.search(question["q"], 1, method="dense")
+        hits = memory.search(question["q"], 1, method="dense", min_score=None)
         scored.append((hits[0].dense if hits else 0.0, question["answer"] is None))
     best = {"threshold": 0.0, "answerable_kept": 1.0, "unanswerable_refused": 0.0}
     answerable = [s for s, none in scored if not none]
