@@ -34,7 +34,7 @@ def memory(url):
 
 
 @pytest.mark.parametrize("question", ["What is my favourite movie?", "Which bank do I use?",
-                                      "我喜欢听什么音乐？", "我爸爸的生日是哪天？"])
+                                      "我喜欢听什么音乐？", "我的护照号码是多少？"])
 def test_a_question_nothing_answers_gets_no_hit_and_no_context(memory, question):
     assert memory.search(question) == []
     assert recall(question, memory, budget=500) is None
