@@ -7,7 +7,7 @@ tuned, scored once) is three small stores of invented memories in English and Ch
 with 66 questions: half have an answer (a third of all cross-language: an English question
 about a Chinese memory or the reverse), half have none, many of those near a memory's topic
 (a cat asked about where an uncle's hamster is remembered). --dev scores the development
-cases (lesson_lib/data/abstain_dev.json) instead: the floor's default, MIN_SCORE, was chosen
+cases (lesson_lib/data/abstain_dev.json) instead: the measured floor, ABSTAIN_FLOOR, was chosen
 on them; --sweep prints the development cases' figures at every floor from 0.20 to 0.60.
 
 Each store is written into a `LongTermMemory` in a SQLite file (a temporary folder) with the
@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from lesson_lib.longterm import MIN_SCORE, LongTermMemory  # noqa: E402
+from lesson_lib.longterm import ABSTAIN_FLOOR, LongTermMemory  # noqa: E402
 from lesson_lib.sessions import SessionStore  # noqa: E402
 
 DATA = Path(ROOT) / "lesson_lib" / "data"
@@ -63,7 +63,7 @@ def load(name: str = "abstain_eval.json") -> dict:
     return json.loads((DATA / name).read_text(encoding="utf-8"))
 
 
-def ask(data: dict, min_score: float | None = MIN_SCORE, k: int = K,
+def ask(data: dict, min_score: float | None = ABSTAIN_FLOOR, k: int = K,
         folder: str | None = None) -> list[dict]:
     """Every question's outcome: {"q", "lang", "kind", "answerable", "ids" (the hits' eval
     ids, best first), "dense" (their cosines), "found", "abstained"}."""
@@ -141,7 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dev", action="store_true", help="the development cases")
     parser.add_argument("--sweep", action="store_true", help="development cases, every floor")
-    parser.add_argument("--min-score", type=float, default=MIN_SCORE)
+    parser.add_argument("--min-score", type=float, default=ABSTAIN_FLOOR)
     args = parser.parse_args()
     if args.sweep:
         sweep(load("abstain_dev.json"))

@@ -172,7 +172,7 @@ def test_abstain_eval_quotas_and_languages():
             assert (q["kind"] == "mixed") == (q["lang"] == "mixed"), q
 
 
-# The third score (benchmarks/abstain.py's docstring, the default min_score=0.18): answerable
+# The third score (benchmarks/abstain.py's docstring, min_score=ABSTAIN_FLOOR=0.18): answerable
 # found 32/33 (en 12/13, zh 17/17, mixed 6/6; cross-language 21/22), unanswerable given
 # nothing 9/33 (en 4/13, zh 4/17, mixed 2/6). The floors leave one question of room per
 # part (float rounding on another machine can move a cosine across the floor).

@@ -10,7 +10,7 @@ import pytest
 
 from lesson_lib import longterm
 from lesson_lib.embeddings import Embedder
-from lesson_lib.longterm import MIN_SCORE, LongTermMemory, recall
+from lesson_lib.longterm import ABSTAIN_FLOOR, MIN_SCORE, LongTermMemory, recall
 from lesson_lib.sessions import SessionStore
 
 OFFLINE = Embedder.offline()
@@ -36,9 +36,9 @@ def memory(url):
 @pytest.mark.parametrize("question", ["What is my favourite movie?", "Which bank do I use?",
                                       "我喜欢听什么音乐？", "我的护照号码是多少？"])
 def test_a_question_nothing_answers_gets_no_hit_and_no_context(memory, question):
-    assert memory.search(question) == []
-    assert recall(question, memory, budget=500) is None
-    assert len(memory.search(question, min_score=None)) == 5, "no floor: the k best, as before"
+    assert memory.search(question, min_score=ABSTAIN_FLOOR) == []
+    assert recall(question, memory, budget=500, min_score=ABSTAIN_FLOOR) is None
+    assert len(memory.search(question)) == 5, "no floor by default: the k best, as before"
 
 
 @pytest.mark.parametrize(("question", "answer"), [
@@ -49,10 +49,10 @@ def test_a_question_nothing_answers_gets_no_hit_and_no_context(memory, question)
     ("What does my company make?", "太阳能"),                # en → zh
 ])
 def test_answerable_questions_keep_their_hits(memory, question, answer):
-    hits = memory.search(question)
+    hits = memory.search(question, min_score=ABSTAIN_FLOOR)
     assert any(answer in h.text for h in hits), [h.text for h in hits]
-    assert all(h.dense is not None and h.dense >= MIN_SCORE for h in hits)
-    context = recall(question, memory, budget=500)
+    assert all(h.dense is not None and h.dense >= ABSTAIN_FLOOR for h in hits)
+    context = recall(question, memory, budget=500, min_score=ABSTAIN_FLOOR)
     assert context is not None and answer in context["content"]
 
 
@@ -61,7 +61,8 @@ def test_the_floor_is_a_parameter(memory):
     assert memory.search(question, min_score=1.0) == []
     assert recall(question, memory, budget=500, min_score=1.0) is None
     assert len(memory.search(question, min_score=-1.0)) == 5
-    assert "min_score" in LongTermMemory.search.__doc__ and str(MIN_SCORE) in \
+    assert MIN_SCORE is None, "off by default: a cosine floor cannot tell a near miss"
+    assert "min_score" in LongTermMemory.search.__doc__ and str(ABSTAIN_FLOOR) in \
         LongTermMemory.search.__doc__
     for bad in (2, "high", True, -1.5):
         with pytest.raises(ValueError, match="min_score"):
@@ -70,8 +71,9 @@ def test_the_floor_is_a_parameter(memory):
 
 @pytest.mark.parametrize("method", longterm.METHODS)
 def test_every_method_applies_the_floor(memory, method):
-    assert memory.search("What is my favourite movie?", method=method) == []
-    hits = memory.search("allergic shellfish", method=method)
+    assert memory.search("What is my favourite movie?", method=method,
+                         min_score=ABSTAIN_FLOOR) == []
+    hits = memory.search("allergic shellfish", method=method, min_score=ABSTAIN_FLOOR)
     assert hits and "shellfish" in hits[0].text
 
 
