@@ -490,3 +490,70 @@ def test_the_served_model_is_one_hub_service_behind_its_key(hub_factory):
         assert not problems, "\n\n".join(problems)
         assert f"served at http://127.0.0.1:{model_port}/v1" in said["stdout"], said
         assert key not in said["stdout"]
+
+
+# ------------------------------------------------------------- the notebooks hook, alone
+
+def _load_config(monkeypatch, **settings):
+    """The deploy config as JupyterHub loads it, with these settings (no hub started)."""
+    from traitlets.config import Config
+
+    for name in [n for n in os.environ if n.startswith("LESSON_HUB_")]:
+        monkeypatch.delenv(name)
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    config = Config()
+    namespace = {"get_config": lambda: config, "__file__": str(CONFIG)}
+    exec(compile(CONFIG.read_text(encoding="utf-8"), str(CONFIG), "exec"), namespace)
+    return config
+
+
+class _Spawner:  # what the hook reads of a spawner
+    def __init__(self, name: str, home: Path):
+        import logging
+
+        self.user = type("User", (), {"name": name})()
+        self.home_dir = str(home)
+        self.log = logging.getLogger("test_hub")
+
+
+def test_each_learner_gets_the_notebooks_once_and_no_link_is_followed(monkeypatch, tmp_path):
+    config = _load_config(monkeypatch, LESSON_HUB_USERS="test",
+                          LESSON_HUB_HOMES=str(tmp_path), LESSON_HUB_NOTEBOOKS="01")
+    assert config.JupyterHub.authenticator_class == "dummy"
+    assert "environment" not in config.Spawner or not config.Spawner.environment.to_dict()
+    give = config.Spawner.pre_spawn_hook
+    home = tmp_path / "xiaoming"
+    give(_Spawner("xiaoming", home))
+    assert _files(home) == {"notebooks/01_the_stateless_model.ipynb",
+                            "notebooks/zh/01_the_stateless_model.ipynb"}
+    mine = home / "notebooks" / "01_the_stateless_model.ipynb"
+    mine.write_text("my own work", encoding="utf-8")
+    (home / "notebooks" / "zh" / "01_the_stateless_model.ipynb").unlink()
+    give(_Spawner("xiaoming", home))  # the next start: what they changed stays theirs
+    assert mine.read_text(encoding="utf-8") == "my own work"
+    assert (home / "notebooks" / "zh" / "01_the_stateless_model.ipynb").exists()
+    # a learner's link out of their home is not followed
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    other = tmp_path / "xiaohong"
+    other.mkdir()
+    (other / "notebooks").symlink_to(elsewhere)
+    give(_Spawner("xiaohong", other))
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_served_switch_points_every_kernel_at_one_model_with_its_key(monkeypatch):
+    monkeypatch.delenv("LESSON_SERVE_API_KEY", raising=False)  # a new key is made
+    config = _load_config(monkeypatch, LESSON_HUB_MODEL="served", LESSON_HUB_MODEL_PORT="9876")
+    env = config.Spawner.environment
+    service = next(s for s in config.JupyterHub.services if s["name"] == "offline-model")
+    key = service["environment"]["LESSON_SERVE_API_KEY"]
+    assert len(key) >= 24 and key not in " ".join(service["command"])  # not in `ps`
+    assert env == {"LESSON_BACKEND": "openai", "OPENAI_BASE_URL": "http://127.0.0.1:9876/v1",
+                   "OPENAI_API_KEY": key, "LESSON_MODEL": "offline-rule-based-teacher"}
+    from lesson_lib.offline import MODEL_ID
+
+    assert env["LESSON_MODEL"] == MODEL_ID
+    assert config.JupyterHub.authenticator_class == "pam"  # the default: real accounts
+    assert config.JupyterHub.bind_url.startswith("http://127.0.0.1:")

@@ -125,13 +125,21 @@ def give_notebooks(spawner) -> None:
     made = []
     for relative in _series_notebooks():
         target = home / "notebooks" / relative
-        if not target.exists():
+        # as root in a learner's home, follow none of their symbolic links: a link named
+        # notebooks -> /etc must not make the hub write or chown there
+        chain = [home / "notebooks", *(home / "notebooks" / p for p in relative.parents[:-1]
+                                       if str(p) != "."), target]
+        if any(p.is_symlink() for p in chain):
+            spawner.log.warning("%s: %s is a symbolic link; its notebooks are not copied",
+                                spawner.user.name, next(p for p in chain if p.is_symlink()))
+            continue
+        if not os.path.lexists(target):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(SERIES / "notebooks" / relative, target)
             made.append(target)
     if owner is not None:  # as root: the learner owns their copies and the folders
         for path in {home / "notebooks", *made, *(p.parent for p in made)}:
-            os.chown(path, *owner)
+            os.chown(path, *owner, follow_symlinks=False)
             path.chmod(0o700 if path.is_dir() else 0o600)
 
 
