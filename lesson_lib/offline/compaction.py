@@ -182,30 +182,45 @@ def latest(items: list) -> int:
     return 0
 
 
-def window(items: list) -> list:
-    """What a model reads of `items`: from the last compaction item on, that item
-    unfolded into the messages it kept (the guide: it carries what came before it)."""
+def is_user_message(item: Any) -> bool:
+    return isinstance(item, Mapping) and kind_of(item) == "message" and item.get("role") == "user"
+
+
+def opened_at(items: list) -> tuple[int, dict | None]:
+    """(the index of the last compaction item, its payload), or (0, None) without one."""
     start = latest(items)
-    out = []
-    for item in items[start:]:
-        if isinstance(item, Mapping) and kind_of(item) == "compaction":
-            if "encrypted_content" not in item:
-                raise missing("input.encrypted_content")  # reconstructed
-            out += [{"type": "message", "role": m["role"], "content": m["content"]}
-                    for m in unseal(item["encrypted_content"])["kept"]]
-        else:
-            out.append(item)
-    return out
+    if not items or not isinstance(items[start], Mapping) or kind_of(items[start]) != "compaction":
+        return 0, None
+    if "encrypted_content" not in items[start]:
+        raise missing("input.encrypted_content")  # reconstructed
+    return start, unseal(items[start]["encrypted_content"])
+
+
+def window(items: list) -> list:
+    """What a model reads of `items`: from the last compaction item on, that item unfolded
+    into the messages it kept (the guide: it carries what came before it). An item made
+    by the standalone endpoint kept the user messages out, listed in clear before it:
+    those are read too, and nothing else before it."""
+    start, opened = opened_at(items)
+    if opened is None:
+        return items
+    before = [item for item in items[:start] if is_user_message(item)] \
+        if opened.get("users_in_clear") else []
+    return before + [{"type": "message", "role": m["role"], "content": m["content"]}
+                     for m in opened["kept"]] + items[start + 1:]
 
 
 def compact(items: list, *, users_in_clear: bool, budget: int | None) -> tuple[list, list, dict]:
     """(the messages the item keeps, in their order, the user message items listed in
     clear beside it, what was dropped) for the items of a context, from its last
     compaction item on (what that item kept is carried over)."""
-    start = latest(items)
+    start, opened = opened_at(items)
     carried: list[dict] = []
-    if items and isinstance(items[start], Mapping) and kind_of(items[start]) == "compaction":
-        carried = list(unseal(items[start]["encrypted_content"])["kept"])
+    before: list[dict] = []
+    if opened is not None:
+        carried = list(opened["kept"])
+        if opened.get("users_in_clear"):
+            before = [item for item in items[:start] if is_user_message(item)]
         items = items[start + 1:]
     dropped = {"assistant_messages": 0, "function_calls": 0, "function_call_outputs": 0,
                "other_items": 0, "user_messages": 0, "user_messages_shortened": 0, "tokens": 0}
@@ -219,6 +234,11 @@ def compact(items: list, *, users_in_clear: bool, budget: int | None) -> tuple[l
                 break
         kept.append(message)
 
+    for item in before:  # the user messages an earlier standalone compaction listed
+        if users_in_clear:
+            clear.append(item)
+        else:
+            kept.append({"role": "user", "content": text_of(item.get("content"))})
     for message in carried:
         (answered if message["role"] == "assistant" else kept.append)(dict(message))
     for item in items:
@@ -280,9 +300,10 @@ def drop(dropped: dict, key: str, message: Mapping) -> None:
     dropped["tokens"] += tokens(message)
 
 
-def payload(kept: list, dropped: dict, read: int) -> dict:
+def payload(kept: list, dropped: dict, read: int, users_in_clear: bool) -> dict:
     return {"format": FORMAT, "model": MODEL_ID, "kept": kept, "dropped": dropped,
-            "read_tokens": read, "kept_tokens": sum(tokens(m) for m in kept)}
+            "users_in_clear": users_in_clear, "read_tokens": read,
+            "kept_tokens": sum(tokens(m) for m in kept)}
 
 
 # ----------------------------------------------------------------- the teaching view
@@ -293,6 +314,8 @@ def peek(item: Any) -> dict:
 
         {"kept": [{"role": "user", "content": "My name is Xiaoming."}, …],
          "dropped": {"assistant_messages": 2, "function_calls": 1, …, "tokens": 412},
+         "users_in_clear": False,   # True: made by responses.compact(), which lists the
+                                    # user messages in clear before the item
          "read_tokens": 1630, "kept_tokens": 96, "model": "offline-rule-based-teacher"}
 
     A real item cannot be read (its content is encrypted with OpenAI's keys): peek
@@ -309,5 +332,5 @@ def peek(item: Any) -> dict:
         raise ValueError("this compaction item was not made by the offline model: a real "
                          "one is encrypted and cannot be read by anyone but its server"
                          ) from None
-    return {key: opened[key] for key in ("kept", "dropped", "read_tokens", "kept_tokens",
-                                         "model")}
+    return {key: opened[key] for key in ("kept", "dropped", "users_in_clear", "read_tokens",
+                                         "kept_tokens", "model")}

@@ -1048,11 +1048,12 @@ def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
     return replies.json_reply(200, response)
 
 
-def compaction_item(stem: str, serial: int, kept: list, dropped: dict, read: int) -> dict:
+def compaction_item(stem: str, serial: int, kept: list, dropped: dict, read: int,
+                    users_in_clear: bool = False) -> dict:
     """A `compaction` output item (ResponseCompactionItem: id, type, encrypted_content)."""
+    sealed = compaction.payload(kept, dropped, read, users_in_clear)
     return {"id": hex_id("cmp_", stem, "cmp", 0), "type": "compaction",
-            "encrypted_content": compaction.seal(compaction.payload(kept, dropped, read),
-                                                 created_at(serial))}
+            "encrypted_content": compaction.seal(sealed, created_at(serial))}
 
 
 def compact_context(raw: bytes, window: int, state: Any) -> dict:
@@ -1094,7 +1095,7 @@ def compact_context(raw: bytes, window: int, state: Any) -> dict:
         stem = stem_of(serial, raw)
     output = [{"type": "message", "role": "user",
                "content": text_parts(item["content"], "user")} for item in clear]
-    output.append(compaction_item(stem, serial, kept, dropped, read))
+    output.append(compaction_item(stem, serial, kept, dropped, read, users_in_clear=True))
     return {"id": "resp_" + stem + hashlib.sha256(stem.encode()).hexdigest()[:24],
             "object": "response.compaction", "created_at": created_at(serial),
             "output": output,
