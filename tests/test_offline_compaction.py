@@ -296,9 +296,21 @@ def test_an_edited_or_foreign_item_cannot_be_verified(client):
             cp.peek({**item, "encrypted_content": sealed})
 
 
-def test_a_compaction_item_needs_its_content(client):
+def test_a_compaction_item_needs_its_content_as_a_string(client):
     error = refused(lambda: create(client, input=[{"type": "compaction"}]))
     assert error["message"] == "Missing required parameter: 'input[0].encrypted_content'."
+    error = refused(lambda: client.responses.compact(model=MODEL_ID, input=[
+        {"type": "compaction", "encrypted_content": 7}]))
+    assert error["message"] == ("Invalid type for 'input[0].encrypted_content': expected a "
+                                "string, but got an integer instead.")
+
+
+def test_compact_reads_the_context_so_it_must_fit_the_window():
+    client = offline_client(300, state=MemoryState())
+    error = refused(lambda: client.responses.compact(model=MODEL_ID, input=TURNS[0]))
+    assert error["code"] == "context_length_exceeded"
+    assert client.responses.compact(model=MODEL_ID, input=TURNS[3]).output[-1].type == \
+        "compaction"
 
 
 @pytest.mark.parametrize("kw, message, status", [

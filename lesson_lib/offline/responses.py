@@ -1008,10 +1008,10 @@ def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
             asked["messages"] = messages
             prefixes = prefix_hashes(tools, messages, tools_tokens)
             input_tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
-    if input_tokens > window and body.get("truncation") != "auto":
-        raise context_error()
+    if input_tokens > window and (body.get("truncation") != "auto" or sealed is not None):
+        raise context_error()  # (what a compaction kept is not truncated further)
     dropped = 0
-    if input_tokens > window and sealed is None:  # truncation='auto'
+    if input_tokens > window:  # truncation='auto'
         full = earlier + fresh
         kept_items, messages, prefixes, input_tokens = truncated(full, head, tools,
                                                                  tools_tokens, window)
