@@ -141,6 +141,36 @@ def test_a_compaction_trigger_compacts_now_and_must_be_last(client):
     assert body["param"] == "input[0]"
 
 
+WEATHER = {"type": "function", "name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+RESULT = json.dumps({"temperature": 16, "condition": "cloudy"})
+
+
+def test_a_turn_under_way_is_kept_as_it_is(client):
+    """Compacted between a call's output and its answer, the call and output survive: the
+    model answers from them, then the next compaction drops them."""
+    first = create(client, input="My name is Xiaoming. " + PAD)
+    asked = create(client, input="What's the weather in Chengdu?", tools=[WEATHER],
+                   previous_response_id=first.id)
+    call = asked.output[0]
+    output = {"type": "function_call_output", "call_id": call.call_id, "output": RESULT}
+    plain = create(client, previous_response_id=asked.id, tools=[WEATHER], input=[output])
+    now = create(client, previous_response_id=asked.id, tools=[WEATHER],
+                 input=[output, {"type": "compaction_trigger"}])
+    assert now.output_text == plain.output_text and "16" in now.output_text
+    seen = cp.peek(now.output[0])
+    assert [i["type"] for i in seen["tail"]] == ["function_call", "function_call_output"]
+    assert [m["role"] for m in seen["kept"]] == ["user", "assistant", "user"], "under budget"
+    later = create(client, previous_response_id=now.id, input="What is my name?",
+                   context_management=[{"type": "compaction", "compact_threshold": 1000}],
+                   tools=[WEATHER])
+    assert later.output_text == "You told me your name is Xiaoming."
+    again = client.responses.compact(model=MODEL_ID, previous_response_id=later.id)
+    dropped = cp.peek(again.output[-1])["dropped"]
+    assert dropped["function_calls"] == dropped["function_call_outputs"] == 1
+    assert cp.peek(again.output[-1])["tail"] == []
+
+
 def test_a_conversation_holds_the_item_and_reads_from_it(client):
     conversation = client.conversations.create()
     made = [create(client, input=text, conversation=conversation.id,
@@ -202,14 +232,13 @@ def test_compact_returns_the_user_messages_then_one_compaction_item(client):
 
 
 def test_compact_takes_an_input_array_and_drops_the_tool_calls(client):
-    weather = {"type": "function", "name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    weather = WEATHER
     asked = create(client, input="What's the weather in Chengdu?", tools=[weather])
     call = asked.output[0]
     items = [{"role": "user", "content": "What's the weather in Chengdu?"},
              call.model_dump(exclude_none=True),
              {"type": "function_call_output", "call_id": call.call_id,
-              "output": json.dumps({"temperature": 16, "condition": "cloudy"})}]
+              "output": RESULT}]
     answered = create(client, input=items, tools=[weather])
     items += [item.model_dump(exclude_none=True) for item in answered.output]
     compacted = client.responses.compact(model=MODEL_ID, input=items)

@@ -206,14 +206,32 @@ def window(items: list) -> list:
         return items
     before = [item for item in items[:start] if is_user_message(item)] \
         if opened.get("users_in_clear") else []
-    return before + [{"type": "message", "role": m["role"], "content": m["content"]}
-                     for m in opened["kept"]] + items[start + 1:]
+    return before + unfold(opened["kept"], opened.get("tail", [])) + items[start + 1:]
 
 
-def compact(items: list, *, users_in_clear: bool, budget: int | None) -> tuple[list, list, dict]:
+def unfold(kept: list, tail: list) -> list:
+    """An item's content as the input items it stands for: the kept messages, then the
+    turn that was under way (its calls and outputs, as they were)."""
+    return [{"type": "message", "role": m["role"], "content": m["content"]}
+            for m in kept] + [dict(item) for item in tail]
+
+
+def under_way(items: list) -> list:
+    """The items of a turn still under way: after the last user message, when the last
+    item is not an assistant answer (calls waiting for outputs, outputs not yet answered).
+    Compaction keeps them as they are: the model needs them to go on."""
+    if not items or (kind_of(items[-1]) == "message" and items[-1].get("role") == "assistant"):
+        return []
+    users = [k for k, item in enumerate(items) if is_user_message(item)]
+    return list(items[users[-1] + 1:]) if users else []
+
+
+def compact(items: list, *, users_in_clear: bool,
+            budget: int | None) -> tuple[list, list, dict, list]:
     """(the messages the item keeps, in their order, the user message items listed in
-    clear beside it, what was dropped) for the items of a context, from its last
-    compaction item on (what that item kept is carried over)."""
+    clear beside it, what was dropped, the items of the turn under way, kept as they are)
+    for the items of a context, from its last compaction item on (what that item kept is
+    carried over)."""
     start, opened = opened_at(items)
     carried: list[dict] = []
     before: list[dict] = []
@@ -221,7 +239,10 @@ def compact(items: list, *, users_in_clear: bool, budget: int | None) -> tuple[l
         carried = list(opened["kept"])
         if opened.get("users_in_clear"):
             before = [item for item in items[:start] if is_user_message(item)]
-        items = items[start + 1:]
+        items = list(opened.get("tail", [])) + items[start + 1:]
+    items = [item for item in items if kind_of(item) != "compaction_trigger"]
+    tail = under_way(items)
+    items = items[:len(items) - len(tail)]
     dropped = {"assistant_messages": 0, "function_calls": 0, "function_call_outputs": 0,
                "other_items": 0, "user_messages": 0, "user_messages_shortened": 0, "tokens": 0}
     kept: list[dict] = []
@@ -243,8 +264,6 @@ def compact(items: list, *, users_in_clear: bool, budget: int | None) -> tuple[l
         (answered if message["role"] == "assistant" else kept.append)(dict(message))
     for item in items:
         kind = kind_of(item)
-        if kind == "compaction_trigger":
-            continue
         if kind == "message" and item.get("role") in KEPT_ROLES:
             if users_in_clear and item["role"] == "user":
                 clear.append(item)
@@ -259,8 +278,9 @@ def compact(items: list, *, users_in_clear: bool, budget: int | None) -> tuple[l
             dropped["tokens"] += tokens({"role": "tool", "content": json.dumps(
                 item, ensure_ascii=False, sort_keys=True)})
     if budget is not None:
-        fit(kept, budget, dropped)
-    return kept, clear, dropped
+        fit(kept, budget - sum(tokens({"role": "tool", "content": json.dumps(
+            item, ensure_ascii=False, sort_keys=True)}) for item in tail), dropped)
+    return kept, clear, dropped, tail
 
 
 def first_sentence(text: str) -> str:
@@ -300,10 +320,11 @@ def drop(dropped: dict, key: str, message: Mapping) -> None:
     dropped["tokens"] += tokens(message)
 
 
-def payload(kept: list, dropped: dict, read: int, users_in_clear: bool) -> dict:
-    return {"format": FORMAT, "model": MODEL_ID, "kept": kept, "dropped": dropped,
-            "users_in_clear": users_in_clear, "read_tokens": read,
-            "kept_tokens": sum(tokens(m) for m in kept)}
+def payload(kept: list, dropped: dict, read: int, users_in_clear: bool, tail: list,
+            kept_tokens: int) -> dict:
+    return {"format": FORMAT, "model": MODEL_ID, "kept": kept, "tail": tail,
+            "dropped": dropped, "users_in_clear": users_in_clear, "read_tokens": read,
+            "kept_tokens": kept_tokens}
 
 
 # ----------------------------------------------------------------- the teaching view
@@ -313,6 +334,7 @@ def peek(item: Any) -> dict:
     offline compaction item kept and dropped. Takes the item (an SDK object or a dict).
 
         {"kept": [{"role": "user", "content": "My name is Xiaoming."}, …],
+         "tail": [],                # a turn under way: its calls and outputs, as they were
          "dropped": {"assistant_messages": 2, "function_calls": 1, …, "tokens": 412},
          "users_in_clear": False,   # True: made by responses.compact(), which lists the
                                     # user messages in clear before the item
@@ -332,5 +354,5 @@ def peek(item: Any) -> dict:
         raise ValueError("this compaction item was not made by the offline model: a real "
                          "one is encrypted and cannot be read by anyone but its server"
                          ) from None
-    return {key: opened[key] for key in ("kept", "dropped", "users_in_clear", "read_tokens",
-                                         "kept_tokens", "model")}
+    return {key: opened[key] for key in ("kept", "tail", "dropped", "users_in_clear",
+                                         "read_tokens", "kept_tokens", "model")}

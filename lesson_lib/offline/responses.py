@@ -1000,14 +1000,16 @@ def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
     if threshold is not None or trigger:
         limit = threshold or window  # no compact_threshold: when the window would be passed
         if input_tokens > limit or trigger:
-            kept_messages, _, gone = compaction.compact(earlier + fresh, users_in_clear=False,
-                                                        budget=limit // 2)
-            sealed = (kept_messages, gone, input_tokens)
-            messages = head + [{"role": m["role"], "content": m["content"]}
-                               for m in kept_messages]
+            kept_messages, _, gone, tail = compaction.compact(
+                earlier + fresh, users_in_clear=False, budget=limit // 2)
+            messages = head + to_messages(compaction.unfold(kept_messages, tail))
             asked["messages"] = messages
             prefixes = prefix_hashes(tools, messages, tools_tokens)
+            before = input_tokens
             input_tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
+            sealed = (kept_messages, gone, before, tail,
+                      input_tokens - 3 - tools_tokens - sum(
+                          compaction.tokens(m) for m in head))
     if input_tokens > window and (body.get("truncation") != "auto" or sealed is not None):
         raise context_error()  # (what a compaction kept is not truncated further)
     dropped = 0
@@ -1048,10 +1050,10 @@ def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
     return replies.json_reply(200, response)
 
 
-def compaction_item(stem: str, serial: int, kept: list, dropped: dict, read: int,
-                    users_in_clear: bool = False) -> dict:
+def compaction_item(stem: str, serial: int, kept: list, dropped: dict, read: int, tail: list,
+                    kept_tokens: int, users_in_clear: bool = False) -> dict:
     """A `compaction` output item (ResponseCompactionItem: id, type, encrypted_content)."""
-    sealed = compaction.payload(kept, dropped, read, users_in_clear)
+    sealed = compaction.payload(kept, dropped, read, users_in_clear, tail, kept_tokens)
     return {"id": hex_id("cmp_", stem, "cmp", 0), "type": "compaction",
             "encrypted_content": compaction.seal(sealed, created_at(serial))}
 
@@ -1088,14 +1090,16 @@ def compact_context(raw: bytes, window: int, state: Any) -> dict:
     read = (prefixes[-1][1] if prefixes else 0) + 3
     if read > window:
         raise context_error()  # the model must read the context to compact it
-    kept, clear, dropped = compaction.compact(items, users_in_clear=True, budget=None)
-    written = sum(compaction.tokens(m) for m in kept)
+    kept, clear, dropped, tail = compaction.compact(items, users_in_clear=True, budget=None)
+    unfolded = to_messages(compaction.unfold(kept, tail))
+    written = prefix_hashes([], unfolded, 0)[-1][1] if unfolded else 0
     with state.transaction():
         serial = state.next_serial()
         stem = stem_of(serial, raw)
     output = [{"type": "message", "role": "user",
                "content": text_parts(item["content"], "user")} for item in clear]
-    output.append(compaction_item(stem, serial, kept, dropped, read, users_in_clear=True))
+    output.append(compaction_item(stem, serial, kept, dropped, read, tail, written,
+                                  users_in_clear=True))
     return {"id": "resp_" + stem + hashlib.sha256(stem.encode()).hexdigest()[:24],
             "object": "response.compaction", "created_at": created_at(serial),
             "output": output,
