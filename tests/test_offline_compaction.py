@@ -120,6 +120,9 @@ def test_stateless_chaining_reads_the_item_in_place_of_what_came_before(client):
     pruned = create(client, input=history[start:-1], store=False)
     assert pruned.usage.input_tokens == said[3].usage.input_tokens
     assert pruned.output_text == said[3].output_text
+    # counting reads the item as create does
+    counted = client.responses.input_tokens.count(model=MODEL_ID, input=history[:-1])
+    assert counted.input_tokens == said[3].usage.input_tokens
 
 
 def test_without_a_threshold_the_context_is_compacted_when_it_would_not_fit():

@@ -10,11 +10,13 @@ everything before it. `responses.py` does the routing; this module does the comp
 - what is **kept** (one deterministic rule, the offline model's own): the user messages
   (in the standalone endpoint's answer they are listed in clear beside the item, as the
   real endpoint lists "all user messages, followed by a single compaction item"; in
-  server-side compaction they go inside the item, the newest first as far as half the
-  threshold allows, the newest always), system and developer messages, and the last
-  assistant answer; what an earlier compaction item kept is carried over;
-- what is **dropped**: earlier assistant answers, function calls and their outputs,
-  reasoning and the other items; the item records how many and their tokens.
+  server-side compaction they go inside the item, as far as half the threshold
+  allows, the earlier ones first cut to their first sentence, the newest
+  always whole), system and developer messages, the last assistant answer, and a turn
+  under way as it is (calls and outputs not yet answered); what an earlier compaction
+  item kept is carried over;
+- what is **dropped**: earlier assistant answers, the finished turns' function calls and
+  outputs, reasoning and the other items; the item records how many and their tokens.
 
 The content is sealed like the real one looks (a Fernet-shaped token: version byte 0x80,
 a timestamp, a nonce, the payload, a 32-byte tag, URL-safe base64, so it starts with
