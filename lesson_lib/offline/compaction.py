@@ -67,12 +67,16 @@ def _keystream(nonce: bytes, length: int) -> bytes:
     return b"".join(blocks)[:length]
 
 
+def _xor(data: bytes, stream: bytes) -> bytes:
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
+
+
 def seal(payload: Mapping, when: int) -> str:
     """The payload as opaque `encrypted_content` (deterministic: same payload, same text)."""
     plain = zlib.compress(json.dumps(payload, ensure_ascii=False, sort_keys=True,
                                      separators=(",", ":")).encode(), 9)
     nonce = hmac.new(KEY, b"nonce" + plain, hashlib.sha256).digest()[:NONCE_BYTES]
-    masked = bytes(a ^ b for a, b in zip(plain, _keystream(nonce, len(plain)), strict=True))
+    masked = _xor(plain, _keystream(nonce, len(plain)))
     body = VERSION + struct.pack(">Q", when) + nonce + masked
     tag = hmac.new(KEY, body, hashlib.sha256).digest()
     return base64.urlsafe_b64encode(body + tag).decode()
@@ -102,7 +106,7 @@ def unseal(content: Any) -> dict:
             tag, hmac.new(KEY, body, hashlib.sha256).digest()):
         raise unverifiable(content)
     nonce, masked = body[9:9 + NONCE_BYTES], body[9 + NONCE_BYTES:]
-    plain = bytes(a ^ b for a, b in zip(masked, _keystream(nonce, len(masked)), strict=True))
+    plain = _xor(masked, _keystream(nonce, len(masked)))
     payload = json.loads(zlib.decompress(plain))
     if payload.get("format") != FORMAT:
         raise unverifiable(content)
