@@ -268,6 +268,27 @@ def test_the_compact_fields_are_the_sdks():
     assert params == rs.COMPACT_FIELDS, params ^ rs.COMPACT_FIELDS
 
 
+def test_the_async_client_compacts_both_ways():
+    from lesson_lib.offline import offline_async_client
+
+    async def main():
+        client = offline_async_client(state=MemoryState())
+        previous = None
+        for text in TURNS[:3]:
+            made = await client.responses.create(model=MODEL_ID, input=text,
+                                                 previous_response_id=previous,
+                                                 context_management=COMPACTION)
+            previous = made.id
+        compacted = await client.responses.compact(model=MODEL_ID,
+                                                   previous_response_id=previous)
+        return made, compacted
+
+    made, compacted = asyncio.run(main())
+    assert made.output[0].type == "compaction"
+    assert compacted.object == "response.compaction"
+    assert cp.peek(compacted.output[-1])["users_in_clear"] is True
+
+
 # ----------------------------------------------------------------- refusals
 
 def threshold_refusals():
