@@ -644,6 +644,48 @@ class LongTermMemory:
         return self.write(summary, source="session", ref=session_id,
                           subject=f"session {session_id}", at=at)
 
+    def consolidate(self) -> list[Memory]:
+        """Merge the session summaries (source "session") that are about the same thing
+        (same_thing on their texts) into one each: the newest summary's text and date,
+        with the refs of every session it was made from, one per line, so that forgetting
+        any of those sessions (forgetting.filed_under) still deletes what came of it.
+        Returns the merged memories (one per group of two or more)."""
+        sa, m = _sa(), tables().memories
+        similar = self._similar()
+        with self.store._writing() as conn:
+            rows = conn.execute(sa.select(m.c.id, m.c.text, m.c.ref, m.c.created_at).where(
+                m.c.user_id == self.user_id, m.c.source == "session")
+                .order_by(m.c.created_at, m.c.id)).all()
+            groups: list[list[Any]] = []
+            for row in rows:  # oldest first: each joins the first group it is the same as
+                fact = {"text": row.text, "subject": None}
+                group = next((g for g in groups if same_thing(
+                    {"text": g[-1].text, "subject": None}, fact, similar)), None)
+                if group is None:
+                    groups.append([row])
+                else:
+                    group.append(row)
+            merged = []
+            for group in (g for g in groups if len(g) > 1):
+                newest, keep = group[-1], group[0]
+                refs = list(dict.fromkeys(
+                    r for row in group for r in (row.ref or "").split("\n") if r))
+                for row in group[1:]:
+                    self._delete_row(conn, row.id)
+                vector = self._vectors([newest.text])[0]
+                conn.execute(m.update().where(m.c.id == keep.id).values(
+                    text=newest.text, terms=" ".join(terms(newest.text)), ref="\n".join(refs),
+                    subject=f"session {newest.ref.split(chr(10))[-1]}" if newest.ref else None,
+                    created_at=newest.created_at, updated_at=_now(), model=self.model,
+                    vector=_pack(vector)))
+                self._unindex(conn, keep.id)
+                self._index(conn, keep.id, newest.text)
+                self._log(conn, keep.id)
+                merged.append(self._get(conn, keep.id))
+        if merged:
+            self._purge()
+        return merged
+
     def update(self, memory_id: int, text: str, *,
                at: str | datetime | None = None) -> Memory:   # when it was said; None: now
         """Rewrite a memory: new text, new vector, new index entries; the old text is gone,

@@ -164,12 +164,13 @@ def test_the_lexical_scores_are_bm25_over_the_user_s_own_memories():
 @pytest.mark.parametrize("method", METHODS)
 def test_equal_scores_go_to_the_newer_memory(memory, method):
     """Recency breaks ties: two memories that score the same come newest first by their
-    date, whichever was written first (the older one here is written second, with `at=`)."""
-    newer = memory.write("I work at the museum.", source="user", at="2026-05-01T09:00:00Z")
-    older = memory.write("I work at the museum.", source="user", at="2025-02-01T09:00:00Z")
+    date, whichever was written first (the older one here is written second, with `at=`;
+    not user facts, which would merge: tests/test_longterm_updates.py)."""
+    newer = memory.write("I work at the museum.", source="assistant", at="2026-05-01T09:00:00Z")
+    older = memory.write("I work at the museum.", source="assistant", at="2025-02-01T09:00:00Z")
     hits = memory.search("Where do I work? museum", 2, method=method)
     assert [h.id for h in hits] == [newer.id, older.id] and hits[0].score == hits[1].score
-    third = memory.write("I work at the museum.", source="user", at="2026-06-01T09:00:00Z")
+    third = memory.write("I work at the museum.", source="assistant", at="2026-06-01T09:00:00Z")
     assert memory.search("museum", 1, method=method)[0].id == third.id
 
 
