@@ -388,8 +388,8 @@ class _OldOfflineVectors:
 
 def test_a_store_of_the_old_offline_embedder_says_reindex_then_works(sqlite_memory):
     old = LongTermMemory(sqlite_memory.store, "xiaoming", embedder=_OldOfflineVectors())
-    old.write("I like tea.", source="user")
-    old.write("我每天早上喝咖啡。", source="user")
+    old.write("I like tea.", source="assistant")  # user facts would merge: identical vectors
+    old.write("我每天早上喝咖啡。", source="assistant")  # user facts would merge: identical vectors
     new = LongTermMemory(sqlite_memory.store, "xiaoming", embedder=OFFLINE)
     assert new.model != old.model, "the new embedder's vectors carry another name"
     with pytest.raises(StoreError, match=r"2 of user 'xiaoming'.*reindex\(\)"):
@@ -580,7 +580,7 @@ def test_a_search_over_many_pieces_is_exact_and_skips_deleted_rows(sqlite_memory
     monkeypatch.setattr(longterm, "GEMV_ROWS", 3)
     monkeypatch.setattr(longterm, "SCAN_APART", 2)
     texts = [f"{w} {x}" for w in WORDS for x in ("in May", "on Friday", "每天")]
-    written = sqlite_memory.write_many(texts, source="user")
+    written = sqlite_memory.write_many(texts, source="assistant")  # user facts merge
     for m in written[::4]:
         assert sqlite_memory.delete(m.id)
     alive = {m.id: m.text for m in written[1::4] + written[2::4] + written[3::4]}
