@@ -37,9 +37,36 @@ subject: the stale fact is gone, never returned beside the new one. (A write old
 what is stored for its subject is the stale one: it is not stored.) `update(id, text)`
 rewrites a memory in place, with the new text's date; its old text is gone too (the row and its index entries are
 overwritten; on SQLite, secure_delete zeroes freed pages and the WAL is checkpointed).
-Memories without a subject cannot contradict each other by rule; hits carry their dates,
-a search gives equal scores to the newer memory first, and `as_prompt()` tells the model
-that the newer one is right.
+
+**User facts are updated by meaning** (`same_thing`, `update_rule`): a new user fact
+replaces the stored user facts about the same thing, whatever the subject's spelling or
+language. Two facts that both name a subject are compared by their subjects, normalised
+(`normal_subject`: case, spaces, plurals, punctuation, full-width forms: "Trip  Budgets." is
+"trip budget") or close in meaning ("budget for the trip", "旅行预算"); otherwise by their
+texts with the values masked (`masked`: "My trip budget is # yuan"), the same or close in
+meaning. Close is a cosine of at least SAME_WITHIN (0.90) in one language, SAME_ACROSS
+(0.65) between Chinese and another language (a translation scores lower than a rewording).
+The thresholds are high because meaning alone confuses neighbours: "My budget for the trip
+is 3000 yuan" and "My rent budget is 4000 yuan" score 0.80 with their values masked, and a
+wrong merge loses a fact while a missed one leaves both, dated, as before (measured by
+benchmarks/updates.py: development pairs lesson_lib/data/update_dev.json, frozen
+evaluation update_eval.json; the evaluation's first score is in
+tests/test_longterm_updates.py). A new value of an attribute without a number ("I live in
+Beijing" → "I moved to Shanghai") is mostly missed: name a subject for such facts.
+
+Replace, not supersede: the oldest matching row is rewritten in place (new text, vector,
+index entries and the newer date; the others are deleted), so the stale text is gone from
+the table and the index, as `update()` leaves it, and no search needs a filter for
+superseded rows. A fact said earlier than a stored one about the same thing is stale and
+not stored (None); writing the same fact twice keeps one memory, with the newer date.
+Other sources keep the subject rule alone (a document is not a user's changing mind).
+`consolidate()` merges session summaries about the same thing into one: the newest text
+and date, with every session's id in its ref (one per line), so forgetting any of those
+sessions (lesson_lib.forgetting) still deletes what was derived from it.
+
+Memories without a subject that are not the same thing by this rule stay side by side;
+hits carry their dates, a search gives equal scores to the newer memory first, and
+`as_prompt()` tells the model that the newer one is right.
 
 **Deleting is for good, and provable.** `delete(id)`, `forget(about=…)` (every memory whose
 words include all of `about`'s words: the lexical index, never similarity, decides what a
@@ -163,6 +190,7 @@ class Memory:
     source: str            # "user", "session", "document", "tool" or "assistant"
     ref: str | None        # the session, document or tool it came from
     subject: str | None    # what it is about, if named: a newer memory of it replaces it
+    #                        (user facts: by same_thing, the subject's spelling aside)
     created_at: str        # ISO 8601, UTC: when it was said or happened
     updated_at: str        # when it was last written
 

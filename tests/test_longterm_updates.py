@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from lesson_lib import longterm
 from lesson_lib.embeddings import Embedder
 from lesson_lib.forgetting import forget_session
 from lesson_lib.longterm import (
