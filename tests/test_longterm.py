@@ -428,7 +428,7 @@ def test_search_never_returns_a_deleted_or_superseded_memory_or_an_old_text(ops)
                     if op[2] is not None and s == op[2] and i in alive:
                         dead.add(i)
                         del alive[i]
-                m = memory.write(op[1], source="user", subject=op[2])
+                m = memory.write(op[1], source="assistant", subject=op[2])  # user facts: by meaning
                 alive[m.id], subject_of[m.id] = m.text, op[2]
             elif op[0] == "update" and alive:
                 target = sorted(alive)[op[1] % len(alive)]
