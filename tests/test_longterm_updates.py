@@ -12,10 +12,9 @@ wrong merge of 30 different pairs, 20 missed updates of 31.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from scripts_support import load_benchmark
 
 from lesson_lib.embeddings import Embedder
 from lesson_lib.forgetting import forget_session
@@ -28,9 +27,7 @@ from lesson_lib.longterm import (
 )
 from lesson_lib.sessions import SessionStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-import updates as bench  # noqa: E402
-
+bench = load_benchmark("updates")
 OFFLINE = Embedder.offline()
 SIMILAR = bench.similar_by(OFFLINE)
 DAY = "2026-05-{:02d}T09:00:00+00:00".format
@@ -212,3 +209,14 @@ def test_the_evaluation_floors():
     floors = {"en": 6, "zh": 20, "mixed": 14, "all": 40}
     assert all(result["per"][lang][0] >= n for lang, n in floors.items())
     assert len(result["wrong_merges"]) <= 1
+
+
+@pytest.mark.parametrize("name", ["update_dev.json", "update_eval.json"])
+def test_each_pair_is_in_the_language_it_says(name):
+    pairs, _ = scored(name)
+    for pair in pairs:
+        old = pair.get("old_subject") or pair["old"]
+        new = pair.get("new_subject") or pair["new"]
+        han = [any("\u3400" <= c <= "\u9fff" for c in text) for text in (old, new)]
+        want = {"en": [False, False], "zh": [True, True]}.get(pair["lang"])
+        assert (han == want) if want else han[0] != han[1], pair
