@@ -567,8 +567,11 @@ def _of_session(row: tuple[str, tuple, str], session_id: str) -> bool:
 
 def filed_under(ref: str | None, subject: str | None, session_id: str) -> bool:
     """Is a long-term memory (its ref, its subject) filed under `session_id`: said in it,
-    its summary ("session <id>"), or from one of its later parts ("<id>#2" …)?"""
-    return (ref == session_id or (ref or "").startswith(f"{session_id}#")
+    its summary ("session <id>"), or from one of its later parts ("<id>#2" …)? A summary
+    that LongTermMemory.consolidate() merged from several sessions names them all in its
+    ref, one per line: it is filed under each."""
+    return (any(r == session_id or r.startswith(f"{session_id}#")
+                for r in (ref or "").split("\n"))
             or subject == f"session {session_id}")
 
 

@@ -37,9 +37,36 @@ subject: the stale fact is gone, never returned beside the new one. (A write old
 what is stored for its subject is the stale one: it is not stored.) `update(id, text)`
 rewrites a memory in place, with the new text's date; its old text is gone too (the row and its index entries are
 overwritten; on SQLite, secure_delete zeroes freed pages and the WAL is checkpointed).
-Memories without a subject cannot contradict each other by rule; hits carry their dates,
-a search gives equal scores to the newer memory first, and `as_prompt()` tells the model
-that the newer one is right.
+
+**User facts are updated by meaning** (`same_thing`, `update_rule`): a new user fact
+replaces the stored user facts about the same thing, whatever the subject's spelling or
+language. Two facts that both name a subject are compared by their subjects, normalised
+(`normal_subject`: case, spaces, plurals, punctuation, full-width forms: "Trip  Budgets." is
+"trip budget") or close in meaning ("budget for the trip", "旅行预算"); otherwise by their
+texts with the values masked (`masked`: "My trip budget is # yuan"), the same or close in
+meaning. Close is a cosine of at least SAME_WITHIN (0.90) in one language, SAME_ACROSS
+(0.65) between Chinese and another language (a translation scores lower than a rewording).
+The thresholds are high because meaning alone confuses neighbours: "My budget for the trip
+is 3000 yuan" and "My rent budget is 4000 yuan" score 0.80 with their values masked, and a
+wrong merge loses a fact while a missed one leaves both, dated, as before (measured by
+benchmarks/updates.py: development pairs lesson_lib/data/update_dev.json, frozen
+evaluation update_eval.json; the evaluation's first score is in
+tests/test_longterm_updates.py). A new value of an attribute without a number ("I live in
+Beijing" → "I moved to Shanghai") is mostly missed: name a subject for such facts.
+
+Replace, not supersede: the oldest matching row is rewritten in place (new text, vector,
+index entries and the newer date; the others are deleted), so the stale text is gone from
+the table and the index, as `update()` leaves it, and no search needs a filter for
+superseded rows. A fact said earlier than a stored one about the same thing is stale and
+not stored (None); writing the same fact twice keeps one memory, with the newer date.
+Other sources keep the subject rule alone (a document is not a user's changing mind).
+`consolidate()` merges session summaries about the same thing into one: the newest text
+and date, with every session's id in its ref (one per line), so forgetting any of those
+sessions (lesson_lib.forgetting) still deletes what was derived from it.
+
+Memories without a subject that are not the same thing by this rule stay side by side;
+hits carry their dates, a search gives equal scores to the newer memory first, and
+`as_prompt()` tells the model that the newer one is right.
 
 **Deleting is for good, and provable.** `delete(id)`, `forget(about=…)` (every memory whose
 words include all of `about`'s words: the lexical index, never similarity, decides what a
@@ -100,6 +127,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -136,6 +164,7 @@ ABSTAIN_FLOOR = 0.18  # the measured floor for the offline embedder, chosen on d
 # longterm_eval found 94 of 97, 1 of 12. A cosine floor says "nothing" when nothing is near
 # the question; it cannot tell a near miss (a cat asked, a dog remembered) from an answer
 LEXICAL_BUDGET = 2000  # memories a lexical search may rank: its commonest terms are left out
+NEAR = 0.40           # a stored user fact this close to a new one is compared with it
 PROMPT_HEAD = "What you remember (newest first; when two disagree, the newer one is right):"
 
 
@@ -185,6 +214,7 @@ class Memory:
     source: str            # "user", "session", "document", "tool" or "assistant"
     ref: str | None        # the session, document or tool it came from
     subject: str | None    # what it is about, if named: a newer memory of it replaces it
+    #                        (user facts: by same_thing, the subject's spelling aside)
     created_at: str        # ISO 8601, UTC: when it was said or happened
     updated_at: str        # when it was last written
 
@@ -549,6 +579,8 @@ class LongTermMemory:
         sa, t = _sa(), tables()
         m = t.memories
         with self.store._writing() as conn:
+            if source == "user":  # user facts: a fact about the same thing replaces it
+                return [*skipped, *self._settle(conn, texts, vectors, ref, subject, stamp)]
             if subject is not None:
                 older = conn.execute(sa.select(m.c.id, m.c.created_at).where(
                     m.c.user_id == self.user_id, m.c.subject == subject)).all()
@@ -561,15 +593,87 @@ class LongTermMemory:
                      "text": text, "terms": " ".join(terms(text)), "created_at": stamp,
                      "updated_at": updated, "model": self.model, "vector": _pack(vector)}
                     for text, vector in zip(texts, vectors, strict=True)]
-            ids = conn.execute(m.insert().returning(m.c.id, sort_by_parameter_order=True),
-                               rows).scalars().all()
-            if self.store.dialect == "sqlite":  # PostgreSQL indexes the terms column itself
-                conn.exec_driver_sql("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
-                                     [(i, row["terms"]) for i, row in zip(ids, rows, strict=True)])
-            conn.execute(t.changes.insert(), [{"user_id": self.user_id, "memory_id": i}
-                                              for i in ids])
+            ids = self._insert(conn, rows)
         return [*skipped, *(Memory(i, row["text"], source, ref, subject, stamp, updated)
                             for i, row in zip(ids, rows, strict=True))]
+
+    def _insert(self, conn: Any, rows: list[dict]) -> list[int]:
+        """Insert memory rows with their index entries and change log; their ids."""
+        t = tables()
+        m = t.memories
+        ids = conn.execute(m.insert().returning(m.c.id, sort_by_parameter_order=True),
+                           rows).scalars().all()
+        if self.store.dialect == "sqlite":  # PostgreSQL indexes the terms column itself
+            conn.exec_driver_sql("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
+                                 [(i, row["terms"]) for i, row in zip(ids, rows, strict=True)])
+        conn.execute(t.changes.insert(), [{"user_id": self.user_id, "memory_id": i}
+                                          for i in ids])
+        return ids
+
+    def _similar(self) -> Callable[[str, str], float]:
+        """similar(a, b): the cosine of two texts' vectors, each text embedded once."""
+        cache: dict[str, Any] = {}
+
+        def similar(a: str, b: str) -> float:
+            missing = [x for x in dict.fromkeys((a, b)) if x not in cache]
+            if missing:
+                cache.update(zip(missing, self._vectors(missing), strict=True))
+            return float(cache[a] @ cache[b])
+        return similar
+
+    def _settle(self, conn: Any, texts: Sequence[str], vectors: Any, ref: str | None,
+                subject: str | None, stamp: str) -> list[Memory | None]:
+        """Write user facts by update_rule: each replaces the stored user facts about the
+        same thing (same_thing): the oldest of them is rewritten in place with the newest
+        text and date, the others are deleted; a fact older than a stored one about the
+        same thing is stale (None), and the stored one stays. Candidates are the facts
+        within NEAR of the new one's vector (and, when it names a subject, those that
+        name one), so a write compares a handful of facts, not all."""
+        import numpy as np  # noqa: PLC0415
+
+        sa, m = _sa(), tables().memories
+        stored = [{"id": i, "text": text, "subject": subj, "at": at, "ref": r,
+                   "vector": np.frombuffer(v, dtype="<f4") if model == self.model else None}
+                  for i, text, subj, at, r, model, v in conn.execute(
+                      sa.select(m.c.id, m.c.text, m.c.subject, m.c.created_at, m.c.ref,
+                                m.c.model, m.c.vector).where(
+                          m.c.user_id == self.user_id, m.c.source == "user")
+                      .order_by(m.c.id)).all()]
+        similar, done = self._similar(), []
+        for text, vector in zip(texts, vectors, strict=True):
+            new = {"text": text, "subject": subject, "at": stamp, "ref": ref,
+                   "vector": np.asarray(vector, dtype=np.float32)}
+            near = [f for f in stored if (subject and f["subject"]) or f["vector"] is None
+                    or float(f["vector"] @ new["vector"]) >= NEAR]
+            same = [f for f in near if same_thing(f, new, similar)]
+            newest = max([new, *same], key=lambda fact: fact["at"])
+            keep = newest if newest is not new else (same[0] if same else None)
+            for fact in same:
+                if fact is not keep:
+                    self._delete_row(conn, fact["id"])
+                    stored.remove(fact)
+            if newest is not new:
+                done.append(None)  # a stored fact about the same thing is newer
+                continue
+            new["subject"] = subject or next((f["subject"] for f in same if f["subject"]),
+                                             None)
+            row = {"text": text, "subject": new["subject"], "ref": ref, "created_at": stamp,
+                   "updated_at": _now(), "terms": " ".join(terms(text)),
+                   "model": self.model, "vector": _pack(vector)}
+            if keep is None:
+                (new["id"],) = self._insert(conn, [{"user_id": self.user_id,
+                                                    "source": "user", **row}])
+                stored.append(new)
+            else:  # the old row, rewritten: new text, new vector, the newer date
+                conn.execute(m.update().where(m.c.id == keep["id"]).values(**row))
+                self._unindex(conn, keep["id"])
+                self._index(conn, keep["id"], text)
+                self._log(conn, keep["id"])
+                keep.update(new, id=keep["id"])
+                new = keep
+            done.append(Memory(new["id"], text, "user", ref, new["subject"], stamp,
+                               row["updated_at"]))
+        return done
 
     def remember_user_fact(self, text: str,
                            messages: Iterable[Mapping],  # the conversation it comes from
@@ -603,6 +707,48 @@ class LongTermMemory:
             summary = (summarizer or model_summarizer())([dict(m) for m in messages])
         return self.write(summary, source="session", ref=session_id,
                           subject=f"session {session_id}", at=at)
+
+    def consolidate(self) -> list[Memory]:
+        """Merge the session summaries (source "session") that are about the same thing
+        (same_thing on their texts) into one each: the newest summary's text and date,
+        with the refs of every session it was made from, one per line, so that forgetting
+        any of those sessions (forgetting.filed_under) still deletes what came of it.
+        Returns the merged memories (one per group of two or more)."""
+        sa, m = _sa(), tables().memories
+        similar = self._similar()
+        with self.store._writing() as conn:
+            rows = conn.execute(sa.select(m.c.id, m.c.text, m.c.ref, m.c.created_at).where(
+                m.c.user_id == self.user_id, m.c.source == "session")
+                .order_by(m.c.created_at, m.c.id)).all()
+            groups: list[list[Any]] = []
+            for row in rows:  # oldest first: each joins the first group it is the same as
+                fact = {"text": row.text, "subject": None}
+                group = next((g for g in groups if same_thing(
+                    {"text": g[-1].text, "subject": None}, fact, similar)), None)
+                if group is None:
+                    groups.append([row])
+                else:
+                    group.append(row)
+            merged = []
+            for group in (g for g in groups if len(g) > 1):
+                newest, keep = group[-1], group[0]
+                refs = list(dict.fromkeys(
+                    r for row in group for r in (row.ref or "").split("\n") if r))
+                for row in group[1:]:
+                    self._delete_row(conn, row.id)
+                vector = self._vectors([newest.text])[0]
+                conn.execute(m.update().where(m.c.id == keep.id).values(
+                    text=newest.text, terms=" ".join(terms(newest.text)), ref="\n".join(refs),
+                    subject=f"session {newest.ref.split(chr(10))[-1]}" if newest.ref else None,
+                    created_at=newest.created_at, updated_at=_now(), model=self.model,
+                    vector=_pack(vector)))
+                self._unindex(conn, keep.id)
+                self._index(conn, keep.id, newest.text)
+                self._log(conn, keep.id)
+                merged.append(self._get(conn, keep.id))
+        if merged:
+            self._purge()
+        return merged
 
     def update(self, memory_id: int, text: str, *,
                at: str | datetime | None = None) -> Memory:   # when it was said; None: now
@@ -1137,6 +1283,88 @@ def _check_memory_text(text: Any) -> str:
         raise ValueError(_("a memory is a non-empty text, got {value}").format(value=repr(text)))
     check_storable(_("the memory text"), text)
     return text.strip()
+
+
+# ----------------------------------------------------------------- updates by meaning
+
+SAME_WITHIN = 0.90  # two facts in one language: the same thing from this similarity on
+SAME_ACROSS = 0.65  # one in Chinese, one not: translations score lower (benchmarks/updates.py)
+_VALUE = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)*|[零〇一二两三四五六七八九十百千万亿]+(?=[元块岁次年月日号个天点分公米斤人本])")
+MASK = "#"
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_PUNCT = re.compile(r"[^\w\s]|_")
+
+
+def normal_subject(subject: str) -> str:
+    """A subject as it is compared: full-width forms made plain (NFKC: "ＴＲＩＰ" is "TRIP"),
+    case folded, punctuation and repeated spaces dropped, English plurals made singular
+    ("Trip  Budgets." and "trip budget" are one subject)."""
+    plain = _PUNCT.sub(" ", unicodedata.normalize("NFKC", subject).casefold())
+    words = []
+    for word in plain.split():
+        if len(word) > 3 and word.endswith("ies"):
+            word = word[:-3] + "y"
+        elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        words.append(word)
+    return " ".join(words)
+
+
+def masked(text: str) -> str:
+    """`text` with its values (numbers, Chinese numerals before a unit) as "#": a new value
+    of the same attribute ("3000 yuan" → "5000 yuan") then reads the same."""
+    return _VALUE.sub(MASK, unicodedata.normalize("NFKC", text))
+
+
+def _field(fact: Any, name: str) -> Any:
+    return fact.get(name) if isinstance(fact, Mapping) else getattr(fact, name, None)
+
+
+def same_thing(old: Any, new: Any, similar: Callable[[str, str], float]) -> bool:
+    """Does the newer fact `new` say something about the same thing as `old` (so it
+    replaces it)? Facts have a text and a subject (None: unnamed), as attributes or keys;
+    `similar(a, b)` is the cosine of the two texts' vectors.
+
+    - Both name a subject: the subjects decide. The same once normalised (normal_subject),
+      or close in meaning ("budget for the trip" / "trip budget" / "旅行预算").
+    - Otherwise the texts decide, with their values masked ("My trip budget is # yuan"):
+      the same text, or close in meaning.
+
+    "Close" depends on the languages: two texts in one language are the same thing from a
+    similarity of SAME_WITHIN (0.90) on, an English and a Chinese one from SAME_ACROSS
+    (0.65), because a translation never scores as high as a rewording. The threshold is
+    high on purpose: "My budget for the trip is 3000 yuan" and "My rent budget is 4000
+    yuan" score 0.80 with their values masked, and a wrong merge loses a fact, while a
+    missed one leaves both, dated, for the model to weigh (benchmarks/updates.py measures
+    both errors)."""
+    old_subject, new_subject = _field(old, "subject"), _field(new, "subject")
+    if old_subject and new_subject:
+        a, b = normal_subject(old_subject), normal_subject(new_subject)
+    else:
+        a, b = masked(_field(old, "text")).strip(), masked(_field(new, "text")).strip()
+        a, b = " ".join(a.casefold().split()), " ".join(b.casefold().split())
+    if a == b:
+        return True
+    across = bool(_HAN.search(a)) != bool(_HAN.search(b))
+    return similar(a, b) >= (SAME_ACROSS if across else SAME_WITHIN)
+
+
+def update_rule(stored: Sequence[Mapping], new: Mapping,
+                similar: Callable[[str, str], float]) -> list[dict]:
+    """What the memory holds after `new` is written: `stored` and `new` are facts, dicts
+    with "text", "subject" (or None) and "at" (ISO 8601 date). The stored facts about the
+    same thing as `new` (same_thing) and `new` become ONE fact: the newest one's text, with
+    the newest date (a restated fact is as new as its latest saying; a late-arriving older
+    fact never overwrites a newer one). The others stay as they were, in their order; the
+    merged fact comes last. This is the rule LongTermMemory.write applies to user facts."""
+    same = [fact for fact in stored if same_thing(fact, new, similar)]
+    kept = [dict(fact) for fact in stored if not any(fact is s for s in same)]
+    newest = max([new, *same], key=lambda fact: fact["at"])  # equal dates: the new one
+    merged = dict(newest)
+    if not merged.get("subject"):
+        merged["subject"] = next((f.get("subject") for f in [new, *same] if f.get("subject")),
+                                 None)
+    return [*kept, merged]
 
 
 # ----------------------------------------------------------------- into the request

@@ -164,12 +164,13 @@ def test_the_lexical_scores_are_bm25_over_the_user_s_own_memories():
 @pytest.mark.parametrize("method", METHODS)
 def test_equal_scores_go_to_the_newer_memory(memory, method):
     """Recency breaks ties: two memories that score the same come newest first by their
-    date, whichever was written first (the older one here is written second, with `at=`)."""
-    newer = memory.write("I work at the museum.", source="user", at="2026-05-01T09:00:00Z")
-    older = memory.write("I work at the museum.", source="user", at="2025-02-01T09:00:00Z")
+    date, whichever was written first (the older one here is written second, with `at=`;
+    not user facts, which would merge: tests/test_longterm_updates.py)."""
+    newer = memory.write("I work at the museum.", source="assistant", at="2026-05-01T09:00:00Z")
+    older = memory.write("I work at the museum.", source="assistant", at="2025-02-01T09:00:00Z")
     hits = memory.search("Where do I work? museum", 2, method=method)
     assert [h.id for h in hits] == [newer.id, older.id] and hits[0].score == hits[1].score
-    third = memory.write("I work at the museum.", source="user", at="2026-06-01T09:00:00Z")
+    third = memory.write("I work at the museum.", source="assistant", at="2026-06-01T09:00:00Z")
     assert memory.search("museum", 1, method=method)[0].id == third.id
 
 
@@ -387,8 +388,8 @@ class _OldOfflineVectors:
 
 def test_a_store_of_the_old_offline_embedder_says_reindex_then_works(sqlite_memory):
     old = LongTermMemory(sqlite_memory.store, "xiaoming", embedder=_OldOfflineVectors())
-    old.write("I like tea.", source="user")
-    old.write("我每天早上喝咖啡。", source="user")
+    old.write("I like tea.", source="assistant")  # user facts would merge: identical vectors
+    old.write("我每天早上喝咖啡。", source="assistant")  # user facts would merge: identical vectors
     new = LongTermMemory(sqlite_memory.store, "xiaoming", embedder=OFFLINE)
     assert new.model != old.model, "the new embedder's vectors carry another name"
     with pytest.raises(StoreError, match=r"2 of user 'xiaoming'.*reindex\(\)"):
@@ -427,7 +428,7 @@ def test_search_never_returns_a_deleted_or_superseded_memory_or_an_old_text(ops)
                     if op[2] is not None and s == op[2] and i in alive:
                         dead.add(i)
                         del alive[i]
-                m = memory.write(op[1], source="user", subject=op[2])
+                m = memory.write(op[1], source="assistant", subject=op[2])  # user facts: by meaning
                 alive[m.id], subject_of[m.id] = m.text, op[2]
             elif op[0] == "update" and alive:
                 target = sorted(alive)[op[1] % len(alive)]
@@ -579,7 +580,7 @@ def test_a_search_over_many_pieces_is_exact_and_skips_deleted_rows(sqlite_memory
     monkeypatch.setattr(longterm, "GEMV_ROWS", 3)
     monkeypatch.setattr(longterm, "SCAN_APART", 2)
     texts = [f"{w} {x}" for w in WORDS for x in ("in May", "on Friday", "每天")]
-    written = sqlite_memory.write_many(texts, source="user")
+    written = sqlite_memory.write_many(texts, source="assistant")  # user facts merge
     for m in written[::4]:
         assert sqlite_memory.delete(m.id)
     alive = {m.id: m.text for m in written[1::4] + written[2::4] + written[3::4]}

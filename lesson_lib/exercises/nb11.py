@@ -9,6 +9,13 @@
   (not a wrapper of the library's remember_user_fact or said_by_user, which the exercise is
   about): stored as a user fact only when a user message says it (True), else nothing is
   written (False), whatever a tool result or the assistant said.
+- Build it: `check_update_rule(update_rule)` judges the learner's `update_rule(stored, new,
+  similar)`, updates by meaning: what the memory holds after a new fact is written (facts
+  are dicts with "text", "subject", "at"; `similar(a, b)` is the cosine of two texts'
+  vectors), by UPDATE_RULES: one fact per thing whatever the subject's spelling or
+  language, the newest text and date kept, different things (trip and rent budgets) kept
+  apart. The same rules guard the library's `lesson_lib.longterm.update_rule`
+  (tests/test_core_track_nb11_update.py).
 
 Each check makes its own memory in a temporary folder, with the offline model's vectors
 (Embedder.offline()), so it is the same for everyone and never touches yours.
@@ -405,3 +412,205 @@ def check_save_fact(save_fact: Any) -> bool:  # save_fact(memory, text, messages
         return False
     with _memories("xiaohong") as memory:  # a user with no memories yet
         return run_check(_(FACT_TITLE), lambda report: _check_save_fact(report, save_fact, memory))
+
+
+# ----------------------------------------------------------------- build it: update_rule
+
+UPDATE_TITLE = N_("Build it · update_rule")
+BUDGET_EN = "My budget for the trip is 3000 yuan."
+BUDGET_NEW = "My trip budget is 5000 yuan."
+BUDGET_ZH = "我的旅行预算是五千元。"
+RENT_EN = "My rent budget is 4000 yuan."
+RENT_ZH = "我的房租预算是四千元。"
+_DAYS = ("2026-05-01T09:00:00+00:00", "2026-05-03T09:00:00+00:00",
+         "2026-05-09T09:00:00+00:00")
+_SIMILAR: list[Callable[[str, str], float]] = []
+
+
+def similar_texts() -> Callable[[str, str], float]:
+    """similar(a, b): the cosine of two texts' vectors (the offline embedder: the same for
+    everyone), each text embedded once."""
+    if not _SIMILAR:
+        from lesson_lib.embeddings import Embedder  # noqa: PLC0415
+
+        embedder, cache = Embedder.offline(), {}
+
+        def similar(a: str, b: str) -> float:
+            missing = [x for x in dict.fromkeys((a, b)) if x not in cache]
+            if missing:
+                cache.update(zip(missing, embedder(missing), strict=True))
+            return float(cache[a] @ cache[b])
+        _SIMILAR.append(similar)
+    return _SIMILAR[0]
+
+
+def _fact(text: str, subject: str | None = None, day: int = 0) -> dict:
+    return {"text": text, "subject": subject, "at": _DAYS[day]}
+
+
+def _after(impl: Callable, stored: list[dict], new: dict) -> list[tuple[str, str]]:
+    """What `impl` says the memory holds: (text, date) pairs, sorted."""
+    got = impl([dict(f) for f in stored], dict(new), similar_texts())
+    expect(isinstance(got, list) and all(isinstance(f, dict) and "text" in f and "at" in f
+                                         for f in got),
+           _("update_rule(stored, new, similar) returned {value}, not a list of facts "
+             "(dicts with 'text', 'subject' and 'at')").format(value=_short(repr(got), 80)))
+    return sorted((f["text"], f["at"]) for f in got)
+
+
+def _merges(impl: Callable, old: dict, new: dict) -> bool:
+    """Did `impl` make one fact of `old` and the newer `new`?"""
+    return len(_after(impl, [old], new)) == 1
+
+
+def _keeps_the_rest(impl: Callable) -> None:
+    other = _fact("I am vegetarian.", "diet")
+    new = _fact("My cat is called Mantou.", "cat", 1)
+    got = _after(impl, [other], new)
+    expect(got == sorted([("I am vegetarian.", _DAYS[0]), (new["text"], _DAYS[1])]),
+           _("with 'I am vegetarian.' stored, writing 'My cat is called Mantou.' left "
+             "{got}").format(got=got))
+
+
+def _spellings(impl: Callable) -> None:
+    old = _fact("Trip budget: 3000 yuan.", "trip budget")
+    for spelled, hints in (
+            ("Trip Budget", (N_("you compare the subjects as they are: 'Trip Budget' and "
+                                "'trip budget' then differ, and both stay"),
+                             N_("compare normalised subjects: unicodedata.normalize('NFKC', "
+                                "s).casefold(), punctuation dropped, spaces collapsed, a "
+                                "plural 's' dropped"))),
+            ("Trip  Budgets.", (N_("lower-case is not enough: repeated spaces, punctuation "
+                                   "and plurals must go too"),
+                                N_("split() and ' '.join() the words, drop what is not a "
+                                   "letter or digit, drop a final 's' (not 'ss')"))),
+            ("ＴＲＩＰ ＢＵＤＧＥＴ", (N_("full-width letters (typed with a Chinese input "
+                                        "method) are other characters until NFKC maps them"),
+                                     N_("unicodedata.normalize('NFKC', subject) turns 'ＴＲＩＰ' "
+                                        "into 'TRIP'")))):
+        new = _fact("Trip budget: 5000 yuan.", spelled, 1)
+        expect(_merges(impl, old, new),
+               _("subjects 'trip budget' and {spelled} were kept as two things").format(
+                   spelled=repr(spelled)), [_(h) for h in hints])
+
+
+def _by_text(impl: Callable) -> None:
+    old, new = _fact("I am vegetarian."), _fact("I am  vegetarian.", None, 1)
+    expect(_merges(impl, old, new),
+           _("two facts with no subject, 'I am vegetarian.' and the same again, were kept "
+             "as two"))
+
+
+def _by_meaning(impl: Callable) -> None:
+    for old, new, hints in (
+            (_fact("a", "trip budget"), _fact("b", "budget for the trip", 1),
+             (N_("subjects in other words are the same thing: compare them by meaning too, "
+                 "similar(a, b) >= a threshold"),)),
+            (_fact(BUDGET_EN), _fact(BUDGET_NEW, None, 1),
+             (N_("the value is what changes ('3000' → '5000'): compare the texts with their "
+                 "values masked, masked(text) from lesson_lib.longterm, or your own "
+                 "re.sub of the numbers"),
+              N_("similar(masked(old_text), masked(new_text)) >= 0.90"))),
+            (_fact(BUDGET_EN), _fact(BUDGET_ZH, None, 1),
+             (N_("a translation never scores as high as a rewording in one language: you "
+                 "use one threshold for both"),
+              N_("when one text has Chinese characters and the other not, use a lower "
+                 "threshold (the library: 0.65 across, 0.90 within)"))),
+            (_fact("a", "trip budget"), _fact("b", "旅行预算", 1),
+             (N_("a subject in the other language is the same thing: use the lower "
+                 "threshold across languages for subjects too"),))):
+        label = old["subject"] or old["text"], new["subject"] or new["text"]
+        expect(_merges(impl, old, new),
+               _("{old} and then {new} were kept as two things").format(
+                   old=repr(label[0]), new=repr(label[1])), [_(h) for h in hints])
+
+
+def _different(impl: Callable) -> None:
+    for old, new in ((_fact(BUDGET_EN), _fact(RENT_EN, None, 1)),
+                     (_fact("我的旅行预算是三千元。"), _fact(RENT_ZH, None, 1)),
+                     (_fact(BUDGET_EN), _fact(RENT_ZH, None, 1)),
+                     (_fact("a", "trip budget"), _fact("b", "rent budget", 1)),
+                     (_fact("My dog is called Doudou."), _fact("My cat is called Doudou.",
+                                                                None, 1))):
+        label = old["subject"] or old["text"], new["subject"] or new["text"]
+        expect(not _merges(impl, old, new),
+               _("{old} and {new} were merged: one of them is lost").format(
+                   old=repr(label[0]), new=repr(label[1])))
+
+
+def _newest_date(impl: Callable) -> None:
+    for old, new in ((_fact(BUDGET_EN), _fact(BUDGET_NEW, None, 1)),
+                     (_fact("I am vegetarian.", None, 0), _fact("I am vegetarian.", None, 2))):
+        got = _after(impl, [old], new)
+        expect(got == [(new["text"], new["at"])],
+               _("after {old} ({day_old}) and {new} ({day_new}) the memory holds "
+                 "{got}").format(old=repr(old["text"]), day_old=old["at"][:10],
+                                 new=repr(new["text"]), day_new=new["at"][:10], got=got))
+
+
+def _stale(impl: Callable) -> None:
+    old, late = _fact(BUDGET_NEW, None, 2), _fact(BUDGET_EN, None, 0)
+    got = _after(impl, [old], late)
+    expect(got == [(old["text"], old["at"])],
+           _("with {old} stored ({day}), a fact said earlier, {late} ({late_day}), left "
+             "{got}").format(old=repr(old["text"]), day=old["at"][:10],
+                             late=repr(late["text"]), late_day=late["at"][:10], got=got))
+
+
+_U_REST = N_("it returns what the memory holds: facts about other things stay as they were")
+_U_SPELL = N_("a subject is the same whatever its spelling: case, spaces, plurals, "
+              "punctuation, full-width forms")
+_U_TEXT = N_("a fact with no subject is compared by its text")
+_U_MEANING = N_("the same thing in other words, with a new value, or in the other language, "
+                "is one fact")
+_U_DIFFERENT = N_("different things both stay (trip budget and rent budget, a dog and a cat)")
+_U_DATE = N_("the fact kept is the newest: its text and its date")
+_U_STALE = N_("a fact said before the stored one does not overwrite it")
+
+
+def _update_rules() -> list[Rule]:
+    return [
+        Rule(_U_REST, _keeps_the_rest,
+             (N_("return a new list: every stored fact that is not about the same thing, "
+                 "and the one fact that is"),)),
+        Rule(_U_SPELL, _spellings, (), needs=(_U_REST,)),
+        Rule(_U_TEXT, _by_text,
+             (N_("when either fact has no subject, the texts decide: compare them (values "
+                 "masked) the way you compare subjects"),), needs=(_U_REST,)),
+        Rule(_U_MEANING, _by_meaning, (), needs=(_U_REST,)),
+        Rule(_U_DIFFERENT, _different,
+             (N_("your threshold is too low: with values masked, 'My budget for the trip is "
+                 "# yuan' and 'My rent budget is # yuan' score 0.80"),
+              N_("a wrong merge loses a fact; a missed one only leaves both, dated. Take "
+                 "0.90 within one language and 0.65 across languages")),
+             needs=(_U_REST,)),
+        Rule(_U_DATE, _newest_date,
+             (N_("the merged fact takes the newer fact's text AND its date: a restated fact "
+                 "is as new as its latest saying"),
+              N_("merged = max([new, *same], key=lambda fact: fact['at'])")),
+             needs=(_U_REST,)),
+        Rule(_U_STALE, _stale,
+             (N_("a fact that arrives late but was said earlier is the stale one: keep the "
+                 "stored fact, with its newer date"),
+              N_("pick the newest of the new fact and the matching stored ones by 'at', not "
+                 "always the new one")),
+             needs=(_U_REST,)),
+    ]
+
+
+UPDATE_RULES: list[Rule] = _update_rules()
+
+
+def check_update_rule(update_rule: Any) -> bool:  # update_rule(stored, new, similar)
+    """Build it: judge the learner's `update_rule(stored, new, similar)` (what the memory
+    holds after `new` is written: one fact per thing, the newest) by UPDATE_RULES, the rules
+    the library's lesson_lib.longterm.update_rule keeps; print the report, return True when
+    every rule holds."""
+    if not callable(update_rule) or isinstance(update_rule, type):
+        return not_done(_(UPDATE_TITLE), _("define update_rule(stored, new, similar) above and "
+                                           "pass the function itself (no parentheses)"))
+    if wrong_signature(_(UPDATE_TITLE), signature_problem(
+            update_rule, "update_rule(stored, new, similar)", [], {}, None)):
+        return False
+    return check_rules(_(UPDATE_TITLE), update_rule, UPDATE_RULES,
+                       start=_("write the body of update_rule, then run this check again"))

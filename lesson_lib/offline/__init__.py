@@ -14,6 +14,10 @@ The Responses API answers from the same brain (`responses.py`), with what it sto
     client.responses.create(model=MODEL_ID, input="What is my name?",
                             previous_response_id=first.id)
 
+Compaction, as the real API does it (`context_management` on create, and
+`client.responses.compact(...)`), makes opaque `compaction` items (`compaction.py`);
+`compaction.peek(item)` is a teaching view of what the offline one kept and dropped.
+
 Two ways in, one behaviour (`api.handle`):
 - in process: `offline_client()` plugs `transport.OfflineTransport` into the SDK's
   HTTP client; the base URL uses the reserved `.invalid` domain, so nothing could be

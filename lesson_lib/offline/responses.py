@@ -7,6 +7,7 @@
     DELETE /v1/responses/{id}                     forget it
     GET    /v1/responses/{id}/input_items         the items it was answered from
     POST   /v1/responses/input_tokens             the input tokens a create would count
+    POST   /v1/responses/compact                  the context compacted (compaction.py)
     POST   /v1/conversations                      create (with items, metadata)
     GET    /v1/conversations/{id}                 retrieve
     POST   /v1/conversations/{id}                 update its metadata
@@ -53,7 +54,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
-from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, replies, structured
+from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW, MODEL_ID, compaction, replies, structured
 from lesson_lib.offline.ids import stand_in
 from lesson_lib.offline.state import default_state
 from lesson_lib.protocol import (
@@ -80,6 +81,10 @@ REQUEST_FIELDS = frozenset({
 COUNT_FIELDS = frozenset({
     "conversation", "input", "instructions", "model", "parallel_tool_calls", "personality",
     "previous_response_id", "reasoning", "text", "tool_choice", "tools", "truncation"})
+# The parameters of `client.responses.compact()` (tests check it).
+COMPACT_FIELDS = frozenset({
+    "image", "input", "instructions", "model", "previous_response_id", "prompt_cache_key",
+    "prompt_cache_options", "prompt_cache_retention", "safety_identifier", "service_tier"})
 # The value lists of the recorded texts (see docs/protocol.md).
 ITEM_TYPES = (
     "additional_tools", "agent_message", "apply_patch_call", "apply_patch_call_output",
@@ -131,6 +136,8 @@ def handle(method: str, path: str, raw: bytes, *, window: int = DEFAULT_CONTEXT_
             return create_response(raw, window, state)
         if method == "POST" and rest == ["input_tokens"]:
             return count_input_tokens(raw, window, state)
+        if method == "POST" and rest == ["compact"]:
+            return replies.json_reply(200, compact_context(raw, window, state))
         if len(rest) == 1 and method == "GET" and params.get("stream") == "true":
             return resumed_stream(state, rest[0], params)
         if len(rest) == 1 and method == "GET":
@@ -307,6 +314,12 @@ def check_item(k: int, item: Any, where: str = "input") -> None:
                                item["output"])  # reconstructed
     elif kind == "item_reference" and not isinstance(item.get("id"), str):
         raise missing(f"{at}.id")  # reconstructed
+    elif kind == "compaction":
+        if "encrypted_content" not in item:
+            raise missing(f"{at}.encrypted_content")  # reconstructed
+        if not isinstance(item["encrypted_content"], str):
+            raise invalid_type(f"{at}.encrypted_content", "a string",
+                               item["encrypted_content"])  # reconstructed
 
 
 def check_items(items: Any, where: str) -> None:
@@ -328,6 +341,12 @@ def check_input(value: Any) -> None:
                         "'…'}, function_call_output items, …)")
     for k, item in enumerate(value):
         check_item(k, item)
+        if isinstance(item, Mapping) and item.get("type") == "compaction_trigger" and \
+                k != len(value) - 1:
+            raise ProtocolError(  # reconstructed (the SDK: "Must be the final input item.")
+                "A compaction_trigger item must be the final input item.", param=f"input[{k}]",
+                explanation="put {'type': 'compaction_trigger'} last: it compacts everything "
+                            "before it")
 
 
 def check_tool(k: int, tool: Any) -> None:
@@ -517,6 +536,7 @@ def check_options(body: Mapping) -> tuple[list, list, int]:
             isinstance(conversation, Mapping) and isinstance(conversation.get("id"), str)):
         raise invalid_type("conversation", "one of a string or an object with an 'id'",
                            conversation)  # reconstructed
+    compaction.threshold_of(body)
     return tools
 
 
@@ -710,7 +730,9 @@ def output_text(output: Any) -> str:
 
 def to_messages(items: list, check: bool = True) -> list[dict]:
     """Responses items as Chat Completions messages (see the module's docstring). With
-    `check`, the API's two pairing refusals: a call with no output, an output with no call."""
+    `check`, the API's two pairing refusals: a call with no output, an output with no call.
+    A compaction item stands for everything before it (compaction.window)."""
+    items = compaction.window(items)
     order: list[tuple[dict, list]] = []  # (message, the tool messages placed right after it)
     results: dict[str, list] = {}        # call_id → where its output goes
     answered: set[str] = set()
@@ -972,8 +994,24 @@ def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
                 explanation="JSON mode needs the word 'json' in the input or instructions")
     prefixes = prefix_hashes(tools, messages, tools_tokens)
     input_tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
-    if input_tokens > window and body.get("truncation") != "auto":
-        raise context_error()
+    threshold = compaction.threshold_of(body)
+    sealed = None  # (what a compaction item keeps, what it dropped, the tokens it read)
+    trigger = bool(fresh) and fresh[-1].get("type") == "compaction_trigger"
+    if threshold is not None or trigger:
+        limit = threshold or window  # no compact_threshold: when the window would be passed
+        if input_tokens > limit or trigger:
+            kept_messages, _, gone, tail = compaction.compact(
+                earlier + fresh, users_in_clear=False, budget=limit // 2)
+            messages = head + to_messages(compaction.unfold(kept_messages, tail))
+            asked["messages"] = messages
+            prefixes = prefix_hashes(tools, messages, tools_tokens)
+            before = input_tokens
+            input_tokens = (prefixes[-1][1] if prefixes else tools_tokens) + 3
+            sealed = (kept_messages, gone, before, tail,
+                      input_tokens - 3 - tools_tokens - sum(
+                          compaction.tokens(m) for m in head))
+    if input_tokens > window and (body.get("truncation") != "auto" or sealed is not None):
+        raise context_error()  # (what a compaction kept is not truncated further)
     dropped = 0
     if input_tokens > window:  # truncation='auto'
         full = earlier + fresh
@@ -995,6 +1033,8 @@ def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
         context = (earlier + kept)[dropped:]  # what it is answered from: its input items
         response = response_object(body, stem, serial, message, finish, used, input_tokens,
                                    hit, echoed, conversation)
+        if sealed is not None:  # the compaction item first, as the stream emits it
+            response["output"].insert(0, compaction_item(stem, serial, *sealed))
         if body.get("store") is not False:
             state.put("response", response["id"], {"response": response, "context": context,
                                                    "streamed": body.get("stream") is True})
@@ -1008,6 +1048,66 @@ def create_response(raw: bytes, window: int, state: Any) -> replies.Reply:
         request_id = "req_" + hashlib.sha256(response["id"].encode()).hexdigest()[:32]
         return 200, {**SSE_HEADERS, "x-request-id": request_id}, events(response)
     return replies.json_reply(200, response)
+
+
+def compaction_item(stem: str, serial: int, kept: list, dropped: dict, read: int, tail: list,
+                    kept_tokens: int, users_in_clear: bool = False) -> dict:
+    """A `compaction` output item (ResponseCompactionItem: id, type, encrypted_content)."""
+    sealed = compaction.payload(kept, dropped, read, users_in_clear, tail, kept_tokens)
+    return {"id": hex_id("cmp_", stem, "cmp", 0), "type": "compaction",
+            "encrypted_content": compaction.seal(sealed, created_at(serial))}
+
+
+def compact_context(raw: bytes, window: int, state: Any) -> dict:
+    """POST /v1/responses/compact (`client.responses.compact(...)`): the context (the
+    chain of `previous_response_id`, then `input`) compacted into its user messages, in
+    clear, followed by one compaction item that keeps the rest (compaction.py); a
+    `response.compaction` object. Nothing is stored."""
+    body = replies.parse_body(raw)
+    check_model(body)
+    for name in body:
+        if name not in COMPACT_FIELDS:
+            raise unknown_parameter(name, body, COMPACT_FIELDS)  # verbatim shape (create's)
+    if body.get("input") is not None:
+        check_input(body["input"])
+    for name in ("instructions", "previous_response_id", "prompt_cache_key",
+                 "safety_identifier"):
+        if body.get(name) is not None and not isinstance(body[name], str):
+            raise invalid_type(name, "a string", body[name])  # verbatim (recorded, create's)
+    tier = body.get("service_tier")
+    if tier is not None and tier not in SERVICE_TIERS:
+        raise invalid_value(tier, SERVICE_TIERS, "service_tier")  # verbatim (recorded, create's)
+    earlier, fresh, head, _ = context_of(body, state)
+    items = earlier + fresh
+    if not items:
+        raise ProtocolError(  # reconstructed (create's recorded text, this endpoint's fields)
+            "One of \"input\" or \"previous_response_id\" must be provided.",
+            code="missing_required_parameter",
+            explanation="give the context to compact: input=[...] (the items so far), or "
+                        "previous_response_id=... (a stored response's chain)")
+    messages = head + to_messages(items)
+    prefixes = prefix_hashes([], messages, 0)
+    read = (prefixes[-1][1] if prefixes else 0) + 3
+    if read > window:
+        raise context_error()  # the model must read the context to compact it
+    kept, clear, dropped, tail = compaction.compact(items, users_in_clear=True, budget=None)
+    unfolded = to_messages(compaction.unfold(kept, tail))
+    written = prefix_hashes([], unfolded, 0)[-1][1] if unfolded else 0
+    with state.transaction():
+        serial = state.next_serial()
+        stem = stem_of(serial, raw)
+    output = [{"type": "message", "role": "user",
+               "content": text_parts(item["content"], "user")} for item in clear]
+    output.append(compaction_item(stem, serial, kept, dropped, read, tail, written,
+                                  users_in_clear=True))
+    return {"id": "resp_" + stem + hashlib.sha256(stem.encode()).hexdigest()[:24],
+            "object": "response.compaction", "created_at": created_at(serial),
+            "output": output,
+            "usage": {"input_tokens": read,
+                      "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
+                      "output_tokens": written,
+                      "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": read + written}}
 
 
 def context_of(body: Mapping, state: Any) -> tuple[list, list, list, dict | None]:
@@ -1171,6 +1271,8 @@ def events(response: Mapping, after: int = -1) -> Iterator[bytes]:
                 yield event("response.output_text.done", **where, text=part["text"],
                             logprobs=[])
                 yield event("response.content_part.done", **where, part=part)
+        elif item["type"] == "compaction":  # whole at once: its content is opaque
+            yield event("response.output_item.added", output_index=index, item=item)
         else:
             yield event("response.output_item.added", output_index=index, item={
                 **item, "status": "in_progress", "arguments": ""})
