@@ -88,8 +88,12 @@ vocabulary), and answers 0.
   every write is also logged (`memory_changes`: ids only), and a search first applies what
   changed since it last looked, so another process's delete is seen at once.
 - "fused" (the default): reciprocal rank fusion of the two lists, score = Σ 1 / (60 + rank).
-  A memory found by words but outside the dense candidates gets its own cosine (from the
-  matrix) and its rank by it, rather than nothing from that list.
+  A memory found by words but outside the dense candidates gets nothing from that list, so
+  one first by words can fall behind memories found by both ("the cliff"). Ranking it in
+  the dense list by its own cosine removes the cliff but was measured to cost more: on the
+  frozen cross-language set (benchmarks/crosslang.py) recall@5 fell from 146 to 142 of 158,
+  as distractors that share a word gained dense credit over answers in the other language,
+  which share none. The cliff stays until a fusion beats both.
 
 A floor, `min_score` (a least cosine), lets "fused" and "dense" say "nothing": below it a
 memory is not a hit, so a question nothing is near gets [] and `recall` sends no context.
@@ -916,10 +920,8 @@ class LongTermMemory:
             if beside is not None:
                 lexical = beside.result()
             if method != "dense" and vector is not None:
-                # the cosine of every memory found by words, too, from the matrix: one
-                # outside the dense candidates is ranked by its own similarity, not left
-                # out of that list (reciprocal rank fusion gave it nothing there: a memory
-                # first by words fell behind any found by both lists, "the cliff")
+                # the cosine of every memory found by words, too, from the matrix: the
+                # floor and Hit.dense read it (fusion still ranks by the two lists alone)
                 cosine = matrix.cosines(vector, [i for i, _score in lexical])
             dense_of = {**cosine, **dict(dense)}
             if method == "dense":
@@ -927,10 +929,7 @@ class LongTermMemory:
             elif method == "lexical":
                 ranked = lexical
             else:
-                known = set(dict(dense))
-                extra = sorted(((i, c) for i, c in cosine.items() if i not in known),
-                               key=lambda item: (-item[1], -item[0]))
-                ranked = _fuse(dense + extra, lexical)
+                ranked = _fuse(dense, lexical)  # see the module docstring: the cliff
             if min_score is not None and method != "lexical":  # "nothing": below the floor
                 ranked = [item for item in ranked
                           if dense_of.get(item[0], -1.0) >= min_score]
