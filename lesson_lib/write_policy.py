@@ -100,7 +100,8 @@ _SAME = [
      r"|\bdetests?\b", " not like "),
     (r"\bloves?\b|\bloved\b|\benjoys?\b|\benjoyed\b|\bis fond of\b|\bam fond of\b|\bfond of\b"
      r"|\bprefers?\b|\bpreferred\b|\bis into\b|\bam into\b|\b(?:i'm|im) into\b", " like "),
-    (r"\bno longer\b|\bnot any ?more\b", " never "),
+    (r"\bno longer\b|\bnot any ?more\b|\b(?:rarely|seldom|hardly ever|hardly)\b", " never "),
+    (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
     (r"\bvegetarians?\b", " vegetarian "),
     (r"\bmoved (?:out of|away from)\b|\bleft\b", " never live in "),
@@ -110,6 +111,7 @@ _SAME = [
     (r"搬到了|搬到|搬去了|搬去", "住在"),
     (r"讨厌|不喜欢|受不了|反感|不爱", "不喜"),
     (r"喜欢|喜爱|热爱|钟爱|偏好|爱", "喜"),
+    (r"很少|极少|几乎不|几乎没", "不"),
     (r"不再|再也不|已经不|现在不|不…了", "不"),
     (r"戒了|戒掉了|戒掉|已经戒|戒", "不"),
     (r"从来不|从不|从来没有|从来没|从没有|从没", "不"),
@@ -126,7 +128,7 @@ _NEG_EN_ALSO = re.compile(r"\banymore\b|\bany more\b")  # counted only when alon
 _NOT_NEG_EN = re.compile(r"\bnot only\b|\bnot just\b|\bno doubt\b|\bno problem\b|\bnot bad\b"
                          r"|\bno way\b|\bnothing but\b|\bcan(?:no|'|’)?t wait\b")
 _NEG_ZH = re.compile(r"没有|不|没|未|别|无法|甭|以前|曾经|过去|原来")
-_NOT_NEG_ZH = re.compile(r"不过|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
+_NOT_NEG_ZH = re.compile(r"不过(?!敏)|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
                          r"|非常|无论|要不|不然|了不起|不好意思|没事|不客气|不用谢|是不是|有没有"
                          r"|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|用不用|吃不吃"
                          r"|喝不喝|去不去|在不在|喜不喜|不一定|别人|别的|别处|以前的|过去的")
@@ -136,8 +138,8 @@ _WHO_FACT = re.compile(r"\b(?:the user|users?|xiaoming)(?:'s|’s)?|用户的|�
 _FRAME_EN = STOP_WORDS | {"user", "users", "xiaoming", "never", "anymore", "used", "really",
                           "also", "still", "always", "usually", "currently", "now",
                           "actually", "honestly", "quite", "much", "lot", "ever", "any",
-                          "wants", "want", "one"}
-_FRAME_ZH = set("的了是在很也都就还过着呢吗吧啊呀哦嘛我你他她它们这那个一有和跟与对把被说想要会能可以"
+                          "wants", "want", "one", "would", "hope", "plan", "going", "wish", "aim", "intend"}
+_FRAME_ZH = set("的了是在很也都就还过着呢吗吧啊呀哦嘛我你他她它们这那个一有和跟与对把被说想要会能可以希望打算"
                 "不没未别喜") - {"喜"}
 _FRAME_ZH.add("不")
 # the verb "喜" (like) stays content: "用户喜欢甜食" is about liking.
@@ -182,8 +184,10 @@ _OTHER = re.compile(
     r"爱人|女朋友|男朋友|对象|儿子|女儿|孩子|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|同事|室友|舍友|老板|"
     r"领导|邻居|同学|爷爷|奶奶|外婆|外公|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|家人|亲戚|表哥|表姐|表弟|"
     r"表妹|客户|上司|闺蜜|兄弟|宝宝|先生|太太|老师|医生|大夫|朋友们|老铁|用户|小明|经理|总监|员工|客人|房东|"
-    r"教练|导师|病人|猫咪|狗狗|猫|狗|宠物|公司|队友|网友|孙子|孙女|外甥|侄子|侄女|媳妇|男友|女友|"
-    r"^\s*(?:小|老|阿)(?!家|师|板|婆|公|是|了|年|人|实|样|区|乡|式|爸|妈|大|二|三|时|候|吃|会|学)"
+    r"教练|导师|病人|班主任|主任|校长|教授|同桌|师傅|师父|搭档|合伙人|房客|保姆|司机|助理|秘书|队长|"
+    r"部长|组长|主管|总裁|董事长|丈母娘|婆婆|公公|岳父|岳母|嫂子|姐夫|妹夫|姨妈|伯伯|堂哥|堂姐|"
+    r"猫咪|狗狗|猫|狗|宠物|公司|队友|网友|孙子|孙女|外甥|侄子|侄女|媳妇|男友|女友|"
+    r"(?<![我你他她从大很最太较])(?:小|老|阿)(?!家|师|板|婆|公|是|了|年|人|实|样|区|乡|式|爸|妈|大|二|三|时|候|吃|会|学|早|说|少|心|孩|朋|鼠|虎|外)"
     r"[\u4e00-\u9fff]")
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")  # a capitalised word: perhaps a name (checked below)
 _NOT_NAMES = {"honestly", "actually", "yes", "yeah", "no", "nope", "well", "oh", "ok", "okay",
@@ -211,7 +215,7 @@ _QUESTION_START = re.compile(r"^(?:(?:do|does|did|am|is|are|was|were|can|could|s
                              r"would|will|have|has|must|may|might)\s+(?:i|you|we|my)\b|"
                              r"(?:what|where|when|why|how|who|which|whose)\b)")
 _QUESTION_ZH = re.compile(r"是不是|有没有|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|"
-                          r"什么|怎么|哪|为什么|多少|几[个点岁天号]|谁|\bi wonder\b|\bwonder if\b|"
+                          r"(?<!不)什么(?![都也])|(?<!不)怎么(?![都也])|哪(?![都也里])|为什么|多少|几[个点岁天号]|谁|\bi wonder\b|\bwonder if\b|"
                           r"\bnot sure (?:if|whether)\b|\bwhether\b")
 _SUPPOSE = re.compile(r"\bif\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypothetically\b|"
                       r"\bwhat if\b|\bin case\b|\bpretend\b|\blet's say\b|\bwish\b|\bwere i\b|"
@@ -248,7 +252,7 @@ _SMALL_TALK = re.compile(r"\b(?:thanks|thank you|thx|haha+|lol|ok|okay|cool|nice
                          r"welcome|no problem)\b|谢谢你|谢谢|多谢|感谢|哈+|嘿+|好的|好吧|好嘞|你好|"
                          r"早上好|晚安|再见|拜拜|不客气|没问题|收到|明白了|知道了|辛苦了|嗯+|哦+")
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*|[.!?。！？]+")
-_CLAUSES = re.compile(r"[,;:，；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过|然而|而且|\bwhereas\b")
+_CLAUSES = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过(?!敏)|然而|而且|\bwhereas\b")
 _YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|of course|correct|right|indeed|absolutely|i do|"
                   r"i am|对|是的|是啊|是|嗯|对的|当然|没错|对啊|有)")
 _NO = re.compile(r"^(?:no|nope|nah|not really|never|not at all|i don't|i do not|i'm not|"
@@ -279,6 +283,14 @@ def _negations(text: str) -> int:
     return count
 
 
+# A wish or a plan is not the thing itself: "I'd love to live by the sea" supports "The
+# user would like to live by the sea", not "The user lives by the sea".
+_WISH = re.compile(r"\b(?:want|wants|wanted|would like|'d like|hope|hopes|wish|wishes|dream of|"
+                   r"dreams of|plan|plans|planning|going|aim|aims|intend|intends) to\b"
+                   r"(?! be (?:called|addressed|named))|"
+                   r"想要|想|希望|打算|计划|准备|梦想|盼望")
+
+
 def _negative(text: str) -> bool:
     return _negations(text) % 2 == 1
 
@@ -288,6 +300,7 @@ def _negative(text: str) -> bool:
 @dataclass(frozen=True)
 class _Fact:
     negative: bool
+    wish: bool
     words: tuple[str, ...]   # stemmed Latin content words
     chars: tuple[str, ...]   # Chinese content characters
     strict: tuple[str, ...]  # numbers and names: each must be said
@@ -307,7 +320,7 @@ def _fact(text: str) -> _Fact:
              if w[0].isupper() and i > 0 and w.lower() not in _NOT_NAMES
              and w.lower() not in ("user", "xiaoming")]
     strict = tuple(dict.fromkeys([*re.findall(r"\d+", original), *map(_stem, names)]))
-    return _Fact(negative, words, chars, strict)
+    return _Fact(negative, bool(_WISH.search(plain)), words, chars, strict)
 
 
 # ----------------------------------------------------------------- the user's clauses
@@ -486,8 +499,11 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     if _ONE_OFF.search(clause.text) and not _LASTING.search(clause.text):
         return "one_off"
     start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
-    if _negative(clause.text[start:_end(fact, clause.text, first)]) != fact.negative:
+    said = clause.text[start:_end(fact, clause.text, first)]
+    if _negative(said) != fact.negative:
         return "negation"
+    if bool(_WISH.search(said)) != fact.wish:
+        return "hypothetical"
     return "said"
 
 
@@ -527,7 +543,8 @@ def _answer(question: str, answer: str) -> str | None:
     body = re.sub(r"\byour\b", " my ", body)
     body = body.replace("您", "我").replace("你", "我")
     body = re.sub(r"^(?:do|does|did|are|am|is|have|has|can|will|would)\s+", "", body.strip())
-    wh = re.search(r"\b(?:what|which|where|who|how)\b|什么|哪|谁|怎么|多少", body)
+    wh = re.search(r"\b(?:what|which|where|who|how|when)\b|什么|哪里|哪儿|哪|谁|怎么|多少|"
+                   r"几(?:点|个|岁|天|号|次|年|月)?", body)
     if wh:  # the answer fills the gap: "Which city do you live in?" "Hangzhou."
         if no or not a:
             return None
