@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from lesson_lib.i18n import N_, _
 from lesson_lib.terms import STOP_WORDS, stem
 
-COVERAGE = 0.7  # the share of the fact's content a clause must say to be about it
+COVERAGE = 0.6  # the share of the fact's content a clause must say to be about it
 
 # ----------------------------------------------------------------- why a fact is refused
 
@@ -90,7 +90,7 @@ def explain(verdict: Verdict) -> str:
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HAN = re.compile(f"[{_CJK}]")
 _LATIN = re.compile(r"[a-z0-9][a-z0-9'’\-]*")
-_UNIT = re.compile(rf"[{_CJK}]|[a-z0-9]+(?:['’][a-z]+)?")
+_UNIT = re.compile(rf"[{_CJK}]|[a-z0-9]+(?:['’](?!s\b)[a-z]+)?")
 
 # Rewrites applied to the fact and to the user's words alike, longest first: one word for one
 # meaning ("love" → "like"), and a negation made explicit ("can't stand" → "not like").
@@ -100,14 +100,25 @@ _SAME = [
      r"|\bdetests?\b", " not like "),
     (r"\bloves?\b|\bloved\b|\benjoys?\b|\benjoyed\b|\bis fond of\b|\bam fond of\b|\bfond of\b"
      r"|\bprefers?\b|\bpreferred\b|\bis into\b|\bam into\b|\b(?:i'm|im) into\b", " like "),
+    (r"(?:\b(?:is|are)|'s|'re)?(?: not|n't) (?:really |quite )?(?:for me|my thing|my cup of tea)\b",
+     " not like "),
+    (r"\buntil (?:\d{4}|last|recently|a few|a couple)\b", " never "),
+    (r"\b(smok|drink)ers?\b", r"\1e"),
     (r"\bno longer\b|\bnot any ?more\b|\b(?:rarely|seldom|hardly ever|hardly)\b", " never "),
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
     (r"\bvegetarians?\b", " vegetarian "),
     (r"\bmoved (?:out of|away from)\b|\bleft\b", " never live in "),
+    (r"\b(?:based|living|residing|reside|resides) in\b", " live in "),
+    (r"\b(?:job|jobs)\b", " work "),
     (r"\b(?:moved|relocated) to\b", " live in "),
     (r"\bnot sure\b", " maybe "),
     (r"搬离了|搬离|搬出了|搬出", "不住在"),
+    (r"上班|打工|工作", "工作"),
+    (r"在([\u4e00-\u9fff]{2,4})生活", r"住在\1"),
+    (r"养了|养着|养", "有"),
+    (r"每个月", "每月"),
+    (r"每个星期|每星期|每周", "每周"),
     (r"搬到了|搬到|搬去了|搬去", "住在"),
     (r"讨厌|不喜欢|受不了|反感|不爱", "不喜"),
     (r"喜欢|喜爱|热爱|钟爱|偏好|爱", "喜"),
@@ -127,18 +138,25 @@ _NEG_EN = re.compile(r"\b(?:not|never|no|none|nothing|nobody|neither|nor|without
 _NEG_EN_ALSO = re.compile(r"\banymore\b|\bany more\b")  # counted only when alone
 _NOT_NEG_EN = re.compile(r"\bnot only\b|\bnot just\b|\bno doubt\b|\bno problem\b|\bnot bad\b"
                          r"|\bno way\b|\bnothing but\b|\bcan(?:no|'|’)?t wait\b")
-_NEG_ZH = re.compile(r"没有|不|没|未|别|无法|甭|以前|曾经|过去|原来")
+_NEG_ZH = re.compile(r"没有|不|没|未|别|无法|甭|以前|曾经|过去(?=几|一|这|我|的时候)")
 _NOT_NEG_ZH = re.compile(r"不过(?!敏)|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
-                         r"|非常|无论|要不|不然|了不起|不好意思|没事|不客气|不用谢|是不是|有没有"
+                         r"|非常|无论|要不|不然|了不起|不好意思|没事|不客气|不用谢|没错|对不起|不得了|是不是|有没有"
                          r"|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|用不用|吃不吃"
                          r"|喝不喝|去不去|在不在|喜不喜|不一定|别人|别的|别处|以前的|过去的")
+
+# How often or how much, in a fact: not what it says ("用户目前住在成都" is "我住在成都").
+_ADVERBS_FACT = re.compile(r"现在|目前|如今|一直|平时|通常|一般|总是|经常|已经|比较|非常|特别|真的|其实|"
+                           r"最近|本来|确实|大概|主要|东西|食物|\b(?:currently|usually|generally|really|very|"
+                           r"mostly|mainly|lately|recently|now|still|actually|quite|pretty|about|"
+                           r"around|roughly)\b")
 
 # Words that carry no content of a fact: who it is about, and frame words.
 _WHO_FACT = re.compile(r"\b(?:the user|users?|xiaoming)(?:'s|’s)?|用户的|用户|小明的|小明|本人")
 _FRAME_EN = STOP_WORDS | {"user", "users", "xiaoming", "never", "anymore", "used", "really",
                           "also", "still", "always", "usually", "currently", "now",
                           "actually", "honestly", "quite", "much", "lot", "ever", "any",
-                          "wants", "want", "one", "would", "hope", "plan", "going", "wish", "aim", "intend"}
+                          "wants", "want", "one", "would", "hope", "plan", "going", "wish", "aim", "intend", "food", "foods",
+                          "thing", "things", "stuff", "kind", "type", "sort"}
 _FRAME_ZH = set("的了是在很也都就还过着呢吗吧啊呀哦嘛我你他她它们这那个一有和跟与对把被说想要会能可以希望打算"
                 "不没未别喜") - {"喜"}
 _FRAME_ZH.add("不")
@@ -160,9 +178,19 @@ _LEXICON_WORDS = """
 儿子 son|大学 university|预算 budget|房租 rent|工资 salary|周末 weekend|早上 morning|
 晚上 evening|睡觉 sleep|开会 meeting|旅行 travel|靠窗 window|座位 seat|过道 aisle|瑜伽 yoga|
 篮球 basketball|足球 football|吉他 guitar|钢琴 piano|电影 movie|音乐 music|爵士 jazz|书 book|
-读 read|代码 code|编程 program|糖尿病 diabetic|怀孕 pregnant|左撇子 left-handed|素 vegetarian|
+读 read|代码 code|乳制品 dairy|奶制品 dairy|小时 hour|每天 every day|每周 every week|
+通勤 commute|上下班 commute|夜猫子 night owl|早起 early riser|失眠 insomnia|近视 nearsighted|
+粤语 cantonese|普通话 mandarin|高铁 high-speed train|火车 train|飞机 plane|地铁 subway|
+自行车 bike|骑车 cycle|徒步 hike|爬山 hike|露营 camp|摄影 photography|画画 paint|唱歌 sing|
+跳舞 dance|做饭 cook|烘焙 bake|电脑 computer|手机 phone|博士 phd|硕士 master|研究生 graduate|
+本科 undergraduate|律师 lawyer|设计师 designer|会计 accountant|记者 journalist|厨师 chef|
+司机 driver|警察 police|退休 retired|怀孕 pregnant|糖 sugar|冰 iced|饮料 drink|果汁 juice|
+蛋糕 cake|巧克力 chocolate|面条 noodle|米饭 rice|饺子 dumpling|火锅 hotpot|寿司 sushi|
+过敏 allergy|猫毛 cat hair|狗毛 dog hair|花粉 pollen|青霉素 penicillin|酒精 alcohol|
+块 yuan|元 yuan|人民币 yuan|钱 money|编程 program|糖尿病 diabetic|怀孕 pregnant|左撇子 left-handed|素 vegetarian|
 """
-_LEXICON = dict(pair.strip().split() for pair in _LEXICON_WORDS.split("|") if pair.strip())
+_LEXICON = [(zh, tuple(en.split())) for zh, _sep, en in
+            (pair.strip().partition(" ") for pair in _LEXICON_WORDS.split("|")) if zh]
 
 # Who a clause is about: the last of these before the content decides.
 _ME = re.compile(r"\b(?:i|i'm|i’m|im|i've|i’ve|i'd|i’d|i'll|my|mine|myself|we|we're|we’re|we've"
@@ -187,7 +215,7 @@ _OTHER = re.compile(
     r"教练|导师|病人|班主任|主任|校长|教授|同桌|师傅|师父|搭档|合伙人|房客|保姆|司机|助理|秘书|队长|"
     r"部长|组长|主管|总裁|董事长|丈母娘|婆婆|公公|岳父|岳母|嫂子|姐夫|妹夫|姨妈|伯伯|堂哥|堂姐|"
     r"猫咪|狗狗|猫|狗|宠物|公司|队友|网友|孙子|孙女|外甥|侄子|侄女|媳妇|男友|女友|"
-    r"(?<![我你他她从大很最太较])(?:小|老|阿)(?!家|师|板|婆|公|是|了|年|人|实|样|区|乡|式|爸|妈|大|二|三|时|候|吃|会|学|早|说|少|心|孩|朋|鼠|虎|外)"
+    r"(?<![我你他她从大很最太较])(?:小|老|阿)(?!家|师|板|婆|公|是|了|年|人|实|样|区|乡|式|爸|妈|时|候|吃|会|学|早|说|少|心|孩|朋|鼠|虎|外)"
     r"[\u4e00-\u9fff]")
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")  # a capitalised word: perhaps a name (checked below)
 _NOT_NAMES = {"honestly", "actually", "yes", "yeah", "no", "nope", "well", "oh", "ok", "okay",
@@ -215,15 +243,15 @@ _QUESTION_START = re.compile(r"^(?:(?:do|does|did|am|is|are|was|were|can|could|s
                              r"would|will|have|has|must|may|might)\s+(?:i|you|we|my)\b|"
                              r"(?:what|where|when|why|how|who|which|whose)\b)")
 _QUESTION_ZH = re.compile(r"是不是|有没有|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|"
-                          r"(?<!不)什么(?![都也])|(?<!不)怎么(?![都也])|哪(?![都也里])|为什么|多少|几[个点岁天号]|谁|\bi wonder\b|\bwonder if\b|"
+                          r"(?<![不没])什么(?![都也])|(?<!不)怎么(?![都也])|哪(?![都也里])|为什么|多少|几[个点岁天号]|谁|\bi wonder\b|\bwonder if\b|"
                           r"\bnot sure (?:if|whether)\b|\bwhether\b")
 _SUPPOSE = re.compile(r"\bif\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypothetically\b|"
                       r"\bwhat if\b|\bin case\b|\bpretend\b|\blet's say\b|\bwish\b|\bwere i\b|"
                       r"\bmaybe\b|\bperhaps\b|\bmight\b|\bprobably\b|\bpossibly\b|"
                       r"(?:\bi|\bwe|\byou)(?: would|'d|’d)\b(?! (?:like|rather|prefer))|"
                       r"\bwould\b(?! (?:like|rather|prefer))|\bcould be\b|"
-                      r"如果|假如|要是|假设|万一|假使|的话|想象|设想|但愿|要不是|可能|也许|"
-                      r"大概|说不定|或许|估计|好像|似乎")
+                      r"如果|假如|要是|假设|万一|假使|想象|设想|但愿|要不是|可能|也许|"
+                      r"说不定|或许|好像|似乎")
 _INJECTION = re.compile(r"\bignore (?:all |any |the |your |my )*(?:previous|prior|above|earlier|"
                         r"preceding|other)\b|\bdisregard\b|\bsystem prompt\b|\bsystem:|"
                         r"\b(?:remember|save|store|note|record)(?: that)? the user\b|"
@@ -251,6 +279,10 @@ _SMALL_TALK = re.compile(r"\b(?:thanks|thank you|thx|haha+|lol|ok|okay|cool|nice
                          r"good morning|good night|hi|hello|hey|bye|see you|sure|got it|you're "
                          r"welcome|no problem)\b|谢谢你|谢谢|多谢|感谢|哈+|嘿+|好的|好吧|好嘞|你好|"
                          r"早上好|晚安|再见|拜拜|不客气|没问题|收到|明白了|知道了|辛苦了|嗯+|哦+")
+# "I lived in Beijing for years, now I live in Shanghai": beside a "now", the past is over.
+_NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment)\b|现在|如今|目前|这几年")
+_PAST = re.compile(r"\b(?:\w+ed|was|were|had|did|grew up|grew|went|spent)\b|之前|那时|当年|住了|"
+                   r"待了|干了|做了|工作了")
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*|[.!?。！？]+")
 _CLAUSES = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过(?!敏)|然而|而且|\bwhereas\b")
 _YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|of course|correct|right|indeed|absolutely|i do|"
@@ -265,9 +297,61 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") and word.isascii() else word
 
 
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+           "七": 7, "八": 8, "九": 9}
+_POWERS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_CHINESE_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]{2,}|[十百千万]")
+
+
+def _chinese_number(text: str) -> int | None:
+    """五千 → 5000, 两千五 → 2500, 三百五十 → 350, 十二 → 12, 一万 → 10000; None if it
+    is not a number (一些, 一起 never get here: a lone 一 … is left alone)."""
+    total = section = digit = 0
+    last_power = 10 ** 9
+    for char in text:
+        if char in _DIGITS:
+            digit = _DIGITS[char]
+        elif char == "万":
+            total += (section + digit) * 10000
+            section = digit = 0
+            last_power = 10000
+        else:
+            power = _POWERS[char]
+            section += (digit or 1) * power
+            digit = 0
+            last_power = power
+    if digit and last_power >= 100 and last_power != 10 ** 9:  # 两千五 → 2500
+        digit *= last_power // 10
+    return total + section + digit
+
+
+def _numbers(text: str) -> str:
+    """Numbers one way: 6,000 → 6000, 5k → 5000, 五千 → 5000 (a run of two or more numeral
+    characters, or one of 十百千万, with a digit or 两 … before it)."""
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = re.sub(r"\b(\d+)k\b", lambda m: str(int(m.group(1)) * 1000), text)
+
+    def convert(m: re.Match) -> str:
+        run = m.group(0)
+        if not any(c in _POWERS for c in run) and len(run) < 2:
+            return run
+        if all(c in _DIGITS for c in run):
+            return run  # 一一, 三三: not a number worth converting
+        return str(_chinese_number(run))
+
+    text = _CHINESE_NUMBER.sub(convert, text)
+    text = re.sub(r"[一二两三四五六七八九](?=月|日|号|点|岁|次|年|天|块|元|周|小时|公里|个|只|杯)",
+                  lambda m: str(_DIGITS[m.group(0)]), text)
+    text = re.sub(r"(?<=\d)号", "日", text)
+    return re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", text)
+
+
 def _normal(text: str) -> str:
-    """NFKC, lower case, one spelling of each meaning (_SAME)."""
+    """NFKC, lower case, numbers as digits, one spelling of each meaning (_SAME)."""
     text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+    text = _numbers(text)
+    text = re.sub(r"^\s*(?:no|nope|nah|yes|yeah|yep|well|oh|ok|okay)\s+(?=(?:i|i'm|my|we)\b)", "",
+                  text)
     for pattern, to in _SAME:
         text = pattern.sub(to, text)
     return re.sub(r"[ \t]+", " ", text)
@@ -301,13 +385,14 @@ def _negative(text: str) -> bool:
 class _Fact:
     negative: bool
     wish: bool
+    past: bool
     words: tuple[str, ...]   # stemmed Latin content words
     chars: tuple[str, ...]   # Chinese content characters
     strict: tuple[str, ...]  # numbers and names: each must be said
 
 
 def _fact(text: str) -> _Fact:
-    plain = _WHO_FACT.sub(" ", _normal(text))
+    plain = _ADVERBS_FACT.sub(" ", _WHO_FACT.sub(" ", _normal(text)))
     plain = re.sub(r"\b(?:i'm|i've|i'd|i'll|im|i|my|me|myself|mine)\b", " ", plain)
     negative = _negative(plain)
     stripped = _NOT_NEG_ZH.sub(" ", _NEG_ZH.sub(" ", plain))
@@ -319,8 +404,11 @@ def _fact(text: str) -> _Fact:
     names = [w.lower() for i, w in enumerate(re.findall(r"[A-Za-z]+", original))
              if w[0].isupper() and i > 0 and w.lower() not in _NOT_NAMES
              and w.lower() not in ("user", "xiaoming")]
-    strict = tuple(dict.fromkeys([*re.findall(r"\d+", original), *map(_stem, names)]))
-    return _Fact(negative, bool(_WISH.search(plain)), words, chars, strict)
+    addresses = re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+|www\.\S+", original.lower())
+    strict = tuple(dict.fromkeys([*re.findall(r"\d+", _numbers(original)), *map(_stem, names),
+                                  *addresses]))
+    return _Fact(negative, bool(_WISH.search(plain)), bool(_PAST.search(plain)), words, chars,
+                 strict)
 
 
 # ----------------------------------------------------------------- the user's clauses
@@ -330,16 +418,20 @@ class _Clause:
     text: str          # normalised
     mode: str | None   # None: a plain statement; else the REASONS key that rules it out
     inherited: bool    # the clause before it was about the user (for a clause with no subject)
+    flip: bool = False  # the user answered "no" to it (an answer to the assistant's question)
+    sentence: int = -1  # which sentence of the conversation it is in (-1: an answer)
+    past: bool = False  # it tells the past, and the message says what holds now
 
 
-def _clauses(content: str) -> list[_Clause]:
+def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
     """The message's clauses, each with what rules it out as a statement (its mode)."""
     normal = _normal(content)
     message_mode = "injection" if _INJECTION.search(normal) else None
+    contrast = bool(_NOW.search(normal))
     rejected = bool(_REJECT.search(normal))
     out: list[_Clause] = []
     about_user = True
-    for sentence in _SENTENCES.findall(normal):
+    for number, sentence in enumerate(_SENTENCES.findall(normal), start=first_sentence):
         sentence = sentence.strip()
         if not sentence:
             continue
@@ -360,7 +452,9 @@ def _clauses(content: str) -> list[_Clause]:
                 clause_mode = "quoted"
             if clause_mode is None and rejected and quoted:
                 clause_mode = None  # the user's own comment on a quote they reject
-            out.append(_Clause(piece, clause_mode, about_user))
+            out.append(_Clause(piece, clause_mode, about_user, sentence=number,
+                               past=contrast and not _NOW.search(piece)
+                               and bool(_PAST.search(piece))))
             subject = _last_subject(piece)
             if subject is not None:
                 about_user = subject
@@ -388,11 +482,17 @@ _TOGETHER = re.compile(r"我(?:和|跟|与|同)[\u4e00-\u9fff]{1,6}?(?:都|一�
                        r"\b(?:and|&) (?:i|me)\b(?: both)?|\bboth of us\b")
 
 
+_COPULA = re.compile(r"(?<![还就但总可于要只倒硬真])是(?!不是)|当了|当过|成为|作为|"
+                     r"\b(?:am|is|are|was|were|be|become|became)\b|'m\b|'re\b|(?<=[a-z])'s\b(?= (?:a|an)\b)")
+
+
 def _last_subject(text: str) -> bool | None:
     """True: the last subject in `text` is the user (I, my, we, 我; "我和老公都", "my wife
     and I"); False: someone else (my friend, she, 我妈, 小王, the user in the third
     person); None: none named."""
     text = _TOGETHER.sub(" 我们 ", text)
+    copula = _COPULA.search(text)
+    text = text[:copula.start()] if copula and copula.start() else text  # "我是老师": 我
     last_me = max((m.end() for m in _ME.finditer(text)), default=-1)
     last_other = max((m.end() for m in _OTHER.finditer(text)), default=-1)
     if last_me < 0 and last_other < 0:
@@ -406,6 +506,14 @@ def _units(text: str) -> list[tuple[str, int]]:
             for m in _UNIT.finditer(text)]
 
 
+def _zh_for() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for zh, ens in _LEXICON:
+        for en in ens:
+            found.setdefault(_stem(en), []).append(zh)
+    return found
+
+
 def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
     """The share of the fact's content the clause says, and where the first of it starts."""
     units = _units(clause)
@@ -416,8 +524,7 @@ def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
     for word in fact.words:
         at = words.get(word)
         if at is None:  # a Chinese word for it ("过敏" for "allergic")
-            at = next((clause.find(zh) for zh, en in _LEXICON.items()
-                       if _stem(en) == word and zh in clause), None)
+            at = next((clause.find(zh) for zh in _ZH_FOR.get(word, ()) if zh in clause), None)
         if at is not None:
             said += 1
             first = min(first, at)
@@ -425,15 +532,16 @@ def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
     for char in fact.chars:
         at = clause.find(char)
         if at < 0:  # an English word for it ("vegetarian" for "素食")
-            at = next((words[_stem(en)] for zh, en in _LEXICON.items()
-                       if char in zh and zh in fact_text and _stem(en) in words), -1)
+            at = next((words[en] for zh, ens in _LEXICON if char in zh and zh in fact_text
+                       for en in map(_stem, ens) if en in words), -1)
         if at >= 0:
             said += 1
             first = min(first, at)
     total = len(fact.words) + len(fact.chars)
     if not total:
         return 0.0, first
-    if any(s not in words and s not in clause for s in fact.strict):
+    if any(s not in words and s not in clause and not any(
+            zh in clause for zh in _ZH_FOR.get(s, ())) for s in fact.strict):
         return 0.0, first
     return said / total, first
 
@@ -444,6 +552,10 @@ def _whose(clause: _Clause, first: int) -> bool:
     before = _REQUEST.sub(" ", before) if before.strip() else before
     subject = _last_subject(before)
     if subject is None:
+        said = [w for w in re.findall(r"\b[a-z][a-z-]*\b", before) if w not in STOP_WORDS
+                and w not in _NOT_NAMES and w not in _FRAME_EN and not w.endswith("ly")]
+        if said:  # English names its subject: "Jack from work is …" is Jack
+            return False
         bare = _FILLER_ZH.sub("", _NEG_ZH.sub("", before)).strip()
         if _SURNAME.match(bare):  # "王芳每天喝咖啡": a name before the content
             return False
@@ -494,40 +606,47 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     if not mine or (named and _last_subject(before) is not True):
         return "someone_else"
     if _REQUEST.search(clause.text) and not _REMEMBER.search(clause.text) \
+            and not _LASTING.search(clause.text) \
             and _last_subject(_REQUEST.sub(" ", before)) is not True:
         return "one_off"
     if _ONE_OFF.search(clause.text) and not _LASTING.search(clause.text):
         return "one_off"
     start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
     said = clause.text[start:_end(fact, clause.text, first)]
-    if _negative(said) != fact.negative:
+    if _negative(said) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
         return "negation"
-    if bool(_WISH.search(said)) != fact.wish:
+    if _WISH.search(said) and not fact.wish:
         return "hypothetical"
     return "said"
 
 
 # Inside a clause, a negation before these does not reach past them: "我不抽烟也喝酒",
 # "I'm vegetarian and don't drink" (each side keeps its own).
-_WITHIN = re.compile(r"也|又|还|并且|而且|同时|\band\b|\bbut\b|\bso\b|\bbecause\b|因为|所以")
+_WITHIN = re.compile(r"[,，]|也|又|还|并且|而且|同时|\band\b|\bbut\b|\bso\b|\bbecause\b|因为|所以")
 
 
 def _end(fact: _Fact, clause: str, first: int) -> int:
     """Where the fact's content ends in the clause (its last word or character said), and
     any negation right after it ("吃不了" aside, a "not" after the content is rare)."""
     end = first
-    for unit, at in _units(clause):
+    for m in _UNIT.finditer(clause):
+        unit = m.group(0) if _HAN.match(m.group(0)) else _stem(m.group(0))
         if unit in fact.words or unit in fact.chars:
-            end = max(end, at + len(unit))
-    tail = re.match(r"\s*(?:n't|not|不了|不到|不起|不下|不惯|不动|不着)", clause[end:])
+            end = max(end, m.end())
+    tail = re.match(r"\s*(?:n't|not|never|不了|不到|不起|不下|不惯|不动|不着)", clause[end:])
     return end + (tail.end() if tail else 0)
+
+
+_ZH_FOR = _zh_for()  # an English word's stem → the Chinese words for it
 
 
 # ----------------------------------------------------------------- answers to the assistant
 
-def _answer(question: str, answer: str) -> str | None:
+def _answer(question: str, answer: str) -> tuple[str, bool] | None:
     """The statement a short answer makes of the assistant's question, in the user's
-    words: "Do you eat fish?" "No." → "i not eat fish"; "你吃辣吗？" "不吃。" → "我不吃辣"."""
+    words, and whether the answer said no: "Do you eat fish?" "No." → ("i eat fish",
+    True); "你吃辣吗？" "不吃。" → ("我吃辣", True); "Which city do you live in?"
+    "Hangzhou." → ("hangzhou city i live in", False)."""
     q = _normal(question).strip()
     a = _normal(answer).strip(" .!。！")
     if not _QUESTION_END.search(q) or len(a) > 40:
@@ -538,7 +657,7 @@ def _answer(question: str, answer: str) -> str | None:
     yes = bool(_YES.match(a))
     body = re.sub(r"[?？]\s*$", "", q)
     body = re.sub(r"(?:吗|呢|么)$", "", body)
-    zh = bool(_HAN.search(body))
+    zh = bool(_HAN.search(body)) and not re.search(r"\b(?:i|my)\b", body)
     body = re.sub(r"\b(?:you're|you are|you)\b", " i ", body)
     body = re.sub(r"\byour\b", " my ", body)
     body = body.replace("您", "我").replace("你", "我")
@@ -549,14 +668,12 @@ def _answer(question: str, answer: str) -> str | None:
         if no or not a:
             return None
         filled = body[:wh.start()] + " " + a + " " + body[wh.end():]
-        return re.sub(r"\b(?:do|does|did)\b", " ", filled)
+        return re.sub(r"\b(?:do|does|did)\b", " ", filled), False
     if not (yes or no):
         return None
     if zh:
-        at = body.find("我")
-        at = at + 1 if at >= 0 else 0
-        return body[:at] + ("不" if no else "") + body[at:]
-    return ("i not " if no else "i ") + re.sub(r"^i\s+", "", body.strip())
+        return body, no
+    return "i " + re.sub(r"^i\s+", "", body.strip()), no
 
 
 # ----------------------------------------------------------------- the policy
@@ -584,9 +701,10 @@ def user_clauses(messages: Iterable[Mapping]) -> list[_Clause]:
         if before:
             said = _answer(before, content)
             if said:
-                out.append(_Clause(said, "injection" if _INJECTION.search(_normal(content))
-                                   else None, True))
-        out.extend(_clauses(content))
+                out.append(_Clause(said[0], "injection" if _INJECTION.search(_normal(content))
+                                   else None, True, flip=said[1]))
+        out.extend(_clauses(content, first_sentence=max((c.sentence for c in out),
+                                                        default=-1) + 1))
         before = None
     return out
 
@@ -608,19 +726,43 @@ def judge(fact: str, messages: Iterable[Mapping]) -> Verdict:
         if message.get("role") == "user":
             names |= _capitalised_names(_text(message.get("content")))
     best: tuple[float, int, str, str] | None = None
-    for clause in user_clauses(messages):
+    last: tuple[str, str] | None = None  # the newest clause that says it, or its opposite
+    for clause in _candidates(wanted, user_clauses(messages)):
         share, first = _cover(wanted, clause.text)
         if share < COVERAGE:
             continue
         reason = _verdict(wanted, clause, first, names)
-        if reason == "said":
-            return Verdict(True, "said", clause.text)
+        if reason in ("said", "negation"):
+            last = (reason, clause.text)
         key = (share, -_RANK.index(reason), reason, clause.text)
         if best is None or key[:2] > best[:2]:
             best = key
+    if last is not None:  # the newer statement wins: "我去年把车卖了，现在没车"
+        return Verdict(last[0] == "said", last[0], last[1])
     if best is None:
         return Verdict(False, "not_said")
     return Verdict(False, best[2], best[3])
+
+
+def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:
+    """The clauses, and two neighbours of one sentence joined where the fact spans them
+    ("我在读研二，专业是计算机"): both plain, and the second not about someone else."""
+    out = []
+    for i, clause in enumerate(clauses):
+        out.append(clause)
+        after = clauses[i + 1] if i + 1 < len(clauses) else None
+        if after is None or after.sentence != clause.sentence or clause.sentence < 0 \
+                or clause.mode or after.mode:
+            continue
+        alone = max(_cover(fact, clause.text)[0], _cover(fact, after.text)[0])
+        if alone >= COVERAGE:
+            continue
+        share, first = _cover(fact, after.text)
+        if share and _last_subject(after.text[:first]) is False:
+            continue
+        out.append(_Clause(clause.text + "，" + after.text, None, clause.inherited,
+                           sentence=clause.sentence))
+    return out
 
 
 def supports(fact: str, messages: Iterable[Mapping]) -> bool:
