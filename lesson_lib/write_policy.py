@@ -124,6 +124,8 @@ _SAME = [
     (r"喜欢|喜爱|热爱|钟爱|偏好|爱", "喜"),
     (r"很少|极少|几乎不|几乎没", "不"),
     (r"不再|再也不|已经不|现在不|不…了", "不"),
+    (r"戒烟", "不抽烟"),
+    (r"戒酒", "不喝酒"),
     (r"戒了|戒掉了|戒掉|已经戒|戒", "不"),
     (r"从来不|从不|从来没有|从来没|从没有|从没", "不"),
     (r"吃素|素食者|素食主义者|素食", "素食"),
@@ -469,11 +471,11 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
 
 
 def _sentence_mode(sentence: str) -> str | None:
+    if _SUPPOSE.search(sentence):  # "假如我是素食者，吃什么好？" supposes first
+        return "hypothetical"
     if _QUESTION_END.search(sentence) or _QUESTION_START.search(sentence.strip()) \
             or _QUESTION_ZH.search(sentence):
         return "question"
-    if _SUPPOSE.search(sentence):
-        return "hypothetical"
     return None
 
 

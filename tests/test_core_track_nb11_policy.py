@@ -198,7 +198,7 @@ class ReadsEveryMessage(Policy):
 
 
 class AnyWordInCommon(Policy):
-    """A few words in common are enough ("allergic to shellfish" / "allergic to mangoes")."""
+    """A few words in common are enough ("allergic to sesame" / "allergic to mangoes")."""
     def found(self, wanted, sentence):
         said = set(self.tokens(sentence))
         common = [t for t in wanted if t in said]
