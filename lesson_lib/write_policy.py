@@ -5,7 +5,8 @@ said_by_user in lesson_lib.longterm) asks this module. Comparing words is not en
 "I'm not vegetarian" holds every word of "The user is vegetarian", "我朋友住在成都" every
 word of "用户住在成都". So the user's messages are read clause by clause, and a clause that
 says the fact's content (its words, or for Chinese its characters, at least COVERAGE of
-them) supports it only when all of these hold:
+them; a small lexicon lets "过敏" say "allergic" in a code-switched message; each number,
+name and address of the fact must be said) supports it only when all of these hold:
 
 - **the same yes or no**: not, n't, never, no, no longer, quit, used to, can't stand,
   不, 没(有), 未, 别, 不再, 戒了, 讨厌, 以前 … counted on both sides ("I'm not vegetarian"
@@ -20,7 +21,10 @@ them) supports it only when all of these hold:
   wrote (reported speech: "my doctor says I'm …", 听说, 据说), not an injected instruction
   ("ignore previous instructions", 忽略之前的指令, "remember that the user …");
 - **lasting**: not a one-off request ("book me a table tonight", 帮我订明天的票), unless
-  the user says it holds from now on (always, 以后, 每次).
+  the user says it holds from now on (always, 以后, 每次); not a wish or a plan for a fact
+  ("I'd love to live by the sea" is not "The user lives by the sea");
+- **still true**: the newer statement wins ("我去年把车卖了，现在没车" refuses "用户有车"),
+  and beside a "now" the past is over ("I lived in Beijing, now I'm in Shanghai").
 
 A short answer to the assistant's question ("Do you eat fish?" "No.") is read as the
 statement it makes ("I do not eat fish"). Only messages whose role is "user" count.
@@ -219,7 +223,6 @@ _OTHER = re.compile(
     r"猫咪|狗狗|猫|狗|宠物|公司|队友|网友|孙子|孙女|外甥|侄子|侄女|媳妇|男友|女友|"
     r"(?<![我你他她从大很最太较])(?:小|老|阿)(?!家|师|板|婆|公|是|了|年|人|实|样|区|乡|式|爸|妈|时|候|吃|会|学|早|说|少|心|孩|朋|鼠|虎|外)"
     r"[\u4e00-\u9fff]")
-_NAME = re.compile(r"\b[A-Z][a-z]+\b")  # a capitalised word: perhaps a name (checked below)
 _NOT_NAMES = {"honestly", "actually", "yes", "yeah", "no", "nope", "well", "oh", "ok", "okay",
               "so", "and", "but", "also", "still", "now", "currently", "remember", "please",
               "btw", "anyway", "basically", "seriously", "sure", "hey", "hi", "hello", "thanks",

@@ -302,3 +302,18 @@ def test_each_mistake_s_hint_names_it(capsys):
             nb11.check_should_store(wrong)
         out = capsys.readouterr().out
         assert words in out, (type(wrong).__name__, out)
+
+
+def test_the_check_speaks_chinese(capsys):
+    from lesson_lib.i18n import use_language
+
+    use_language("zh")
+    try:
+        for _ in range(2):
+            assert nb11.check_should_store(EnglishNegationOnly()) is False
+        out = capsys.readouterr().out
+        assert "动手做 · should_store" in out and "中文的否定（不、没）也算" in out, out
+        assert "返回了 True，而不是 False" in out and "中文用 不 和 没" in out, out
+        assert nb11.check_should_store(Policy()) is True
+    finally:
+        use_language(None)
