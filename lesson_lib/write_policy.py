@@ -112,6 +112,9 @@ _SAME = [
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
     (r"\bvegetarians?\b", " vegetarian "),
+    (r"\bfavourite", "favorite"), (r"\bcolour", "color"), (r"\bcentre\b", "center"),
+    (r"\btheatre\b", "theater"), (r"\bneighbour", "neighbor"), (r"\bmum\b", "mom"),
+    (r"\bchildren\b|\bchild\b|\bkids\b", " kid "),
     (r"\bmoved (?:out of|away from)\b|\bleft\b", " never live in "),
     (r"\b(?:based|living|residing|reside|resides) in\b", " live in "),
     (r"\b(?:job|jobs)\b", " work "),
@@ -119,6 +122,11 @@ _SAME = [
     (r"\bnot sure\b", " maybe "),
     (r"搬离了|搬离|搬出了|搬出", "不住在"),
     (r"上班|打工|工作", "工作"),
+    (r"念书|读书|上学", "上学"),
+    (r"已婚|已经结婚|结婚了", "结婚"),
+    (r"小孩子|小孩|娃娃|娃|孩子", "孩子"),
+    (r"先生|老公|丈夫|爱人(?=是)", "丈夫"),
+    (r"太太|老婆|妻子|媳妇", "妻子"),
     (r"在([\u4e00-\u9fff]{2,4})生活", r"住在\1"),
     (r"养了|养着|养", "有"),
     (r"每个月", "每月"),
@@ -145,7 +153,7 @@ _NEG_EN_ALSO = re.compile(r"\banymore\b|\bany more\b")  # counted only when alon
 _NOT_NEG_EN = re.compile(r"\bnot only\b|\bnot just\b|\bno doubt\b|\bno problem\b|\bnot bad\b"
                          r"|\bno way\b|\bnothing but\b|\bcan(?:no|'|’)?t wait\b")
 _NEG_ZH = re.compile(r"没有|不|没|未|别|无法|甭|以前|曾经|过去(?=几|一|这|我|的时候)")
-_NOT_NEG_ZH = re.compile(r"不过(?!敏)|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
+_NOT_NEG_ZH = re.compile(r"不耐受|不耐|不过(?!敏)|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
                          r"|非常|无论|要不|不然|了不起|不好意思|没事|不客气|不用谢|没错|对不起|不得了|是不是|有没有"
                          r"|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|用不用|吃不吃"
                          r"|喝不喝|去不去|在不在|喜不喜|不一定|别人|别的|别处|以前的|过去的")
@@ -193,7 +201,21 @@ _LEXICON_WORDS = """
 司机 driver|警察 police|退休 retired|怀孕 pregnant|糖 sugar|冰 iced|饮料 drink|果汁 juice|
 蛋糕 cake|巧克力 chocolate|面条 noodle|米饭 rice|饺子 dumpling|火锅 hotpot|寿司 sushi|
 过敏 allergy|猫毛 cat hair|狗毛 dog hair|花粉 pollen|青霉素 penicillin|酒精 alcohol|
-块 yuan|元 yuan|人民币 yuan|钱 money|编程 program|糖尿病 diabetic|怀孕 pregnant|左撇子 left-handed|素 vegetarian|
+块 yuan|产品经理 product manager|项目经理 project manager|经理 manager|创业公司 startup|
+数据分析师 data analyst|分析师 analyst|数据 data|实习 intern|实习生 intern|自由职业 freelancer|
+全职 full-time|兼职 part-time|远程 remote|办公室 office|会议 meeting|项目 project|团队 team|
+麸质 gluten|不耐受 intolerant|早起 early riser morning|人 person people|布偶猫 ragdoll|
+夜班 night shift|周末 weekend|假期 holiday vacation|护照 passport|签证 visa|航班 flight|
+酒店 hotel|公寓 apartment flat|房子 house|租 rent|买 buy|车 car|电动车 ev|马拉松 marathon|
+篮球 basketball|羽毛球 badminton|乒乓球 ping-pong|网球 tennis|健身房 gym|瑜伽 yoga|冥想 meditation|
+素食者 vegetarian|纯素食 vegan|甜点 dessert|早餐 breakfast|午饭 lunch|晚饭 dinner|外卖 takeout|
+拿铁 latte|美式 americano|绿茶 green tea|红酒 wine|白酒 baijiu|牛排 steak|海鲜 seafood|
+内向 introvert|外向 extrovert|已婚 married|结婚 married|离婚 divorced|单身 single|男朋友 boyfriend|
+女朋友 girlfriend|丈夫 husband|老公 husband|妻子 wife|老婆 wife|孩子 kid child children|
+女儿 daughter|儿子 son|父母 parents|退休 retired|学校 school|大学 college university|
+研究生 master graduate|博士 phd|专业 major|计算机 computer science|上学 study school|
+苹果手机 iphone|安卓 android|微信 wechat|支付宝 alipay|地铁 subway metro|公交 bus|打车 taxi|
+出租车 taxi|通勤 commute|元 yuan|人民币 yuan|钱 money|编程 program|糖尿病 diabetic|怀孕 pregnant|左撇子 left-handed|素 vegetarian|
 """
 _LEXICON = [(zh, tuple(en.split())) for zh, _sep, en in
             (pair.strip().partition(" ") for pair in _LEXICON_WORDS.split("|")) if zh]
@@ -236,7 +258,7 @@ _NOT_NAMES = {"honestly", "actually", "yes", "yeah", "no", "nope", "well", "oh",
 _SAYS = re.compile(r"\b(?:says?|said|saying|thinks?|thought|believes?|believed|claims?|claimed"
                    r"|told me|tells me|telling me|reckons?|insists?|insisted|wrote|writes"
                    r"|mentioned|mentions|heard|hears|according to|texted|emailed|reminded)\b"
-                   r"|说|觉得|认为|以为|告诉我|提醒我|写着|写道|声称|听说|据说|传言|宣称|表示")
+                   r"|说(?=[:：，,“\"「]|我|你|他|她|它|\s|$)|觉得|认为|以为|告诉我|提醒我|写着|写道|声称|听说|据说|传言|宣称|表示")
 _HEARSAY = re.compile(r"\bi heard\b|\bapparently\b|\brumou?r\b|\ballegedly\b|听说|据说|传言|"
                       r"\bpeople say\b|\bthey say\b")
 _QUOTES = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’|(?<![a-z])'[^']{4,}'(?![a-z])")
@@ -272,11 +294,21 @@ _REQUEST = re.compile(r"^(?:please |pls |can you |could you |would you |will you
                       r"查一下|查查|看看")
 _ONE_OFF = re.compile(r"\b(?:today|tonight|tomorrow|this time|just this once|for now|this "
                       r"weekend|this evening|this afternoon|this morning|right now|next week)\b|"
+                      r"\b(?:on|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|"
+                      r"sunday)\b|\bat \d{1,2}(?::\d\d)?(?: ?[ap]m)?\b|"
+                      r"(?<![每一])(?:周|星期|礼拜)[一二三四五六日天1-7]|昨晚|昨天|刚刚|"
                       r"今天|明天|今晚|后天|这次|这一次|这回|这周末|今天下午|今早|明早|刚才|"
                       r"下周|这会儿")
 _LASTING = re.compile(r"\bfrom now on\b|\balways\b|\bin (?:the )?future\b|\bby default\b|"
-                      r"\bevery time\b|\bevery day\b|\bgoing forward\b|以后|从现在开始|今后|"
+                      r"\bevery \w+\b|\busually\b|\bnormally\b|每周|每个|每星期|每月|一般|通常|平时|"
+                      r"\bgoing forward\b|以后|从现在开始|今后|"
                       r"一直|总是|每次|默认|永远|每天")
+# How the user feels at the moment: hungry, tired, 饿, 困 … passes; it is no lasting fact.
+_PASSING = re.compile(r"\b(?:i'm|i am|im|feeling|feel)(?: so| very| really| a bit| kinda| pretty)?"
+                      r" (?:hungry|tired|sleepy|exhausted|bored|thirsty|cold|hot|stressed|"
+                      r"busy|sick|sad|nervous|excited)\b|\b(?:so|very|kinda) (?:hungry|tired|"
+                      r"sleepy|bored|thirsty)\b|(?:好|有点|有些|太|真|特别|快)(?:饿|累|困|渴|"
+                      r"无聊|忙|冷|热|烦|紧张|开心|难受)|(?:饿|累|困|渴)(?:死了|坏了|了)|\btired\b")
 _REMEMBER = re.compile(r"\bremember\b|\bnote\b|\bfyi\b|\bjust so you know\b|记住|记一下|"
                        r"记得|告诉你")
 
@@ -345,7 +377,8 @@ def _numbers(text: str) -> str:
         return str(_chinese_number(run))
 
     text = _CHINESE_NUMBER.sub(convert, text)
-    text = re.sub(r"[一二两三四五六七八九](?=月|日|号|点|岁|次|年|天|块|元|周|小时|公里|个|只|杯)",
+    text = re.sub(r"[二两三四五六七八九](?=月|日|号|点|岁|次|年|天|块|元|周|小时|公里|个|只|杯)|"
+                  r"一(?=月|日|号|点|岁)",  # 一个, 一只: "a", not a number to be said
                   lambda m: str(_DIGITS[m.group(0)]), text)
     text = re.sub(r"(?<=\d)号", "日", text)
     return re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", text)
@@ -601,7 +634,7 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     if clause.mode is not None:
         return clause.mode
     before = clause.text[:first]
-    says = _SAYS.search(before)
+    says = next((m for m in _SAYS.finditer(clause.text) if m.start() < first), None)
     if says and _last_subject(before[:says.start()]) is not True:
         return "quoted"  # "my doctor says I'm …", "the email says I won …"
     if re.search(r"\bthe user\b|用户", before):
@@ -614,7 +647,8 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
             and not _LASTING.search(clause.text) \
             and _last_subject(_REQUEST.sub(" ", before)) is not True:
         return "one_off"
-    if _ONE_OFF.search(clause.text) and not _LASTING.search(clause.text):
+    if (_ONE_OFF.search(clause.text) or _PASSING.search(clause.text)) \
+            and not _LASTING.search(clause.text):
         return "one_off"
     start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
     said = clause.text[start:_end(fact, clause.text, first)]
