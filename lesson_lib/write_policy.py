@@ -112,6 +112,7 @@ _SAME = [
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
     (r"\bvegetarians?\b", " vegetarian "),
+    (r"\bintoleran(t|ce)\b", r" not toleran\1 "),  # 不耐受: "intolerant" says not too
     (r"\bfavourite", "favorite"), (r"\bcolour", "color"), (r"\bcentre\b", "center"),
     (r"\btheatre\b", "theater"), (r"\bneighbour", "neighbor"), (r"\bmum\b", "mom"),
     (r"\bchildren\b|\bchild\b|\bkids\b", " kid "),
@@ -153,7 +154,7 @@ _NEG_EN_ALSO = re.compile(r"\banymore\b|\bany more\b")  # counted only when alon
 _NOT_NEG_EN = re.compile(r"\bnot only\b|\bnot just\b|\bno doubt\b|\bno problem\b|\bnot bad\b"
                          r"|\bno way\b|\bnothing but\b|\bcan(?:no|'|’)?t wait\b")
 _NEG_ZH = re.compile(r"没有|不|没|未|别|无法|甭|以前|曾经|过去(?=几|一|这|我|的时候)")
-_NOT_NEG_ZH = re.compile(r"不耐受|不耐|不过(?!敏)|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
+_NOT_NEG_ZH = re.compile(r"不过(?!敏)|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
                          r"|非常|无论|要不|不然|了不起|不好意思|没事|不客气|不用谢|没错|对不起|不得了|是不是|有没有"
                          r"|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|用不用|吃不吃"
                          r"|喝不喝|去不去|在不在|喜不喜|不一定|别人|别的|别处|以前的|过去的")
@@ -204,7 +205,7 @@ _LEXICON_WORDS = """
 块 yuan|产品经理 product manager|项目经理 project manager|经理 manager|创业公司 startup|
 数据分析师 data analyst|分析师 analyst|数据 data|实习 intern|实习生 intern|自由职业 freelancer|
 全职 full-time|兼职 part-time|远程 remote|办公室 office|会议 meeting|项目 project|团队 team|
-麸质 gluten|不耐受 intolerant|早起 early riser morning|人 person people|布偶猫 ragdoll|
+麸质 gluten|耐受 tolerant|早起 early riser morning|人 person people|布偶猫 ragdoll|
 夜班 night shift|周末 weekend|假期 holiday vacation|护照 passport|签证 visa|航班 flight|
 酒店 hotel|公寓 apartment flat|房子 house|租 rent|买 buy|车 car|电动车 ev|马拉松 marathon|
 篮球 basketball|羽毛球 badminton|乒乓球 ping-pong|网球 tennis|健身房 gym|瑜伽 yoga|冥想 meditation|
@@ -672,6 +673,11 @@ def _end(fact: _Fact, clause: str, first: int) -> int:
         unit = m.group(0) if _HAN.match(m.group(0)) else _stem(m.group(0))
         if unit in fact.words or unit in fact.chars:
             end = max(end, m.end())
+    for word in fact.words:  # said in Chinese: "不耐受" for "intolerant"
+        for zh in _ZH_FOR.get(word, ()):
+            at = clause.find(zh)
+            if at >= 0:
+                end = max(end, at + len(zh))
     tail = re.match(r"\s*(?:n't|not|never|不了|不到|不起|不下|不惯|不动|不着)", clause[end:])
     return end + (tail.end() if tail else 0)
 
