@@ -644,6 +644,10 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     named = [w for w in re.findall(r"[a-z][a-z-]*", before) if w in names]
     if not mine or (named and _last_subject(before) is not True):
         return "someone_else"
+    start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
+    said = clause.text[start:_end(fact, clause.text, first)]
+    if _negative(said) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
+        return "negation"  # the opposite, even said of today, is never stored
     if _REQUEST.search(clause.text) and not _REMEMBER.search(clause.text) \
             and not _LASTING.search(clause.text) \
             and _last_subject(_REQUEST.sub(" ", before)) is not True:
@@ -651,10 +655,6 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     if (_ONE_OFF.search(clause.text) or _PASSING.search(clause.text)) \
             and not _LASTING.search(clause.text):
         return "one_off"
-    start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
-    said = clause.text[start:_end(fact, clause.text, first)]
-    if _negative(said) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
-        return "negation"
     if _WISH.search(said) and not fact.wish:
         return "hypothetical"
     return "said"
