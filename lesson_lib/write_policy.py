@@ -53,6 +53,7 @@ from lesson_lib.i18n import N_, _
 from lesson_lib.terms import STOP_WORDS, stem
 
 COVERAGE = 0.6  # the share of the fact's content a clause must say to be about it
+SHORT = 3  # a fact of this many words or characters or fewer must be said whole
 
 # ----------------------------------------------------------------- why a fact is refused
 
@@ -172,7 +173,7 @@ _FRAME_EN = STOP_WORDS | {"user", "users", "xiaoming", "never", "anymore", "used
                           "actually", "honestly", "quite", "much", "lot", "ever", "any",
                           "wants", "want", "one", "would", "hope", "plan", "going", "wish", "aim", "intend", "food", "foods",
                           "thing", "things", "stuff", "kind", "type", "sort"}
-_FRAME_ZH = set("的了是在很也都就还过着呢吗吧啊呀哦嘛我你他她它们这那个一有和跟与对把被说想要会能可以希望打算"
+_FRAME_ZH = set("的了是在很也都就还过着呢吗吧啊呀哦嘛我你他她它们这那个一和跟与对把被说想要会能可以希望打算"
                 "不没未别喜") - {"喜"}
 _FRAME_ZH.add("不")
 # the verb "喜" (like) stays content: "用户喜欢甜食" is about liking.
@@ -319,7 +320,8 @@ _SMALL_TALK = re.compile(r"\b(?:thanks|thank you|thx|haha+|lol|ok|okay|cool|nice
                          r"早上好|晚安|再见|拜拜|不客气|没问题|收到|明白了|知道了|辛苦了|嗯+|哦+")
 # "I lived in Beijing for years, now I live in Shanghai": beside a "now", the past is over.
 _NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment)\b|现在|如今|目前|这几年")
-_PAST = re.compile(r"\b(?:\w+ed|was|were|had|did|grew up|grew|went|spent)\b|之前|那时|当年|住了|"
+_PAST = re.compile(r"\b(?:\w+ed|was|were|had|did|grew up|grew|went|spent|before|back then|"
+                   r"in the past|formerly|previously)\b|之前|那时|当年|住了|"
                    r"待了|干了|做了|工作了")
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*|[.!?。！？]+")
 _CLAUSES = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过(?!敏)|然而|而且|\bwhereas\b")
@@ -330,14 +332,17 @@ _NO = re.compile(r"^(?:no|nope|nah|not really|never|not at all|i don't|i do not|
 
 
 def _stem(word: str) -> str:
-    """terms.stem, and a final "e" dropped: "live" and "lives" → "liv"."""
-    word = stem(word.strip("'-"))
+    """terms.stem twice ("meetings" → "meeting" → "meet"), and a final "e" dropped: "live"
+    and "lives" → "liv"."""
+    word = stem(stem(word.strip("'-")))
     return word[:-1] if len(word) > 3 and word.endswith("e") and word.isascii() else word
 
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
            "七": 7, "八": 8, "九": 9}
 _POWERS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_WORD_NUMBERS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                 "twelve")  # "one" is left alone: it is as often "a" or "someone"
 _CHINESE_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]{2,}|[十百千万]")
 
 
@@ -368,6 +373,8 @@ def _numbers(text: str) -> str:
     characters, or one of 十百千万, with a digit or 两 … before it)."""
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     text = re.sub(r"\b(\d+)k\b", lambda m: str(int(m.group(1)) * 1000), text)
+    text = re.sub(r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+                  lambda m: str(_WORD_NUMBERS.index(m.group(1)) + 2), text)
 
     def convert(m: re.Match) -> str:
         run = m.group(0)
@@ -578,6 +585,8 @@ def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
             first = min(first, at)
     total = len(fact.words) + len(fact.chars)
     if not total:
+        return 0.0, first
+    if total <= SHORT and said < total:  # a short fact is said whole, or not at all
         return 0.0, first
     if any(s not in words and s not in clause and not any(
             zh in clause for zh in _ZH_FOR.get(s, ())) for s in fact.strict):
