@@ -780,22 +780,43 @@ def judge(fact: str, messages: Iterable[Mapping]) -> Verdict:
         if message.get("role") == "user":
             names |= _capitalised_names(_text(message.get("content")))
     best: tuple[float, int, str, str] | None = None
-    last: tuple[str, str] | None = None  # the newest clause that says it, or its opposite
+    decisive: list[tuple[str, str]] = []  # the clauses that say it, or its opposite, in order
     for clause in _candidates(wanted, user_clauses(messages)):
         share, first = _cover(wanted, clause.text)
         if share < COVERAGE:
             continue
         reason = _verdict(wanted, clause, first, names)
         if reason in ("said", "negation"):
-            last = (reason, clause.text)
+            decisive.append((reason, clause.text))
         key = (share, -_RANK.index(reason), reason, clause.text)
         if best is None or key[:2] > best[:2]:
             best = key
-    if last is not None:  # the newer statement wins: "我去年把车卖了，现在没车"
-        return Verdict(last[0] == "said", last[0], last[1])
+    if decisive:
+        return _newest(decisive)
     if best is None:
         return Verdict(False, "not_said")
     return Verdict(False, best[2], best[3])
+
+
+# What says a fact changed: the newer of two statements that disagree wins only with one.
+_CHANGE = re.compile(r"\b(?:now|these days|nowadays|again|anymore|any more|no longer|started|"
+                     r"switched|became|since)\b|现在|如今|目前|又|重新|开始|后来|不再|已经")
+
+
+def _newest(decisive: list[tuple[str, str]]) -> Verdict:
+    """When the user's clauses agree, that is the answer. When they disagree, the newer one
+    wins if it says that things changed ("我去年把车卖了，现在没车"); else a plain "not"
+    wins over a looser match without one ("I don't have a car, 我一般打车"), and anything
+    else said both ways is refused: a negation is never stored as its opposite."""
+    reason, clause = decisive[-1]
+    kinds = {r for r, _ in decisive}
+    if len(kinds) == 1 or _CHANGE.search(clause):
+        return Verdict(reason == "said", reason, clause)
+    said = [c for r, c in decisive if r == "said"]
+    opposite = [c for r, c in decisive if r == "negation"]
+    if all(_negative(c) for c in said) and not any(_negative(c) for c in opposite):
+        return Verdict(True, "said", said[-1])  # "I don't have a car, 我一般打车": the "not" is meant
+    return Verdict(False, "negation", opposite[-1])
 
 
 def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:
