@@ -23,8 +23,11 @@ name and address of the fact must be said) supports it only when all of these ho
 - **lasting**: not a one-off request ("book me a table tonight", 帮我订明天的票), unless
   the user says it holds from now on (always, 以后, 每次); not a wish or a plan for a fact
   ("I'd love to live by the sea" is not "The user lives by the sea");
-- **still true**: the newer statement wins ("我去年把车卖了，现在没车" refuses "用户有车"),
-  and beside a "now" the past is over ("I lived in Beijing, now I'm in Shanghai").
+- **still true**: when the user's clauses disagree, the newer wins if it says things changed
+  ("我去年把车卖了，现在没车" refuses "用户有车"), else a plain "not" wins over a looser
+  match ("我不养狗，但我很喜欢狗" refuses "用户养狗"), else nothing is stored; beside a
+  "now" the past is over ("I lived in Beijing, now I'm in Shanghai"). A short fact (three
+  words or characters or fewer) must be said whole.
 
 A short answer to the assistant's question ("Do you eat fish?" "No.") is read as the
 statement it makes ("I do not eat fish"). Only messages whose role is "user" count.
