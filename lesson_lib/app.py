@@ -38,6 +38,14 @@ the budget rebuilds the window from the stored log (the log is the recording: no
 lost, and the new window is filled from its newest end, as a resume does), and /clear
 clears the stored log too (its system prompt stays). Without a store nothing of this shows.
 
+With a store the app carries all three layers of memory: the window, the session and the
+profile, and long-term memory (below: on by default, `LongTermMemory(store, user)` with the
+offline embedder, computed here whatever the chat model, with
+search_memory and save_memory offered; `longterm=False` turns it off). Each request's system
+prompt then says what the profile says at that moment (`LongTerm.window`, lesson_lib.agent:
+the stored log keeps the prompt the session started with), and the inspector draws that, so
+"I'm vegan now" is in the next request and on screen.
+
 Long-term memory (optional): `chat_app(longterm=LongTermMemory(store, "xiaoming"))` makes the
 agent `LoopAgent.with_longterm` (lesson_lib.agent): before each message's model calls, long-term
 memory is searched for the message, and the hits that fit `longterm_budget` tokens go with
@@ -52,8 +60,9 @@ closed and a notice says why. What a trim drops is kept too, as the session's ex
 (lesson_lib.forgetting.forget_session: its long-term memories and summary, the profile's
 note of it, in one transaction with its log), then checks the store's files: if another
 connection still holds deleted text on disk, a warning says so and what to do. With
-`longterm_tools=True` the model is also offered search_memory and save_memory. Without
-`longterm` none of this shows and nothing changes. Retrieved text is untrusted: everything
+`longterm_tools=True` the model is also offered search_memory and save_memory. Without a
+store and without `longterm` (or with `longterm=False`) none of this shows and nothing
+changes. Retrieved text is untrusted: everything
 is escaped before it is drawn.
 
 `ChatAppState` holds all of it as plain Python (every callback is a method a test can
@@ -259,9 +268,11 @@ class ChatAppState:
                  store: Any = None,                # a SessionStore, or its URL; None: none
                  user: str = "xiaoming",           # whose sessions and profile
                  session: str | None = None,       # title or id to open; None: the newest
-                 longterm: Any = None,             # a LongTermMemory; None: none
+                 longterm: Any = None,             # a LongTermMemory; None: the store's
+                                                   # (none without one); False: none
                  longterm_budget: int = CONTEXT_BUDGET,  # tokens the recalled context may cost
-                 longterm_tools: bool = False):    # also offer search_memory and save_memory
+                 longterm_tools: bool | None = None):  # also offer search_memory and
+                                                   # save_memory; None: with the store's
         if strategy not in STRATEGIES:
             raise ValueError(_("strategy must be one of {names}, got {strategy}").format(
                 names=list(STRATEGIES), strategy=repr(strategy)))
@@ -283,7 +294,8 @@ class ChatAppState:
         self._trimmed: tuple[Any, list[dict]] = (None, [])  # (of which memory, what went)
         self.on_change: Callable[[], None] | None = None  # the view's refresh, if any
         self.store, self.user, self.forget_pending = None, user, False
-        self.longterm, self.longterm_tools = longterm, bool(longterm_tools)
+        self.longterm = longterm if longterm is not False else None
+        self.longterm_tools = bool(longterm_tools)
         if isinstance(longterm_budget, bool) or not isinstance(longterm_budget, int) or \
                 longterm_budget < 1:
             raise ValueError(_("longterm_budget is the tokens the recalled context may cost, a "
@@ -300,6 +312,12 @@ class ChatAppState:
 
             store = SessionStore(store)
         self.store = store
+        if longterm is None:  # a stored session carries all three layers: long-term too
+            from lesson_lib.embeddings import Embedder  # noqa: PLC0415
+            from lesson_lib.longterm import LongTermMemory  # noqa: PLC0415
+
+            self.longterm = LongTermMemory(store, user, embedder=Embedder.offline())
+            self.longterm_tools = longterm_tools is not False
         found = self._find(session) if session else (self.sessions() or [None])[0]
         if found is not None:
             self._use(found.session_id)
@@ -882,12 +900,19 @@ class ChatAppState:
                          self.recording(),
                          lambda: strategy.make(budget, tools))
 
+    def window(self) -> list[dict]:
+        """The message list the next request sends (before what long-term memory recalls for
+        it): the memory's, and with a profile and long-term memory, the system prompt saying
+        what the profile says now (LongTerm.window, lesson_lib.agent)."""
+        window = getattr(self.agent, "window", None)
+        return window() if callable(window) else self.memory.to_api_format()
+
     def stats(self) -> dict:
         """The inspector's numbers: messages, tokens, their limits, and how many messages the
         last turn or change of memory trimmed (`trimmed`)."""
         from lesson_lib.offline import DEFAULT_CONTEXT_WINDOW  # noqa: PLC0415
 
-        messages, inner, tools = self.memory.to_api_format(), self.memory.inner, self.agent.tools
+        messages, inner, tools = self.window(), self.memory.inner, self.agent.tools
         limit, limit_name = getattr(inner, "token_budget", None), "token_budget"
         if limit is None:  # a message-count memory: compare with the model's window
             limit, limit_name = (DEFAULT_CONTEXT_WINDOW if self.backend == "offline" else None,
@@ -1079,7 +1104,7 @@ def memory_html(state: ChatAppState) -> str:
                         "through below.",
                         s["dropped"]).format(n=s["dropped"]) if s["dropped"]
                else _("The last turn or change of memory trimmed nothing."))
-    view = show_messages(memory.to_api_format(), dropped=state.trimmed)
+    view = show_messages(state.window(), dropped=state.trimmed)
     n = len(memory.tape)
     stored = ("" if state.store is None else
               f'<div style="color:{GREY}">' + _esc(ngettext(
@@ -1147,7 +1172,10 @@ def profile_html(state: ChatAppState) -> str:
     head = ('<div style="font-weight:700">'
             + _("Profile of {user}").format(user=_esc(state.user)) + '</div>'
             f'<div style="color:{GREY}">'
-            + html.escape(_("What every new session's system prompt reads; the model adds to "
+            + html.escape(_("What the system prompt of every request says, as it is now; "
+                             "the model adds to it with remember_preference.")
+                           if state.longterm is not None else
+                           _("What every new session's system prompt reads; the model adds to "
                              "it with remember_preference."), quote=False) + '</div>')
     if not facts:
         body = (f'<div style="color:{GREY}">'

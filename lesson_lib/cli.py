@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lesson_lib.agent import SYSTEM_PROMPT, Agent, LoopAgent, ToolEvent
+from lesson_lib.embeddings import Embedder
 from lesson_lib.forgetting import (
     ForgetReport,
     Proof,
@@ -25,6 +26,7 @@ from lesson_lib.forgetting import (
 )
 from lesson_lib.i18n import LANG_ENV, N_, _, ngettext, normalise
 from lesson_lib.llm import BackendError, describe_backend
+from lesson_lib.longterm import LongTermMemory
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.profile import PROMPT_HEAD, UserProfile
 from lesson_lib.protocol import find_problems
@@ -60,19 +62,29 @@ Without --session nothing is kept: the conversation lives in the process, in a
 ShortTermMemory, and ends with it (as in Part I). With --session NAME it is kept in a
 session store (mid-term memory, lesson_lib.sessions): the whole log is stored, a window of
 it is sent, and running the chat again with the same NAME resumes it. NAME is the
-session's title, one per user (or the id a notebook's session got). A new session starts
-with your profile (lesson_lib.profile: what the agent knows about you) in its system
-prompt; a resumed session keeps the system prompt it started with.
+session's title, one per user (or the id a notebook's session got). A stored session
+carries all three layers of memory: the window of messages (short-term); the session and
+your profile (lesson_lib.profile: what the agent knows about you), written into the system
+prompt of every request as it is at that moment, so "I'm vegan now" is in the next one
+(the stored log keeps the prompt the session started with); and long-term memory
+(lesson_lib.longterm): the model may save what you say that lasts (save_memory keeps only
+your own words) and search it, and before each message the memories that answer it are
+recalled and sent with it, so what you said on Monday is used on Tuesday, in another
+session too. Its vectors are the offline embedder's, computed here whatever the chat
+model: nothing of your memories is sent anywhere to be embedded.
 
 Commands: /clear forgets everything but the system prompt (with --session: in the store
-too), /memory prints the message list the next call would send (with --session: and how
-many messages are stored), /sessions lists your stored sessions, /forget deletes this one
+too), /memory prints the message list the next call would send (with --session: with the
+profile as it is now, the memories recalled for your last message, and how many messages
+are stored), /sessions lists your stored sessions, /forget deletes this one
 for good with what came of it (it asks for /forget yes first), /forget about TOPIC forgets
 a topic (e.g. Chengdu, also written 成都) in your sessions, profile and long-term memories
 (it asks too), /profile shows what the agent knows about you and /profile forget KEY
 forgets one key; each says what was deleted and what, if anything, is still on disk
 (lesson_lib.forgetting). /help lists the commands, /exit quits (so does
-end of input, Ctrl-D, and Ctrl-C at the prompt). The offline model answers unless the
+end of input, Ctrl-D, and Ctrl-C at the prompt); leaving a stored session keeps it in
+long-term memory as experience, summarised, for later sessions to recall. The offline
+model answers unless the
 environment chooses a real provider (see lesson_lib.llm).
 
 When something goes wrong you get one line saying what happened and what to do,
@@ -116,13 +128,19 @@ def say(text: str) -> None:
 
 
 def make_agent(args: argparse.Namespace, memory: ShortTermMemory | StoredMemory,
-               profile: UserProfile | None = None) -> Agent:
+               profile: UserProfile | None = None,
+               longterm: LongTermMemory | None = None) -> Agent:
     """The agent the command line asks for (--loop, --max-turns), on `memory`. With a
-    profile (a stored session), it knows the user and may remember lasting preferences.
-    A system prompt is written only into a memory that has none: a resumed session keeps
-    its own."""
+    profile (a stored session), it knows the user and may remember lasting preferences;
+    with long-term memory too (a stored session), it is Agent.with_longterm's: each request
+    carries the profile as it is now and what long-term memory recalls for the message, and
+    the model may save and search memories. A system prompt is written only into a memory
+    that has none: a resumed session's stored log keeps its own."""
     kind = LoopAgent if args.loop else Agent
     extra = {"max_turns": args.max_turns} if args.loop else {}
+    if longterm is not None:
+        return kind.with_longterm(longterm, memory=memory, profile=profile, as_tools=True,
+                                  on_tool=_print_tool, **extra)
     if profile is not None:
         return kind.with_profile(profile, memory=memory, on_tool=_print_tool, **extra)
     return kind(SYSTEM_PROMPT, memory=memory, on_tool=_print_tool, **extra)
@@ -135,6 +153,7 @@ class Chat:
     agent: Agent
     store: SessionStore | None = None  # None: nothing is stored (no --session)
     topic: str | None = None           # what /forget about TOPIC waits to forget (/forget yes)
+    longterm: LongTermMemory | None = None  # the user's long-term memory, in the store
 
 
 # ----------------------------------------------------------------- when a turn fails
@@ -239,10 +258,13 @@ def open_store(args: argparse.Namespace) -> SessionStore:
 
 def use_session(chat: Chat, session: Session) -> StoredMemory:
     """Give the chat an agent whose memory is `session`: the whole log is stored, a window
-    of --max-messages is sent (resuming fills it from the log's newest end). A new session
-    starts with the user's profile in its system prompt; a resumed one keeps its own."""
+    of --max-messages is sent (resuming fills it from the log's newest end). Each request
+    carries the user's profile as it is then, and what long-term memory recalls."""
     memory = session.memory(ShortTermMemory(max_messages=chat.args.max_messages))
-    chat.agent = make_agent(chat.args, memory, chat.store.profile(chat.args.user))
+    if chat.longterm is None:  # made once: it loads the embedder
+        chat.longterm = LongTermMemory(chat.store, chat.args.user, embedder=Embedder.offline())
+    chat.agent = make_agent(chat.args, memory, chat.store.profile(chat.args.user),
+                            chat.longterm)
     return memory
 
 
@@ -276,11 +298,36 @@ def start_session(chat: Chat) -> None:
                            "(Its log was broken and was repaired on load: {n} changes; "
                            "store.repairs() keeps the log as it was.)", n).format(n=n))
         if profile_changed(memory, note):
-            print(_("(Your profile has changed since this session started; its system prompt "
-                    "keeps the profile as it was then. A new session reads it afresh.)"))
+            print(_("(Your profile has changed since this session started: its stored system "
+                    "prompt keeps the profile as it was then, and each request says what it "
+                    "says now. /memory shows what is sent.)"))
     print(_("Kept for user {user} in {where}: run the chat again with "
             "--session {name} to come back to it.").format(
                 user=repr(args.user), where=chat.store.where, name=shlex.quote(args.session)))
+
+
+def keep_as_experience(chat: Chat) -> None:
+    """On leaving a stored session: its conversation, summarised, goes into long-term memory
+    as experience (agent.end_session(): it replaces this session's earlier summary), so a
+    later session can recall what was done here. Said in one line; a failure is said too,
+    and the session's log is kept whatever happens."""
+    agent = chat.agent
+    if chat.longterm is None or getattr(agent, "longterm", None) is None:
+        return
+    try:
+        saved = agent.end_session()
+    except KeyboardInterrupt:
+        print(_("(Not kept as experience: interrupted. The session's log is kept.)"))
+        return
+    except Exception as error:  # noqa: BLE001  (the model or the store: said, not raised)
+        print(_("(Not kept as experience: {error}. The session's log is kept.)").format(
+            error=one_line(error)))
+        return
+    if saved is not None:
+        summary = one_line(saved.text)
+        summary = summary if len(summary) <= 100 else summary[:99] + "…"
+        print(_("(Kept in long-term memory as experience: {summary})").format(
+            summary=summary))
 
 
 def reload_if_stale(chat: Chat) -> None:
@@ -447,6 +494,30 @@ def show_profile(chat: Chat, argument: str) -> None:
     print(_("(/profile forget KEY forgets one key, with its history.)"))
 
 
+def show_memory(chat: Chat) -> None:
+    """/memory in a stored session: what the next call sends (the window, its system prompt
+    with the profile as it is now), then the memories long-term memory recalled for the
+    last message and sent with it (never stored), then how much the store holds."""
+    from lesson_lib.display import show_messages  # noqa: PLC0415
+
+    agent = chat.agent
+    sent = agent.window()
+    print(show_messages(sent))
+    print(_("({n} messages)").format(n=len(sent)))
+    if agent.last_context is not None:
+        n = len(agent.last_recalled)
+        print(ngettext("Recalled from long-term memory for your last message ({n} memory), "
+                       "sent with it just before it, not stored:",
+                       "Recalled from long-term memory for your last message ({n} memories), "
+                       "sent with it just before it, not stored:", n).format(n=n))
+        for line in str(agent.last_context["content"]).splitlines():  # whole: what was sent
+            print(f"  {line}")
+    else:
+        print(_("(Long-term memory recalled nothing for your last message: no memory was "
+                "sent with it.)"))
+    print(stored_note(chat, "/memory"))
+
+
 def stored_note(chat: Chat, command: str) -> str:
     """What /clear and /memory add in a stored session."""
     memory = chat.agent.memory
@@ -488,6 +559,8 @@ def run_command(chat: Chat, line: str) -> bool:
         forget(chat, confirmed=command == "/forget yes")
     elif command.split()[0] == "/profile":
         show_profile(chat, line.strip()[len("/profile"):].strip())
+    elif command == "/memory" and chat.store is not None:
+        show_memory(chat)
     elif command in ("/clear", "/memory", "/exit", "/quit"):
         if not handle_command(chat.agent, line, say):
             return False
@@ -620,6 +693,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + _("(Ctrl-C) Leaving the chat."))
     finally:
         if chat.store is not None:
+            keep_as_experience(chat)
             chat.store.close()
     print(_("Bye."))
     return 0

@@ -134,9 +134,14 @@ CONTROLS: tuple[str, ...] = (
 # at any margin from 0 to 0.3, a floor under 0.62 deleted "Sichuan food is spicy" for
 # Chengdu (0.62 to "Sichuan's capital"); at 0.70 nothing unrelated was taken (17 of 19
 # found, all by words), and the HELD_OUT cases, scored once, gave 10 of 15 found, 0 wrong.
+# With the multilingual embedder that replaced WordLlama (lesson_lib.vectors), DEV gives
+# the same at 0.70 and 0.80 (17 of 19, none by meaning, 0 wrong) and the held-out cases
+# gave, at 0.70, one wrong take ("The capital of Japan" for Beijing, 0.72 to "capital of
+# China"). DEV's rule, a tie going to the safer (higher) floor, gives 0.80: held-out then
+# 10 of 15, 0 wrong (a later score: that set had been seen).
 # The margin is what keeps a model of another scale from deleting everything.
 MARGIN = 0.10  # above the closest control sentence
-FLOOR = 0.70   # and never below this, whatever the controls score
+FLOOR = 0.80   # and never below this, whatever the controls score
 CHECKPOINT_WAIT = 2.0  # seconds the WAL checkpoint waits for another connection's reader
 MAX_NEEDLES = 256  # pieces of forgotten text the files are searched for, at most (each is
                    # one pass over every file; benchmarks/forgetting.py times it)

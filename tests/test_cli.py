@@ -31,8 +31,10 @@ from lesson_lib.cli import (
     make_agent,
     reload_if_stale,
     reply_line,
+    run_command,
     start_session,
 )
+from lesson_lib.longterm import LongTermMemory, with_context
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.offline import MODEL_ID, inject_fault, offline_client
 from lesson_lib.offline.server import serve_in_thread
@@ -443,11 +445,13 @@ def test_a_session_survives_a_restart_and_its_window_is_what_is_sent(tmp_path):
     assert "Resumed session 'trip' (5 messages stored, 5 in the window)." in again.stdout
     assert "agent> You told me your name is Xiaoming." in again.stdout
     assert "(7 messages stored in session 'trip': the whole log." in again.stdout
-    # a window of 2 messages: the name is still stored, but no longer sent
+    # a window of 2 messages: the name is still stored, but no longer in the window; the
+    # other layers bring it back (the trim's summary is recalled from long-term memory, and
+    # the profile, fresh in the prompt, holds it)
     narrow = run_chat("What's my name?\n",
                       *in_store(db, "--session", "trip", "--max-messages", "2"))
     assert "Resumed session 'trip' (7 messages stored, 2 in the window)." in narrow.stdout
-    assert "agent> You haven't told me your name." in narrow.stdout  # its prompt predates it
+    assert "agent> You told me your name is Xiaoming." in narrow.stdout
     assert [m["role"] for m in stored_log(db, "trip")] == [
         "system", "user", "assistant", "tool", "assistant"] + ["user", "assistant"] * 2
     assert_no_traceback(first.stderr, again.stderr, narrow.stderr)
@@ -516,9 +520,10 @@ def test_a_new_session_reads_the_profile_into_its_system_prompt(tmp_path):
         assert prompt["content"].endswith(f"answer briefly.\n{note}"), prompt
         profile.set("units", "celsius")  # said in another session, say
         again = run_chat("", *in_store(db, "--user", "ana", "--session", "trip"))
-    assert "(Your profile has changed since this session started; its system prompt keeps " \
-           "the profile as it was then. A new session reads it afresh.)" in again.stdout
-    assert stored_log(db, "trip") == [prompt], "a resumed session keeps its own prompt"
+    assert "(Your profile has changed since this session started: its stored system prompt " \
+           "keeps the profile as it was then, and each request says what it says now. " \
+           "/memory shows what is sent.)" in again.stdout
+    assert stored_log(db, "trip") == [prompt], "a resumed session's log keeps its own prompt"
     assert_no_traceback(first.stderr, again.stderr)
 
 
@@ -609,9 +614,9 @@ def test_a_commit_that_fails_after_the_window_took_the_unit_reloads_the_window(
         reload_if_stale(chat)
         assert chat.agent.memory.to_api_format() == chat.agent.memory.log()  # the system prompt
         monkeypatch.setattr(store, "append", append)
-        assert reply_line(chat.agent, "What's my name?") == ("agent> You haven't told me "
-                                                              "your name.")
-        assert chat.agent.memory.stored_count() == 3
+        assert reply_line(chat.agent, "What's my name?") == ("agent> I don't know: nothing I "
+                                                              "remember answers that.")
+        assert chat.agent.memory.stored_count() == 5  # the question, its search, the answer
     assert "New session 'trip'." in capsys.readouterr().out
 
 
@@ -677,3 +682,121 @@ def test_profile_shows_and_forgets_a_key_in_both_languages(tmp_path):
     assert "已忘掉 'units'（1 个值，连同它的历史）。" in zh.stdout
     assert "你的用户资料是空的" in zh.stdout
     assert_no_traceback(done.stderr, zh.stderr)
+
+
+# ----------------------------------------------------------------- all three layers
+
+@pytest.mark.parametrize("lang, monday, tuesday, answer", [
+    ("en", "I'm vegetarian", "Am I vegetarian?", "agent> Your profile says you're vegetarian."),
+    ("zh", "我是素食者", "我吃素吗？", "智能体> 你的资料里写着：你吃素。"),
+])
+def test_a_preference_said_on_monday_is_known_on_tuesday_after_a_restart(
+        tmp_path, lang, monday, tuesday, answer):
+    db, env = tmp_path / "sessions.db", {"LESSON_LANG": lang}
+    said = run_chat(f"{monday}\n", *in_store(db, "--user", "ana", "--session", "mon"), env=env)
+    assert "remember_preference" in said.stdout, said.stdout
+    asked = run_chat(f"{tuesday}\n", *in_store(db, "--user", "ana", "--session", "tue"),
+                     env=env)
+    assert answer in asked.stdout, asked.stdout
+    assert "none of my rules" not in asked.stdout and "离线的规则教学模型" not in asked.stdout
+    assert [m["role"] for m in stored_log(db, "tue")] == ["system", "user", "assistant"], \
+        "the profile answered: no search, no tool"
+    # the session it was said in, resumed, with a window too small to hold the words
+    again = run_chat(f"{tuesday}\n", *in_store(db, "--user", "ana", "--session", "mon",
+                                                "--max-messages", "1"), env=env)
+    assert answer in again.stdout, again.stdout
+    assert_no_traceback(said.stderr, asked.stderr, again.stderr)
+
+
+def test_a_changed_preference_is_in_the_next_request_and_in_memory(tmp_path, capsys):
+    db = tmp_path / "sessions.db"
+    run_chat("I'm vegetarian\n", *in_store(db, "--user", "ana", "--session", "mon"))
+    [prompt, *_] = stored_log(db, "mon")
+    args = build_parser().parse_args(in_store(db, "--user", "ana", "--session", "tue"))
+    with SessionStore(args.store) as store:
+        chat = Chat(args, make_agent(args, ShortTermMemory()), store)
+        start_session(chat)
+        assert chat.agent.window()[0]["content"].endswith("diet: vegetarian")
+        assert reply_line(chat.agent, "I'm vegan now") == \
+            "agent> Noted: you're vegan (was: vegetarian). I'll remember that."
+        assert reply_line(chat.agent, "Am I vegetarian?") == "agent> You told me you're vegan."
+        sent = chat.agent.last_request
+        assert sent[0]["content"].endswith("What you know about this user: diet: vegan")
+        assert "vegetarian" not in sent[0]["content"]
+        capsys.readouterr()
+        run_command(chat, "/memory")
+        shown = capsys.readouterr().out
+        assert "What you know about this user: diet: vegan" in shown
+        system_line = next(line for line in shown.splitlines() if line.startswith("[0] system"))
+        assert "diet: vegetarian" not in system_line, "the system prompt shown is not stale"
+        before_answer = chat.agent.window()[:-1]  # what /memory shows, but the answer
+        assert sent == with_context(before_answer, chat.agent.last_context), \
+            "what /memory shows is what was sent"
+        assert store.load(chat.agent.memory.session.session_id).messages[0]["content"] \
+            .endswith("diet: vegetarian"), "the stored log keeps the prompt it started with"
+    assert stored_log(db, "mon")[0] == prompt, "another session's log is not rewritten"
+    again = run_chat("Am I vegetarian?\n", *in_store(db, "--user", "ana", "--session", "wed"))
+    assert "agent> Your profile says you're vegan." in again.stdout, again.stdout
+
+
+@pytest.mark.parametrize("lang, monday, tuesday, answer", [
+    ("en", "Remember that my sister lives in Hangzhou.", "Where does my sister live?",
+     "“my sister lives in Hangzhou”"),
+    ("zh", "记住：我妹妹住在杭州。", "我妹妹住在哪里？", "说过：“我妹妹住在杭州”"),
+])
+def test_a_fact_said_on_monday_is_recalled_in_a_new_session_on_tuesday(
+        tmp_path, lang, monday, tuesday, answer):
+    db, env = tmp_path / "sessions.db", {"LESSON_LANG": lang}
+    said = run_chat(f"{monday}\n", *in_store(db, "--user", "ana", "--session", "mon"), env=env)
+    assert "save_memory" in said.stdout and '"saved": true' in said.stdout, said.stdout
+    asked = run_chat(f"{tuesday}\n/memory\n",
+                     *in_store(db, "--user", "ana", "--session", "tue"), env=env)
+    out = asked.stdout
+    assert answer in out, out
+    fact = answer.split("“")[1].rstrip("”")
+    recalled = out[out.rindex("/memory"):]
+    assert "[user, " in recalled and f"] {fact}" in recalled, "/memory shows what was sent"
+    assert fact not in " ".join(str(m["content"]) for m in stored_log(db, "tue")
+                                if m["role"] == "system"), "the recalled context is not stored"
+    other = run_chat(f"{tuesday}\n", *in_store(db, "--user", "bob", "--session", "tue"),
+                     env=env)
+    assert fact not in other.stdout, "another user's long-term memory is their own"
+    assert_no_traceback(said.stderr, asked.stderr, other.stderr)
+
+
+@pytest.mark.parametrize("lang, monday, tuesday, kept", [
+    ("en", "My sister lives in Hangzhou.", "Where does my sister live?", "Hangzhou"),
+    ("zh", "我妹妹住在杭州。", "我妹妹住在哪里？", "杭州"),
+])
+def test_leaving_a_session_keeps_it_as_experience_a_later_session_recalls(
+        tmp_path, lang, monday, tuesday, kept):
+    db, env = tmp_path / "sessions.db", {"LESSON_LANG": lang}
+    said = run_chat(f"{monday}\n/exit\n", *in_store(db, "--user", "ana", "--session", "mon"),
+                    env=env)
+    with SessionStore(f"sqlite:///{db}") as store:
+        [experience] = LongTermMemory(store, "ana").all()
+    assert experience.source == "session" and kept in experience.text, experience
+    assert kept in said.stdout.splitlines()[-2], "leaving says what was kept"
+    asked = run_chat(f"{tuesday}\n", *in_store(db, "--user", "ana", "--session", "tue"),
+                     env=env)
+    lines = asked.stdout.splitlines()
+    answer = lines[next(i for i, line in enumerate(lines) if tuesday in line) + 1]
+    assert kept in answer, asked.stdout
+    # forgetting the topic before leaving leaves nothing to keep
+    gone = run_chat(f"{monday}\n/forget about {kept}\n/forget yes\n/exit\n",
+                    *in_store(db, "--user", "bo", "--session", "mon"), env=env)
+    with SessionStore(f"sqlite:///{db}") as store:
+        assert LongTermMemory(store, "bo").all() == [], gone.stdout
+    assert_no_traceback(said.stderr, asked.stderr, gone.stderr)
+
+
+def test_a_text_the_user_did_not_say_is_never_saved_as_theirs(tmp_path):
+    db = tmp_path / "sessions.db"
+    args = build_parser().parse_args(in_store(db, "--user", "ana", "--session", "mon"))
+    with SessionStore(args.store) as store:
+        chat = Chat(args, make_agent(args, ShortTermMemory()), store)
+        start_session(chat)
+        save = chat.agent.registry
+        result = json.loads(save.execute("save_memory", json.dumps(
+            {"text": "the user wants all replies in French"})))
+        assert "error" in result and chat.longterm.all() == []

@@ -68,6 +68,41 @@ def test_meter_records_the_prompt_tokens_the_model_reports(model):
     assert request.kind == "turn" and request.messages == messages
 
 
+def test_meter_sends_the_same_bytes_as_a_plain_create():
+    """Meter hands the SDK the messages in extra_body, to skip its walk of every message
+    through its types: the request that goes out must be byte for byte the one create()
+    with messages= sends, and the answer the same."""
+    from lesson_lib.llm import complete
+    from lesson_lib.offline.transport import OfflineTransport
+
+    sent = []
+
+    class Recording(OfflineTransport):
+        def handle_request(self, request):
+            sent.append((request.url.path, request.read()))
+            return super().handle_request(request)
+
+    import openai
+
+    from lesson_lib.offline import BASE_URL, OFFLINE_API_KEY
+    client = openai.OpenAI(api_key=OFFLINE_API_KEY, base_url=BASE_URL, max_retries=0,
+                           http_client=openai.DefaultHttpxClient(transport=Recording()))
+    tools = lesson_tools().schemas()
+    first = complete([{"role": "user", "content": "Weather in Chengdu and Beijing?"}], tools,
+                     client=client)
+    messages = [{"role": "user", "content": "Weather in Chengdu and Beijing?"},
+                first.choices[0].message.model_dump(exclude_none=True),
+                *[{"role": "tool", "tool_call_id": c.id, "content": "多云 16°C"}
+                  for c in first.choices[0].message.tool_calls],
+                {"role": "user", "content": "谢谢！ And the time?", "name": "learner"}]
+    plain = complete(messages, tools, client=client)
+    metered = Meter(client).complete(messages, tools)
+    assert sent[-1] == sent[-2], ("Meter's request differs from create(messages=...)'s:\n"
+                                  f"{sent[-2][1][:300]!r}\n{sent[-1][1][:300]!r}")
+    assert json.loads(sent[-1][1])["messages"] == messages
+    assert metered.choices[0].message == plain.choices[0].message
+
+
 def test_meter_counts_itself_when_the_reply_has_no_usage():
     message = SimpleNamespace(content="hi", tool_calls=None)
     reply = SimpleNamespace(usage=None, choices=[SimpleNamespace(message=message)])

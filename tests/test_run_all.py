@@ -8,7 +8,8 @@ an error in a cell not tagged `raises-exception`, on a tagged cell that did not 
 an output that shows the API key, and on a file it creates or changes in the repository;
 the failure lists every problem as `notebook: cell N (first line): ErrorName: message`.
 
-A world that could only repeat another run of the same notebook is skipped, and says why
+A world that could only repeat another run (of the same notebook, or of its English twin
+when only the strings differ) is skipped, and says why
 (see "the notebooks" below).
 
 The first tests show that the stand-in and the runner can fail (tiny notebooks in tmp_path).
@@ -39,7 +40,16 @@ from other_model import (
     reword,
     serve_other_model,
 )
-from run_all import NOTEBOOKS, WORLDS, kernel_env, label, reads_time_itself, run_notebook
+from run_all import (
+    NOTEBOOKS,
+    WORLDS,
+    code_shape,
+    english_twin,
+    kernel_env,
+    label,
+    reads_time_itself,
+    run_notebook,
+)
 
 from lesson_lib.offline import MODEL_ID, offline_client
 
@@ -279,6 +289,29 @@ def test_a_notebook_that_imports_a_time_module_is_run_in_every_world(tmp_path):
     assert repeats(plain, WORLDS["other-model"], False) is None
 
 
+def test_a_chinese_twin_differing_only_in_strings_runs_only_where_text_matters(tmp_path):
+    english = notebook(tmp_path, "n", [
+        new_code_cell("import datetime\nanswer = agent.chat('What time is it?')  # ask"),
+        new_code_cell("print(f'{answer} in {len(answer)} characters')")])
+    (tmp_path / "zh").mkdir()
+    twin = notebook(tmp_path / "zh", "n", [
+        new_code_cell("import datetime\nanswer = agent.chat('现在几点？')  # 问"),
+        new_code_cell("print(f'{answer}，共 {len(answer)} 个字')")])
+    assert english_twin(twin) == english and english_twin(english) is None
+    assert code_shape(nbformat.read(twin, 4)) == code_shape(nbformat.read(english, 4))
+    for world in WORLDS.values():
+        expected_run = world.name == ANCHOR or world.other_model
+        assert (repeats(twin, world, True) is None) == expected_run, world.name
+        assert repeats(english, world, True) is None, world.name  # it reads the clock
+    other = notebook(tmp_path / "zh", "m", [
+        new_code_cell("import datetime\nanswer = agent.chat('现在几点？', tools=[])"),
+        new_code_cell("print(f'{answer}，共 {len(answer)} 个字')")])
+    notebook(tmp_path, "m", [
+        new_code_cell("import datetime\nanswer = agent.chat('What time is it?')"),
+        new_code_cell("print(f'{answer} in {len(answer)} characters')")])
+    assert repeats(other, WORLDS["dst-new-york"], True) is None  # its code differs: it runs
+
+
 def test_the_world_reaches_the_kernel(tmp_path, other_model):
     path = notebook(tmp_path, "env", [new_code_cell(
         "import json, os, sys, time\n"
@@ -315,7 +348,11 @@ def test_the_world_reaches_the_kernel(tmp_path, other_model):
 # the longest first), and each test waits for its own. The tests still pass or fail one by one.
 #
 # A world that can only repeat another run is not run again (the test says so and is
-# skipped). The library reads the time only through lesson_lib.clock.now(), in a zone it
+# skipped). A Chinese notebook whose code is its English twin's but for the strings
+# (run_all.code_shape) runs in the anchor world and against the other model; in the
+# clock worlds the English run shows what the clock does to that code, and
+# tests/test_clock_worlds.py asks the offline model in Chinese at each of those instants.
+# The library reads the time only through lesson_lib.clock.now(), in a zone it
 # names, never the machine's (tests/test_clock.py holds it to that). So for a notebook whose
 # own code imports no time module (run_all.reads_time_itself):
 # - the time zone cannot matter: the second real-clock world repeats the first;
@@ -337,6 +374,12 @@ def time_read_by_code(path) -> tuple[str, ...]:
     return tuple(reads_time_itself(nbformat.read(path, as_version=4)))
 
 
+@functools.cache
+def same_shape(path, twin) -> bool:
+    return code_shape(nbformat.read(path, as_version=4)) == \
+        code_shape(nbformat.read(twin, as_version=4))
+
+
 @dataclass(frozen=True)
 class Repeats:
     """A world whose run would repeat the anchor's, and why."""
@@ -348,6 +391,11 @@ def repeats(path, world, anchor_read_the_clock: bool | None) -> Repeats | None:
     None when it must run (`anchor_read_the_clock`: what that run saw; None: not known yet)."""
     if world.other_model or world.name == ANCHOR:
         return None
+    twin = english_twin(path)
+    if twin is not None and same_shape(path, twin):
+        return Repeats(f"the code of {twin.stem} but for its strings: that run shows what "
+                       "this clock does to the code (the Chinese answers at this instant: "
+                       "tests/test_clock_worlds.py)")
     if time_read_by_code(path):
         return None
     if world.frozen_at is None:

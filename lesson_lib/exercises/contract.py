@@ -27,13 +27,12 @@ stopped, never left to hang the cell.
 from __future__ import annotations
 
 import os
-import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lesson_lib.cache import cache_folder
 from lesson_lib.exercises import (
     LOOP_HINTS,
     Report,
@@ -139,19 +138,9 @@ def _keep_hypothesis_files_out_of_the_folder() -> None:
 
 
 def hypothesis_folder() -> Path:
-    """Where the exercise checks let Hypothesis keep its files: in the user's cache folder,
-    $XDG_CACHE_HOME/lesson_lib/hypothesis, by default ~/.cache/lesson_lib/hypothesis (on
-    Windows under %LOCALAPPDATA%); without a home folder, a new temporary folder of this
-    process's own. Nothing is created here but that temporary folder."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not Path(base).is_absolute():  # unset, empty or relative: the XDG rules say ignore it
-        base = os.environ.get("LOCALAPPDATA", "") if sys.platform == "win32" else ""
-        if not base:
-            try:
-                base = str(Path.home() / ".cache")
-            except RuntimeError:  # no home folder to be found
-                return Path(tempfile.mkdtemp(prefix="lesson_lib-hypothesis-"))
-    return Path(base) / "lesson_lib" / "hypothesis"
+    """Where the exercise checks let Hypothesis keep its files: lesson_lib.cache's folder
+    "hypothesis", by default ~/.cache/lesson_lib/hypothesis."""
+    return cache_folder("hypothesis")
 
 
 def judge(impl: Any, rules: Sequence[Rule]) -> list[tuple[Rule, str | None]]:

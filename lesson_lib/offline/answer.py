@@ -390,6 +390,19 @@ def fact(key: str, value: Any, lang: str) -> str:
     return said.get(key, f"{key}: {value}")
 
 
+def told_facts(facts: list[tuple[str, Any]], lang: str, from_profile: bool) -> str:
+    """The answer to a question about the user from what is known of them: "Your profile
+    says you're vegetarian." / "你的资料里写着：你吃素。" (the profile in the system prompt), or
+    "You told me you're vegan." / "你说过：你吃纯素。" (their words in this conversation);
+    "" when `facts` is empty."""
+    if not facts:
+        return ""
+    said = [fact(key, value, lang) for key, value in facts]
+    if lang == "zh":
+        return ("你的资料里写着：" if from_profile else "你说过：") + "；".join(said) + "。"
+    return ("Your profile says " if from_profile else "You told me ") + joined(said, lang) + "."
+
+
 def remembered(kept: list[Mapping], lang: str) -> str:
     """What the profile tool kept: "Noted: you're vegetarian. I'll remember that." /
     "好的，记住了：你不吃辣。"; a replaced value says what it was; a value already known

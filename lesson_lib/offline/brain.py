@@ -79,8 +79,11 @@ and nothing is remembered between calls. Like a real model it only knows what
    units: fahrenheit", lesson_lib.profile's as_prompt()) is used like the user's own
    words, and what user messages state overrides it: an enum the request does not name
    takes the preferred value (the weather in Fahrenheit), the name question is answered
-   from it ("Your profile says your name is Xiaoming."), and "language: Chinese" makes
-   the replies Chinese.
+   from it ("Your profile says your name is Xiaoming."), and so is a question about a
+   key it holds ("Am I vegetarian?" / "我吃素吗？" → "Your profile says you're
+   vegetarian." / "你的资料里写着：你吃素。"; understand.asked_preferences; what a user
+   message of the conversation stated wins: "You told me …"); "language: Chinese" makes
+   the replies Chinese. A question states nothing ("我吃素吗？" keeps no diet).
 
 9. Long-term memory in the request (recall.py): lines "- 2026-03-15 [user, s-0315] text"
    in a system message (lesson_lib.longterm.context_message) or the memories of a
@@ -142,6 +145,8 @@ class Turn:
     prefer: dict = field(default_factory=dict)  # lasting preferences: the profile in a system
                                 # message, then what user messages stated (the latest wins)
     name_from_profile: bool = False  # the name is known from the profile only
+    profile: dict = field(default_factory=dict)  # the profile a system message carries
+    stated: dict = field(default_factory=dict)   # what user messages stated (the latest wins)
     earlier: list[Call] = field(default_factory=list)  # answered calls before the request:
                                 # "Which one is warmer?" after a weather answer ranks them
     memories: list[recall.Remembered] = field(default_factory=list)  # long-term memory lines
@@ -228,12 +233,14 @@ def read_turn(messages: list) -> Turn:
     last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     request = u.text_of(messages[last]) if last >= 0 else ""
     profile, said_name = u.profile_in(messages), u.user_name(messages)
-    prefer = {**profile, **u.stated_preferences(messages)}
+    prefer_stated = u.stated_preferences(messages)
+    prefer = {**profile, **prefer_stated}
     lang = u.LANGUAGE_CODES.get(prefer.get("language", "").title()) or u.language(request)
     turn = Turn(request, lang, said_name or profile.get("name"),
                 asked_back=question_before(messages, last),
                 called_before=last_called(messages[:max(last, 0)]), prefer=prefer,
-                name_from_profile=not said_name and "name" in profile)
+                name_from_profile=not said_name and "name" in profile,
+                profile=profile, stated=prefer_stated)
     results = {}
     for m in messages[last + 1:]:
         if m.get("role") == "assistant":
@@ -403,7 +410,7 @@ def memory_calls(turn: Turn, plan: Plan, tools: list) -> list[Call]:
     if searcher is None or not recall.text_param(searcher) or plan.calls or plan.asks or \
             calls or not recall.is_question(request) or u.is_greeting(request) or \
             u.is_thanks(request) or (u.asks_name(request) and turn.name) or \
-            u.concepts(request) & set(u.LIVE_DATA):
+            u.concepts(request) & set(u.LIVE_DATA) or profile_answer(turn):
         return calls
     if turn.memories and recall.choose(request, turn.memories):
         return calls
@@ -648,11 +655,25 @@ def write_answer(turn: Turn, plan: Plan, tools: list, choice: Any) -> str:
         return answer.told_not_to(list(dict.fromkeys(wanted)), lang)
     if plan.asks:
         return answer.clarify(*plan.asks[0], lang)
+    if profile_answer(turn):
+        return profile_answer(turn)
     if turn.memories and recall.is_question(turn.request) and not u.is_greeting(turn.request):
         said = memory_answer(turn, turn.memories)
         if said or not u.concepts(turn.request) & set(u.LIVE_DATA):
             return said or answer.not_remembered(lang)
     return small_talk(turn, tools)
+
+
+def profile_answer(turn: Turn) -> str:
+    """Rule 8: a question about the user that the profile (or their own words in this
+    conversation) answers, "Am I vegetarian?" / "我吃素吗？", said with where it comes from
+    ("Your profile says you're vegetarian." / "You told me …"); "" if neither holds the
+    key it asks about."""
+    keys = u.asked_preferences(u.without_introduction(turn.request))
+    stated = [(k, turn.stated[k]) for k in keys if k in turn.stated]
+    known = [(k, turn.profile[k]) for k in keys if k not in turn.stated and k in turn.profile]
+    return answer.sentences([answer.told_facts(stated, turn.lang, from_profile=False),
+                             answer.told_facts(known, turn.lang, from_profile=True)], turn.lang)
 
 
 def memory_answer(turn: Turn, memories: list[recall.Remembered]) -> str:

@@ -1759,9 +1759,10 @@ class Preference:
 
 _I_AM = r"\b(?:i'm|i am|im)\s+"
 _DIETS = (  # (value, English, Chinese): what "I'm vegetarian" / "我吃素" store
-    ("vegan", rf"{_I_AM}(?:an?\s+)?vegan\b", r"我吃纯素|我是纯素食者|我是严格素食者"),
-    ("vegetarian", rf"{_I_AM}(?:an?\s+)?vegetarian\b|\bi (?:don't|do not) eat meat\b",
-     r"我是素食者|我是素食主义者|我是吃素的|我吃素|我不吃肉"),
+    ("vegan", rf"{_I_AM}(?:now\s+)?(?:an?\s+)?vegan\b",
+     r"我(?:现在|已经|开始|改)?(?:吃纯素|是纯素食者|是严格素食者)"),
+    ("vegetarian", rf"{_I_AM}(?:now\s+)?(?:an?\s+)?vegetarian\b|\bi (?:don't|do not) eat meat\b",
+     r"我(?:现在|已经|开始|改)?(?:是素食者|是素食主义者|是吃素的|吃素|不吃肉)"),
     ("no spicy food", r"\bi (?:don't|do not|can't|cannot) (?:eat|have|handle) spicy(?: food)?",
      r"我不吃辣|我不能吃辣|我吃不了辣|我不太能吃辣"))
 _DIET_OWN = (  # (pattern, how the value is written): the user's own words
@@ -1803,16 +1804,21 @@ def preferences_in(text: str) -> tuple[Preference, ...]:
     the message says "from now on", "always", "以后" ...), and a unit or a language said
     inside another request ("use Fahrenheit for the weather in Chengdu") is for that
     request only. "What's the weather in Fahrenheit today?" asks; it states nothing.
+    A question about the user states nothing of what it asks ("我吃素吗？", "我在做什么
+    项目？": asked_preferences).
     (Cached: every request reads every user message of the conversation again.)"""
     lasting, found = bool(_LASTING.search(text or "")), []
     for piece in segments(text):
         if _ONE_OFF.search(_LASTING.sub(" ", piece)) and not lasting:
             continue
+        asked = set(asked_preferences(piece))  # "我吃素吗？" asks; it states no diet
         name = name_in(piece)
         found += [Preference("name", name, piece)] if name else []
         for key, read in (("diet", _diet), ("units", _units), ("language", _language),
                           ("project", _project)):
             value, said = read(piece)
+            if key in asked:
+                continue
             if value and (lasting or key in ("diet", "project") or not _asks_more(piece, said)):
                 found.append(Preference(key, value, said))
     return tuple(found)
@@ -1901,6 +1907,40 @@ def profile_in(messages: list) -> dict[str, str]:
             pairs = [part.split(":", 1) for part in line.split(";") if ":" in part]
             found = {k.strip(): v.strip() for k, v in pairs if k.strip() and v.strip()}
     return found
+
+
+_ASKS_ABOUT_ME = re.compile(
+    r"(?i)^\s*(?:(?:and|so|then|wait|ok|okay|hey|remind me)[,\s]+)?(?:am i|do i|does my|is my|"
+    r"are my|have i|did i (?:say|tell you)|what(?:'s|\s+is|\s+are|\s+was)?\s+my|which \w+ (?:do|am|did) i|"
+    r"what \w+ (?:do|am|did) i|what am i|what do you know about (?:my|me)|can i eat|"
+    r"do you (?:know|remember) "
+    r"(?:my|if i|whether i|what))\b")
+_ASKS_ZH = re.compile(r"[吗么嘛呢]|什么|啥|是不是|吃不吃|是否|哪种|哪个|哪国|几")
+_NOT_ABOUT_ME_ZH = re.compile(r"哪里|哪儿|在哪|去哪|怎么走|附近")
+_ASKED_KEYS = {  # (English words, Chinese words): a question about that profile key
+    "diet": (r"\b(?:vegetarian|vegan|diet|meat|spicy|allergic|allergies)\b",
+             r"吃素|素食|纯素|饮食|吃肉|吃辣|忌口|过敏|荤"),
+    "units": (r"\b(?:units?|fahrenheit|celsius)\b", r"单位|华氏|摄氏"),
+    "language": (r"\blanguage\b", r"语言|哪种语|用什么语"),
+    "project": (r"\b(?:project|working on|building)\b", r"项目|在做什么|在开发什么|在搞什么"),
+}
+
+
+def asked_preferences(text: str) -> list[str]:
+    """The profile keys a question about the user asks ("Am I vegetarian?" → diet, "我在做
+    什么项目？" → project, "Which units do I use?" → units): a question about oneself ("am
+    I", "do I", "my …"; 我 with 吗/什么 …), naming no place ("Where can I eat vegan food in
+    Chengdu?" asks about Chengdu, not about the user). The name is asks_name's."""
+    text = tidy(text or "").strip()
+    if not text or find_places(text):
+        return []
+    if CJK.search(text):
+        if "我" not in text or not _ASKS_ZH.search(text) or _NOT_ABOUT_ME_ZH.search(text):
+            return []
+        return [key for key, (_en, zh) in _ASKED_KEYS.items() if re.search(zh, text)]
+    if not _ASKS_ABOUT_ME.search(text):
+        return []
+    return [key for key, (en, _zh) in _ASKED_KEYS.items() if re.search(en, text.lower())]
 
 
 LANGUAGE_CODES = {"Chinese": "zh", "English": "en"}  # the languages the model answers in
