@@ -428,6 +428,20 @@ def _negative(text: str) -> bool:
     return _negations(text) % 2 == 1
 
 
+def _negated(text: str, content: set[str]) -> set[str]:
+    """The content units a negation in `text` reaches: said after its first negation and not
+    before it ("六月去杭州，不去成都" → 成 都; "live in beijing, not shanghai" → shanghai)."""
+    def blank(m: re.Match) -> str:
+        return " " * len(m.group(0))
+    masked = _NOT_NEG_ZH.sub(blank, _NOT_NEG_EN.sub(blank, text))
+    found = [m.start() for m in (_NEG_EN.search(masked), _NEG_ZH.search(masked)) if m]
+    if not found:
+        return set()
+    at = min(found)
+    before = {u for u, where in _units(text) if where < at and u in content}
+    return {u for u, where in _units(text) if where >= at and u in content} - before
+
+
 # ----------------------------------------------------------------- the fact
 
 @dataclass(frozen=True)
@@ -438,6 +452,7 @@ class _Fact:
     words: tuple[str, ...]   # stemmed Latin content words
     chars: tuple[str, ...]   # Chinese content characters
     strict: tuple[str, ...]  # numbers and names: each must be said
+    negated: frozenset[str] = frozenset()  # the content units its negation reaches
 
 
 def _fact(text: str) -> _Fact:
@@ -456,8 +471,9 @@ def _fact(text: str) -> _Fact:
     addresses = re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://\S+|www\.\S+", original.lower())
     strict = tuple(dict.fromkeys([*re.findall(r"\d+", _numbers(original)), *map(_stem, names),
                                   *addresses]))
+    negated = _negated(plain, {*words, *chars}) if negative else set()
     return _Fact(negative, bool(_WISH.search(plain)), bool(_PAST.search(plain)), words, chars,
-                 strict)
+                 strict, frozenset(negated))
 
 
 # ----------------------------------------------------------------- the user's clauses
@@ -660,6 +676,9 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     said = clause.text[start:_end(fact, clause.text, first)]
     if _negative(said) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
         return "negation"  # the opposite, even said of today, is never stored
+    reached = _negated(said, set(fact.negated) | set(fact.words) | set(fact.chars))
+    if fact.negated and reached and not reached & fact.negated and not clause.flip:
+        return "negation"  # "去杭州，不去成都" is not "去成都，不去杭州": the "not" is on the other
     if _REQUEST.search(clause.text) and not _REMEMBER.search(clause.text) \
             and not _LASTING.search(clause.text) \
             and _last_subject(_REQUEST.sub(" ", before)) is not True:
@@ -824,7 +843,10 @@ def _newest(decisive: list[tuple[str, str]]) -> Verdict:
 
 def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:
     """The clauses, and two neighbours of one sentence joined where the fact spans them
-    ("我在读研二，专业是计算机"): both plain, and the second not about someone else."""
+    ("我在读研二，专业是计算机"): both plain, and the second not about someone else. Where the
+    first alone already says most of the fact but the two together say more of it ("我们决定
+    六月去杭州，不去成都了" for that very fact), the pair stands in for the first: its yes or no
+    is the pair's, not the first clause's alone."""
     out = []
     for i, clause in enumerate(clauses):
         out.append(clause)
@@ -833,13 +855,18 @@ def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:
                 or clause.mode or after.mode:
             continue
         alone = max(_cover(fact, clause.text)[0], _cover(fact, after.text)[0])
-        if alone >= COVERAGE:
+        joined = _Clause(clause.text + "，" + after.text, None, clause.inherited,
+                         sentence=clause.sentence)
+        together = _cover(fact, joined.text)[0]
+        if alone >= COVERAGE and together <= alone:
             continue
         share, first = _cover(fact, after.text)
         if share and _last_subject(after.text[:first]) is False:
             continue
-        out.append(_Clause(clause.text + "，" + after.text, None, clause.inherited,
-                           sentence=clause.sentence))
+        if alone >= COVERAGE:
+            out[-1] = joined  # the fact goes on into the next clause: judge the pair
+        else:
+            out.append(joined)
     return out
 
 

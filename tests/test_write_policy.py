@@ -294,3 +294,44 @@ def test_the_frozen_evaluation_keeps_its_floor(tmp_path):
     assert sum(r["flipped"] for r in results) <= 1
     assert sum(r["as_user"] for r in results) == 0
     assert parts["other"][0] == parts["other"][1], parts
+
+
+# ----------------------------------------------------------------- a fact that goes on past a "not"
+
+@pytest.mark.parametrize(("said", "fact", "swapped"), [
+    ("我们决定六月去杭州，不去成都了。", "我们决定六月去杭州，不去成都了。",
+     "我们决定六月去成都，不去杭州了。"),
+    ("我搬到了上海，不是北京。", "用户搬到了上海，不是北京", "用户搬到了北京，不是上海"),
+    ("We decided to go to Hangzhou in June, not Chengdu.",
+     "We decided to go to Hangzhou in June, not Chengdu.",
+     "We decided to go to Chengdu in June, not Hangzhou."),
+    ("I moved to Shanghai, not Beijing.", "The user moved to Shanghai, not Beijing",
+     "The user moved to Beijing, not Shanghai"),
+    ("I moved to 上海, not 北京.", "The user moved to 上海, not 北京", "The user moved to 北京, not 上海"),
+    ("我们决定六月去Hangzhou，不去Chengdu了。", "我们决定六月去Hangzhou，不去Chengdu了。",
+     "我们决定六月去Chengdu，不去Hangzhou了。"),
+])
+def test_a_fact_said_whole_with_a_not_in_its_second_clause_is_stored(memory, said, fact,
+                                                                     swapped):
+    """The first clause alone says most of the fact; its yes or no is the two clauses' own,
+    not the first's alone. The same words with the "not" on the other place are refused."""
+    verdict = judge(fact, user(said))
+    assert (verdict.stored, verdict.reason) == (True, "said"), verdict
+    refused = judge(swapped, user(said))
+    assert (refused.stored, refused.reason) == (False, "negation"), refused
+    memory.remember_user_fact(fact, user(said))
+    assert len(memory) == 1
+    with pytest.raises(MemoryPoisoningError, match="negation mismatch"):
+        memory.remember_user_fact(swapped, user(said))
+    assert len(memory) == 1
+
+
+def test_the_first_clause_alone_still_says_its_own_part():
+    said = user("我们决定六月去杭州，不去成都了。")
+    assert supports("用户六月去杭州", said)
+    assert supports("用户六月不去成都", said)
+    assert not supports("用户六月去成都", said)
+    said = user("I moved to Shanghai, not Beijing.")
+    assert supports("The user lives in Shanghai", said)
+    assert not supports("The user lives in Beijing", said)
+    assert not supports("The user does not live in Shanghai", said)
