@@ -11,7 +11,10 @@ name and address of the fact must be said) supports it only when all of these ho
 - **the same yes or no**: not, n't, never, no, no longer, quit, used to, can't stand,
   不, 没(有), 未, 别, 不再, 戒了, 讨厌, 以前 … counted on both sides ("I'm not vegetarian"
   supports "The user is not vegetarian", never "The user is vegetarian"); words that only
-  look negative are not counted (不过, 不错, 非常, 差不多, 不得不, not only);
+  look negative are not counted (不过, 不错, 非常, 差不多, 不得不, not only); a fact that goes
+  on past its first clause is read with the next clause ("我们决定六月去杭州，不去成都了"),
+  and a "not" must reach the same words on both sides ("I moved to Shanghai, not Beijing"
+  never supports "The user moved to Beijing, not Shanghai");
 - **about the user**: the last subject before the content is I / my / we / 我 (or none, as
   Chinese often leaves it out, and then the clause before it decides), not "my friend",
   "she", "Tom", 我朋友, 我妈, 他, 小王, and not "the user" in the third person;
