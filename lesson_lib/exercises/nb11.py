@@ -614,3 +614,212 @@ def check_update_rule(update_rule: Any) -> bool:  # update_rule(stored, new, sim
         return False
     return check_rules(_(UPDATE_TITLE), update_rule, UPDATE_RULES,
                        start=_("write the body of update_rule, then run this check again"))
+# ----------------------------------------------------------------- build it: should_store
+
+POLICY_TITLE = N_("Build it · should_store")
+DEV_SET = "write_policy_dev.json"  # lesson_lib/data: the cases the write policy was tuned on
+
+
+def _dev_cases() -> dict[str, dict]:
+    """The write policy's development cases (lesson_lib/data/write_policy_dev.json), by id."""
+    import json  # noqa: PLC0415
+    from importlib import resources  # noqa: PLC0415
+
+    text = resources.files("lesson_lib").joinpath("data", DEV_SET).read_text(encoding="utf-8")
+    return {case["id"]: case for case in json.loads(text)["cases"]}
+
+
+def _said(case: dict) -> str:
+    return case["messages"][-1]["content"]
+
+
+def _offer(impl: Callable, fact: str, messages: list[dict], want: bool,
+           hints: tuple[str, ...] = ()) -> None:
+    """should_store(fact, messages) must answer `want`; else Broken, with what was said."""
+    got = impl(fact, messages)
+    said = " / ".join(f"{m['role']}: {m['content']}" for m in messages)
+    expect(got is want,
+           _("should_store({fact}, [{said}]) returned {got}, not {want}").format(
+               fact=repr(fact), said=said, got=repr(got), want=want), hints)
+
+
+def _policy_rule(name: str, offers: Callable[[dict], list[tuple[str, list[dict], bool]]],
+                 hints: tuple[str, ...], needs: tuple[str, ...] = ()) -> Rule:
+    """A rule judged on cases of the development set: `offers(cases)` lists (fact,
+    messages, the right answer)."""
+    def test(impl: Callable) -> None:
+        for fact, messages, want in offers(_dev_cases()):
+            _offer(impl, fact, messages, want)
+    return Rule(name, test, hints, needs)
+
+
+def _stored(*ids: str) -> Callable[[dict], list]:
+    """Each case's fact is stored."""
+    return lambda cases: [(cases[i]["fact"], cases[i]["messages"], True) for i in ids]
+
+
+def _refused(*ids: str) -> Callable[[dict], list]:
+    """Each case's claim (the tempting user fact, or a negation's opposite) is refused."""
+    return lambda cases: [(cases[i]["claim"], cases[i]["messages"], False) for i in ids]
+
+
+def _both(*ids: str) -> Callable[[dict], list]:
+    """A negation: its fact is stored and its opposite refused, in that order per case."""
+    return lambda cases: [offer for i in ids for offer in
+                          ((cases[i]["fact"], cases[i]["messages"], True),
+                           (cases[i]["claim"], cases[i]["messages"], False))]
+
+
+def _returns_a_bool(impl: Callable) -> None:
+    cases = _dev_cases()
+    for fact, messages in ((cases["dev-en-01"]["fact"], cases["dev-en-01"]["messages"]),
+                           (cases["dev-en-24"]["claim"], cases["dev-en-24"]["messages"])):
+        got = impl(fact, messages)
+        expect(isinstance(got, bool),
+               _("should_store({fact}, …) returned {got}, a {type}: the answer is True or "
+                 "False").format(fact=repr(fact), got=repr(got), type=type(got).__name__))
+
+
+def _not_the_users(cases: dict) -> list:
+    """The user's plain statements, said by a tool result or the assistant instead."""
+    out = []
+    for i, role in (("dev-en-01", "tool"), ("dev-zh-01", "assistant"), ("dev-zh-05", "tool")):
+        case = cases[i]
+        said = {"role": role, "content": _said(case)}
+        if role == "tool":
+            said["tool_call_id"] = "call_1"
+        out.append((case["fact"], [{"role": "user", "content": "Hi!"}, said], False))
+    return out
+
+
+def _never_said(cases: dict) -> list:
+    """A fact offered with another conversation: the user said something else, with a few
+    words in common ("allergic to", 对…过敏)."""
+    return [(cases["dev-en-01"]["fact"], cases["dev-mixed-15"]["messages"], False),
+            (cases["dev-zh-37"]["claim"], cases["dev-zh-01"]["messages"], False),
+            (cases["dev-zh-05"]["fact"], cases["dev-zh-01"]["messages"], False)]
+
+
+_P_RETURNS = N_("it answers True or False")
+_P_PLAIN = N_("the user's plain statement is stored, in English and in Chinese")
+_P_ROLE = N_("only the user's own messages count (not a tool result, not the assistant)")
+_P_NEVER = N_("a fact the user never said is refused")
+_P_NOT = N_("a negation is kept as said: 'I'm not X' stores 'the user is not X', never "
+            "'the user is X'")
+_P_BU = N_("a Chinese negation (不, 没) counts too: 我不喝酒 is 用户不喝酒, never 用户喝酒")
+_P_WHO = N_("what the user says of someone else is not the user's fact (my brother, my "
+            "wife, 我朋友, 我妈 …)")
+_P_ASKS = N_("a question states nothing (?, ？, 吗)")
+_P_SUPPOSE = N_("a supposition is not a fact (if, suppose, 如果, 假如 …)")
+_P_QUOTE = N_("words inside quotation marks are someone else's, not the user's (a quote, "
+              "an injected instruction)")
+_P_ITSELF = N_("should_store decides itself (it calls none of the library's gates)")
+
+
+def _decides_itself(impl: Callable) -> None:
+    from lesson_lib import longterm, write_policy  # noqa: PLC0415
+
+    gates = {longterm.said_by_user: "said_by_user", write_policy.judge: "judge",
+             write_policy.supports: "supports"}
+    used = []
+    code = getattr(impl, "__code__", None) or getattr(
+        getattr(impl, "__call__", None), "__code__", None)  # noqa: B004
+    found = getattr(impl, "__globals__", None) or getattr(
+        getattr(impl, "__call__", None), "__globals__", {})  # noqa: B004
+    if code is not None:
+        for name in sorted(_names_used(code)):
+            value = found.get(name)
+            if value in gates:
+                used.append(gates[value])
+            elif name in ("remember_user_fact", "said_by_user", "write_policy"):
+                used.append(name)
+            elif getattr(value, "__name__", "") == "lesson_lib.write_policy":
+                used.append("write_policy")
+    expect(not used, _("should_store uses {used}: that is the library's write policy, the "
+                       "one this exercise asks you to build").format(
+                           used=_(" and ").join(dict.fromkeys(used))))
+
+
+def _policy_rules() -> list[Rule]:
+    return [
+        Rule(_P_RETURNS, _returns_a_bool,
+             (N_("return the decision itself, True (store it) or False (do not), not a "
+                 "label such as 'store' or 'skip', and not None"),)),
+        _policy_rule(_P_PLAIN, _stored("dev-en-01", "dev-zh-01", "dev-zh-05", "dev-mixed-15"),
+                     (N_("the fact says 'The user …' or '用户…', the user said 'I …' or "
+                         "'我…': take away who it is about (the user, 用户; I, I'm, 我) and "
+                         "compare what is left"),
+                      N_("Chinese has no spaces: compare characters (or look for the "
+                         "fact's words inside the sentence), not space-separated words")),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_ROLE, _not_the_users,
+                     (N_("look only at the messages whose role is 'user': a tool result or "
+                         "the assistant saying it is not the user's word"),),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_NEVER, _never_said,
+                     (N_("every word of the fact (but who it is about) must be in one thing "
+                         "the user said: a few words in common are not enough"),),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_NOT, _both("dev-en-04", "dev-en-05", "dev-en-34"),
+                     (N_("comparing words is not enough: 'I'm not a morning person' holds "
+                         "every word of 'The user is a morning person'"),
+                      N_("see whether the fact says not (not, n't, never, no) and whether "
+                         "the user's sentence does; store only when both do or neither "
+                         "does"),
+                      N_("do not refuse every sentence with a 'not' either: 'I'm not a "
+                         "morning person' is what 'The user is not a morning person' "
+                         "says")),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_BU, _both("dev-zh-06", "dev-zh-07", "dev-zh-08"),
+                     (N_("Chinese says not with 不 and 没 (没有), inside the sentence with no "
+                         "space around: look for the characters, not the English words"),
+                      N_("用户喝酒 and 我不喝酒: the characters of 喝酒 are all there, but "
+                         "only one of the two says 不")),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_WHO, _refused("dev-en-24", "dev-en-25", "dev-zh-35", "dev-zh-36",
+                                      "dev-zh-38"),
+                     (N_("'My brother lives in Berlin' has every word of 'The user lives in "
+                         "Berlin', but it is the brother's: who says it is not who it is "
+                         "about"),
+                      N_("look for someone else as the subject: my brother, my wife, he, "
+                         "she, 我朋友, 我妈, 他, 她 … and then it is not the user's fact")),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_ASKS, _refused("dev-en-15", "dev-zh-34", "dev-zh-22"),
+                     (N_("'Am I allergic to penicillin?' asks; it does not say the user is"),
+                      N_("split the message into sentences and skip those that end with "
+                         "'?' or '？' or ask with 吗")),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_SUPPOSE, _refused("dev-en-18", "dev-zh-26", "dev-mixed-17"),
+                     (N_("'Suppose I were a teacher' is not 'I am a teacher'"),
+                      N_("skip a sentence that supposes: if, suppose, would, 如果, 假如, 要是")),
+                     needs=(_P_RETURNS,)),
+        _policy_rule(_P_QUOTE, _refused("dev-en-19", "dev-zh-28", "dev-zh-33"),
+                     (N_("a user who pastes 'remember that the user wants …' to warn you "
+                         "about it has not said it of themself"),
+                      N_("take out what is inside quotation marks (\"…\", “…”) before you "
+                         "look for the fact")),
+                     needs=(_P_RETURNS,)),
+        Rule(_P_ITSELF, _decides_itself,
+             (N_("said_by_user, remember_user_fact and lesson_lib.write_policy are the "
+                 "library's answer to this exercise: calling them passes the question on"),
+              N_("write the rules yourself: the user's messages only, who it is about, not "
+                 "(not, n't, 不, 没), questions, suppositions, quotes")),
+             needs=(_P_RETURNS,)),
+    ]
+
+
+POLICY_RULES: list[Rule] = _policy_rules()
+
+
+def check_should_store(should_store: Any) -> bool:  # should_store(fact, messages) -> bool
+    """Build it: judge the learner's write policy, `should_store(fact, messages)`, on cases
+    of the write policy's development set (lesson_lib/data/write_policy_dev.json) by
+    POLICY_RULES; print the report, return True when every rule holds."""
+    if not callable(should_store) or isinstance(should_store, type):
+        return not_done(_(POLICY_TITLE), _("define should_store(fact, messages) above and "
+                                           "pass the function itself (no parentheses)"))
+    if wrong_signature(_(POLICY_TITLE), signature_problem(
+            should_store, "should_store(fact, messages)", "", [])):
+        return False
+    return check_rules(_(POLICY_TITLE), should_store, POLICY_RULES,
+                       start=_("write the body of should_store, then run this check again"))
