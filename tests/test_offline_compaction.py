@@ -16,14 +16,17 @@ import re
 
 import openai
 import pytest
+import responses_clients
 from openai.types.responses import CompactedResponse, ResponseCompactionItem
 
 from lesson_lib.offline import MODEL_ID, offline_client
 from lesson_lib.offline import compaction as cp
 from lesson_lib.offline import responses as rs
-from lesson_lib.offline.server import serve_in_thread
 from lesson_lib.offline.state import MemoryState
 from lesson_lib.tokens import count_messages
+
+server, client = responses_clients.server, responses_clients.client  # the two ways in
+served_client = responses_clients.served_client
 
 PAD = " ".join(["I like long walks by the river in the morning."] * 40)
 TURNS = ["My name is Xiaoming. " + PAD, "What's the time? " + PAD, "Tell me about tea. " + PAD,
@@ -32,22 +35,6 @@ COMPACTION = [{"type": "compaction", "compact_threshold": 1000}]
 CMP_ID = re.compile(r"cmp_[0-9a-f]{50}")
 
 
-@pytest.fixture(scope="module")
-def server():
-    with serve_in_thread(log=None) as running:
-        yield running
-
-
-def served_client(server, **kw):
-    return openai.OpenAI(base_url=server.url + "/v1", api_key="offline", max_retries=0,
-                         timeout=30, **kw)
-
-
-@pytest.fixture(params=["in process", "served"])
-def client(request, server):
-    if request.param == "in process":
-        return offline_client(state=MemoryState())
-    return served_client(server)
 
 
 def create(client, **kw):

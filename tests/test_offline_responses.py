@@ -14,6 +14,7 @@ import time
 import openai
 import pydantic
 import pytest
+import responses_clients
 from messages import WEATHER_TOOL
 
 from lesson_lib.offline import MODEL_ID, offline_async_client, offline_client
@@ -22,6 +23,9 @@ from lesson_lib.offline.server import serve_in_thread
 from lesson_lib.offline.state import MemoryState, SqliteState
 from lesson_lib.tokens import count_messages, count_tools
 
+server, client = responses_clients.server, responses_clients.client  # the two ways in
+served_client = responses_clients.served_client
+
 WEATHER = {"type": "function", "name": WEATHER_TOOL["function"]["name"],
            "description": WEATHER_TOOL["function"]["description"],
            "parameters": WEATHER_TOOL["function"]["parameters"]}
@@ -29,22 +33,6 @@ RESULT = json.dumps({"location": "Chengdu", "temperature": 16, "condition": "clo
 ID = re.compile(r"(resp|msg|fc|fco)_[0-9a-f]{50}")
 
 
-@pytest.fixture(scope="module")
-def server():
-    with serve_in_thread(log=None) as running:
-        yield running
-
-
-def served_client(server, **kw):
-    return openai.OpenAI(base_url=server.url + "/v1", api_key="offline", max_retries=0,
-                         timeout=30, **kw)
-
-
-@pytest.fixture(params=["in process", "served"])
-def client(request, server):
-    if request.param == "in process":
-        return offline_client(state=MemoryState())
-    return served_client(server)
 
 
 @pytest.fixture(params=["in process", "served"])
