@@ -52,7 +52,7 @@ from lesson_lib.exercises import (
     where_hint,
     wrong_signature,
 )
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import CATALOGUES, N_, _, catalogue, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.repair import find_duplicate_ids, repair_messages
 from lesson_lib.text import columns, pad
@@ -501,13 +501,15 @@ def case_size(case: TrimCase, unit: str) -> str:
 
 
 def trim_case(name: str, cases: Sequence[TrimCase] | None = None) -> TrimCase:
-    """The case called `name`."""
+    """The case called `name`: its English name, or its name in any language the reports
+    speak ("切口处的并行调用组" finds "parallel group at the cut")."""
     bank = TRIM_CASES if cases is None else cases
     for case in bank:
-        if case.name == name:
+        if name == case.name or name in {catalogue(lang).gettext(case.name)
+                                         for lang in CATALOGUES}:
             return case
-    raise KeyError(f"no trim case called {name!r}; the cases are "
-                   + ", ".join(repr(c.name) for c in bank))
+    raise KeyError(_("no trim case called {name}; the cases are {cases}").format(
+        name=repr(name), cases=", ".join(repr(_(c.name)) for c in bank)))
 
 
 # ----------------------------------------------------------------- the bank's messages

@@ -117,6 +117,10 @@ def test_check_trim_reports_in_chinese(speak, capsys):
     assert "API 会拒绝它：消息 " in out and ORPHAN_TEXT in out  # the API's text, verbatim
     assert "  还没完成：看 ❌ 的那几行。" in out
     assert trim_case("parallel group at the cut").name == "parallel group at the cut"  # a key
+    assert trim_case("裁剪点落在并行工具调用组上").name == "parallel group at the cut", \
+        "the name the Chinese report shows finds its case too"
+    with pytest.raises(KeyError, match="没有叫 '不存在' 的裁剪用例；用例有：'无需裁剪'"):
+        trim_case("不存在")
 
 
 def test_check_trim_in_english_is_unchanged(speak, capsys):
