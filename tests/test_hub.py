@@ -246,8 +246,10 @@ class RemoteKernel:
         self.session_id, self.kernel_id = made["id"], made["kernel"]["id"]
         url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/"
                f"{self.kernel_id}/channels?session_id={self.session}")
+        # 16 kernels start at once on 2 shared cores: tornado's 20 s default is too short
         self.ws = await websocket_connect(
-            HTTPRequest(url, headers={"Authorization": f"token {self.token}"}),
+            HTTPRequest(url, headers={"Authorization": f"token {self.token}"},
+                        connect_timeout=180, request_timeout=180),
             max_message_size=64 * 1024 * 1024)
         return self
 
