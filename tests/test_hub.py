@@ -135,7 +135,7 @@ class Hub:
             headers={"Authorization": f"token {token or self.token}",
                      "Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=60) as reply:
+            with urllib.request.urlopen(request, timeout=180) as reply:
                 raw = reply.read()
                 return reply.status, (json.loads(raw) if raw else None)
         except urllib.error.HTTPError as error:
