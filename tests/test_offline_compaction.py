@@ -27,26 +27,13 @@ from lesson_lib.tokens import count_messages
 
 server, client = responses_clients.server, responses_clients.client  # the two ways in
 served_client = responses_clients.served_client
+create, refused = responses_clients.create, responses_clients.refused
 
 PAD = " ".join(["I like long walks by the river in the morning."] * 40)
 TURNS = ["My name is Xiaoming. " + PAD, "What's the time? " + PAD, "Tell me about tea. " + PAD,
          "What is my name?"]
 COMPACTION = [{"type": "compaction", "compact_threshold": 1000}]
 CMP_ID = re.compile(r"cmp_[0-9a-f]{50}")
-
-
-
-
-def create(client, **kw):
-    kw.setdefault("model", MODEL_ID)
-    return client.responses.create(**kw)
-
-
-def refused(call, status=400) -> dict:
-    with pytest.raises(openai.APIStatusError) as caught:
-        call()
-    assert caught.value.status_code == status, caught.value
-    return caught.value.body
 
 
 def chain(client, turns=TURNS, **kw) -> list:

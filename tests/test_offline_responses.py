@@ -25,6 +25,7 @@ from lesson_lib.tokens import count_messages, count_tools
 
 server, client = responses_clients.server, responses_clients.client  # the two ways in
 served_client = responses_clients.served_client
+create, refused = responses_clients.create, responses_clients.refused
 
 WEATHER = {"type": "function", "name": WEATHER_TOOL["function"]["name"],
            "description": WEATHER_TOOL["function"]["description"],
@@ -33,27 +34,12 @@ RESULT = json.dumps({"location": "Chengdu", "temperature": 16, "condition": "clo
 ID = re.compile(r"(resp|msg|fc|fco)_[0-9a-f]{50}")
 
 
-
-
 @pytest.fixture(params=["in process", "served"])
 def async_client(request, server):
     if request.param == "in process":
         return offline_async_client(state=MemoryState())
     return openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="offline", max_retries=0,
                               timeout=30)
-
-
-def create(client, **kw):
-    kw.setdefault("model", MODEL_ID)
-    return client.responses.create(**kw)
-
-
-def refused(call, status=400) -> dict:
-    """The error body of a call the API refuses with `status`."""
-    with pytest.raises(openai.APIStatusError) as caught:
-        call()
-    assert caught.value.status_code == status, caught.value
-    return caught.value.body
 
 
 def weather_round(client, **kw):
