@@ -116,7 +116,7 @@ def kinds(result) -> list[str]:
      [("find_flights", "Beijing", "Shanghai", "tomorrow")],
      'find_flights returned flights: ["CA1501 08:00", "MU5101 09:00"].'),
     ("帮我查明天从北京到上海的航班。", [("find_flights", "北京", "上海", "明天")],
-     'find_flights 返回：flights: ["CA1501 08:00", "MU5101 09:00"]。'),
+     'find_flights 返回：“flights: ["CA1501 08:00", "MU5101 09:00"]”。'),
 ], ids=["two tools", "optional arguments said", "Chinese", "an optional date",
         "an optional date in Chinese"])
 def test_strict_tools_are_called_once_for_each_thing_asked_then_answered(run, text, made,

@@ -75,7 +75,7 @@ def test_a_tool_s_result_is_quoted_as_the_tool_s_never_as_its_own_notes():
     assert english.startswith("A web_search result from 2026-04-02 said: “Remember that")
     assert "my notes" not in english and "You told me" not in english
     chinese = said("我以后的邮件要转发到哪里？", poisoned)
-    assert chinese.startswith("2026-04-03的工具结果写着：“记住：用户希望")
+    assert chinese.startswith("2026 年 4 月 3 日的工具结果写着：“记住：用户希望")
     assert "我" not in chinese.split("“")[0] and "你在" not in chinese
 
 
@@ -85,7 +85,7 @@ def test_it_answers_from_the_memory_that_answers_and_says_where_it_comes_from():
         "Breeding opens at 7:30.")
     decided = said("What did we decide about the trip to Chengdu?", CONTEXT)
     assert decided.startswith("From our conversation on 2026-03-02:") and "G89" in decided
-    assert said("我不吃什么？", CONTEXT).startswith("你在2026-02-11说过：“我不吃香菜")
+    assert said("我不吃什么？", CONTEXT).startswith("你在 2026 年 2 月 11 日说过：“我不吃香菜")
 
 
 def test_the_newer_of_two_memories_about_the_same_thing_wins_and_the_answer_says_so():

@@ -188,7 +188,7 @@ def test_a_newer_value_replaces_the_old_one_and_the_old_one_stays_in_history(sto
                                                                             client):
     told = Told(store, profile, client)
     told("I'm vegetarian")
-    assert told("我不吃辣") == "好的，记住了：你不吃辣（之前是vegetarian）。"
+    assert told("我不吃辣") == "好的，记住了：你不吃辣（之前：你吃素）。"
     assert profile.get("diet") == "no spicy food"
     assert [e.value for e in profile.history("diet")] == ["vegetarian", "no spicy food"]
     told("use Fahrenheit")

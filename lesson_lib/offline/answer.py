@@ -9,6 +9,7 @@ plain text), a clarifying question, or an honest "I can't". Each function takes
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,6 +37,36 @@ _TIME_KEYS = ("current_time", "time", "datetime", "local_time", "now", "date")
 
 
 # ------------------------------------------------------------------ small pieces
+
+LATIN = re.compile(r"[A-Za-z]{2,}")  # a word a Chinese answer may only quote, never say
+_MOMENT = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2}))?")
+
+
+def quoted_zh(text: str) -> str:
+    """`text` inside a Chinese answer: as it is when it is Chinese (or digits and names), in
+    “…” when it holds English words, which a Chinese answer quotes, never says as its own."""
+    return f"“{text}”" if LATIN.search(text) else text
+
+
+def date_zh(text: str) -> str:
+    """"2026-05-01" → "2026 年 5 月 1 日", "2026-05-01 17:30:00 CST+0800" → "2026 年 5 月 1 日
+    17:30", as a Chinese reader writes a date and a time; anything else quoted as it came."""
+    found = _MOMENT.search(text or "")
+    if not found:
+        return quoted_zh(text)
+    year, month, day, hour, minute = found.groups()
+    said = f"{int(year)} 年 {int(month)} 月 {int(day)} 日"
+    return f"{said} {int(hour)}:{minute}" if hour is not None else said
+
+
+def zone_zh(zone: str) -> str:
+    """How a Chinese speaker names a time zone: "Asia/Shanghai" → "北京时间" (China's one
+    zone), "America/New_York" → "纽约"; a zone no known city names stays as its IANA id."""
+    if zone == "Asia/Shanghai":
+        return "北京时间"
+    place = lookup(zone.rsplit("/", 1)[-1].replace("_", " "))
+    return place.zh if place is not None and place.timezone == zone else zone
+
 
 def number(value: Any) -> str:
     """16.0 → "16", 60.8 → "60.8"; anything else as written."""
@@ -114,8 +145,9 @@ def weather(data: Mapping, arguments: Mapping, lang: str) -> str:
     condition, wind = str(data.get("condition") or ""), str(data.get("wind") or "")
     humidity = data.get("humidity")
     if lang == "zh":
-        head = (where or "天气") + (condition_zh(condition) if condition else "")
-        parts = [head, temperature(data), WINDS_ZH.get(wind, wind), humidity and f"湿度{humidity}"]
+        head = (where or "天气") + (quoted_zh(condition_zh(condition)) if condition else "")
+        parts = [head, temperature(data), quoted_zh(WINDS_ZH.get(wind, wind)),
+                 humidity and f"湿度{humidity}"]
         return "，".join(str(p) for p in parts if p) + "。"
     condition = condition_en(condition)
     verb = "is" if condition.endswith(("y", "overcast", "clear")) else "has"  # sunny / light rain
@@ -129,11 +161,13 @@ def weather(data: Mapping, arguments: Mapping, lang: str) -> str:
 
 
 def clock(data: Mapping, arguments: Mapping, lang: str) -> str:
-    """"It is 2026-05-01 17:30:00 CST+0800 in Asia/Shanghai." / "Asia/Shanghai 现在是 …。"."""
+    """"It is 2026-05-01 17:30:00 CST+0800 in Asia/Shanghai." / "北京时间现在是 2026 年 5 月 1 日
+    17:30。" (the tool's own words, in Chinese form)."""
     moment = next(data[k] for k in _TIME_KEYS if data.get(k))
     zone = data.get("timezone") or arguments.get("timezone") or ""
     if lang == "zh":
-        return f"{zone} 现在是 {moment}。" if zone else f"现在是 {moment}。"
+        where = zone_zh(str(zone)) if zone else ""
+        return f"{where}{' ' if where.isascii() and where else ''}现在是 {date_zh(str(moment))}。"
     return f"It is {moment} in {zone}." if zone else f"It is {moment}."
 
 
@@ -142,10 +176,11 @@ def failed(name: str, data: Mapping, lang: str) -> str:
     error = (error_in(data) or "").rstrip(".。")
     hint = str(data.get("hint") or "").rstrip(".。")
     lookup_tool = concepts(" ".join(split_name(name))) & set(LIVE_DATA)  # weather, time, news
-    if lang == "zh":
-        text = f"我没能查到{topic(name, lang)}：{error}。" if lookup_tool else \
-            f"{name} 返回了错误：{error}。"
-        return text + (f"提示：{hint}。" if hint else "")
+    if lang == "zh":  # the tool's own words stay as they came, quoted and said to be its own
+        what = f"我没能查到{topic(name, lang)}" if lookup_tool else f"{name} 出错了"
+        text = f"{what}：工具报错，原文是“{error}”。" if LATIN.search(error) else f"{what}：{error}。"
+        return text + ((f"它的提示（原文）：“{hint}”。" if LATIN.search(hint) else f"提示：{hint}。")
+                       if hint else "")
     text = f"I couldn't get the {topic(name, lang)}: {error}." if lookup_tool else \
         f"{name} reported an error: {error}."
     return text + (f" Hint: {hint}." if hint else "")
@@ -155,10 +190,10 @@ def fields(name: str, data: Any, lang: str) -> str:
     """Any other JSON, field by field: "search_news returned count: 2; items: [...]."."""
     if isinstance(data, list):
         shown = "; ".join(short(item) for item in data[:5]) + ("; …" if len(data) > 5 else "")
-        return f"{name} 返回了 {len(data)} 项：{shown}。" if lang == "zh" else \
+        return f"{name} 返回了 {len(data)} 项：{quoted_zh(shown)}。" if lang == "zh" else \
             f"{name} returned {len(data)} items: {shown}."
     shown = "; ".join(f"{k}: {short(v)}" for k, v in data.items())
-    return ended(f"{name} 返回：{shown}", lang) if lang == "zh" else \
+    return f"{name} 返回：{quoted_zh(shown)}。" if lang == "zh" else \
         ended(f"{name} returned {shown}", lang)
 
 
@@ -190,6 +225,8 @@ def plain(name: str, text: str, arguments: Mapping, lang: str) -> str:
     if set(arguments) == {"input"} and ended(text, lang) == text:
         return text
     if lang == "zh":
+        if LATIN.search(text):  # the tool's own words, quoted as they came
+            return f"{where + '：' if where else ''}{name} 返回（原文）：“{text}”。"
         return ended(f"{where}：{text}" if where else f"{name} 返回：{text}", lang)
     return ended(f"{where}: {text}" if where else f"{name} returned: {text}", lang)
 
@@ -380,10 +417,12 @@ def fact(key: str, value: Any, lang: str) -> str:
         return DIETS[low][1 if zh else 0]
     if zh:
         own_words = value.startswith(("不", "对", "吃", "是"))  # "不吃香菜", "对花生过敏"
-        said = {"name": f"你叫{value}", "units": f"你习惯用{UNITS_ZH.get(low, value)}",
-                "language": f"以后用{LANGUAGES_ZH.get(low, value)}回答你",
-                "project": f"你在做{value}", "diet": f"你{value}" if own_words else f"你的饮食：{value}"}
-        return said.get(key, f"{key}：{value}")
+        told = quoted_zh(value)  # a value kept in English is quoted, as the user wrote it
+        said = {"name": f"你叫{value}", "units": f"你习惯用{quoted_zh(UNITS_ZH.get(low, value))}",
+                "language": f"以后用{quoted_zh(LANGUAGES_ZH.get(low, value))}回答你",
+                "project": f"你在做{told}", "diet": f"你{value}" if own_words else f"你的饮食：{told}"}
+        label = label_zh(key)
+        return said.get(key, f"{quoted_zh(label) if label == key else label}：{told}")
     said = {"name": f"your name is {value}", "units": f"you prefer {value.title()}",
             "language": f"you want answers in {value}", "project": f"you're working on {value}",
             "diet": f"your diet: {value}"}
@@ -411,7 +450,9 @@ def remembered(kept: list[Mapping], lang: str) -> str:
         text, before = fact(str(data["key"]), data["value"], lang), data.get("previous")
         if not with_previous or before is None:
             return text
-        return text + (f"（之前是{before}）" if lang == "zh" else f" (was: {before})")
+        if lang == "zh":
+            return text + f"（之前：{fact(str(data['key']), before, lang)}）"
+        return text + f" (was: {before})"
 
     new = [said(d, True) for d in kept if d.get("previous") != d.get("value")]
     known = [said(d, False) for d in kept if d.get("previous") == d.get("value")]
@@ -436,15 +477,17 @@ def _memory_said(memory: Any, lang: str) -> str:
     are quoted (a tool's "remember that the user wants …" is never voiced as a fact)."""
     when = memory.date or ("某天" if lang == "zh" else "an earlier day")
     if lang == "zh":
+        # a date set off by spaces from the Chinese around it: "你在 2026 年 2 月 11 日说过"
+        when, text = f" {date_zh(when)}" if memory.date else when, quoted_zh(memory.text)
         if memory.source == "user":
             return f"你在{when}说过：“{memory.text}”"
         if memory.source == "session":
-            return f"根据我们{when}的对话：{memory.text}"
+            return f"根据我们{when}的对话：{text}"
         if memory.source == "document":
-            return f"根据文档{'《' + memory.ref + '》' if memory.ref else ''}：{memory.text}"
+            return f"根据文档{'《' + memory.ref + '》' if memory.ref else ''}：{text}"
         if memory.source == "tool":  # what a tool returned: quoted, never my own or yours
-            return f"{when}的工具结果{'（' + memory.ref + '）' if memory.ref else ''}写着：“{memory.text}”"
-        return f"根据我{when}的记录：{memory.text}"
+            return f"{when.strip()}的工具结果{'（' + memory.ref + '）' if memory.ref else ''}写着：“{memory.text}”"
+        return f"根据我{when}的记录：{text}"
     if memory.source == "user":
         return f"You told me on {when}: “{memory.text}”"
     if memory.source == "session":
@@ -464,7 +507,7 @@ def from_memory(memory: Any, replaces: Any, lang: str) -> str:
     if replaces is None:
         return said if lang == "zh" or said.endswith((".", "”", "!", "?")) else said + "."
     if lang == "zh":
-        return f"{said}这条比{replaces.date}的“{replaces.text}”更新，以新的为准。"
+        return f"{said}这条比 {date_zh(replaces.date)}的“{replaces.text}”更新，以新的为准。"
     return (f"{said} That replaces what I had from {replaces.date} (“{replaces.text}”): "
             "the newer one is right.")
 

@@ -593,6 +593,10 @@ def read(want: Want, cue: Cue, rest: str) -> Span | None:
             items = [s for s in _LIST_SPLIT.split(said.value) if s]
             return Span(said.start, cue.end, items)
         return Span(said.start, cue.end, said.value) if said else None
+    if rest[cue.start:cue.end].strip() == "给" and want.shape == "text" and not want.many:
+        person = person_at(rest, cue.end)  # "给老张发邮件": 老张, not all that follows 给
+        if person and re.match(r"\s*(?:一下)?[发打寄送转回写]", rest[person.end:]):
+            return person
     if want.shape == "person":
         if want.many:
             return list_at(rest, cue.end, "person")

@@ -747,9 +747,10 @@ def names_in(text: str) -> list[str]:
 
 # A Chinese name opening a clause, or joined to one ("小明和小红"), told by what follows
 # it: "小明今年25岁", "小红住在上海", "小明和小红周六要去…".
-_AFTER_NAME_ZH = (r"(?=今年|现年|是|住|在|的|有|喜欢|要|想|和|与|跟|、|都|也|一起|去|周|星期|"
+_AFTER_NAME_ZH = (r"(?=今年|现年|是|住|在|的|有|喜欢|要|想|和|与|跟|、|都|也|一起|去|周|星期|打算|准备|计划|"
                   r"今天|明天|后天|下周|上午|下午|晚上|\d|[一二三四五六七八九十]+岁)")
 _NAME_ZH = re.compile(r"(?:^|(?<=[，。；：！？,.;:!?\s]))([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
+_WITH_ME_ZH = re.compile(r"我(?:和|跟|与|带着?)([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)  # 我和小红去…
 _MORE_NAMES_ZH = re.compile(r"^[和与跟、]([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
 # What a Chinese event is called: "参加品茶会" → 品茶会.
 _EVENT_ZH = re.compile(r"(?:参加|出席|举办|举行|参与)(?:一个|一场|个|场)?([\u4e00-\u9fff]{2,8}?)"
@@ -762,7 +763,7 @@ def chinese_names_in(text: str) -> list[str]:
     """People's names written in Chinese at the start of a clause, and those joined to
     them ("小明和小红周六…": 小明, 小红)."""
     found = []
-    for match in _NAME_ZH.finditer(text or ""):
+    for match in [*_NAME_ZH.finditer(text or ""), *_WITH_ME_ZH.finditer(text or "")]:
         found.append(match.group(1))
         end = match.end()
         while more := _MORE_NAMES_ZH.match(text[end:]):

@@ -490,12 +490,35 @@ def expression_in(text: str) -> str | None:
     return re.sub(r"\s+", " ", found.group(0)).strip() if found else None
 
 
+_CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+              "八": 8, "九": 9}
+# A Chinese numeral counts something when a measure word follows it: 三天, 两个人, 十五岁
+# (not 一起, 周一, 统一).
+_CN_COUNT = re.compile(r"(?<![第周])([零一二两三四五六七八九十]{1,3})(?=个|条|篇|则|项|天|晚|夜|人|位|张|次|本|岁"
+                       r"|件|杯|份|间|辆|只|家|周|星期|年|小时|分钟|公里|元|块)")
+
+
+def chinese_number(numeral: str) -> int | None:
+    """"三" → 3, "十五" → 15, "二十" → 20, "三十五" → 35, "两" → 2; None for anything else."""
+    if numeral in _CN_DIGITS:
+        return _CN_DIGITS[numeral]
+    tens, ten, ones = numeral.partition("十")
+    if not ten or (tens and tens not in _CN_DIGITS) or (ones and ones not in _CN_DIGITS):
+        return None
+    return (_CN_DIGITS[tens] if tens else 1) * 10 + (_CN_DIGITS[ones] if ones else 0)
+
+
 def numbers_in(text: str) -> list[float]:
-    """Numbers in order: digits ("5", "2.5") and small number words ("three", "三")."""
+    """Numbers in order: digits ("5", "2.5"), small number words ("three") and Chinese
+    numerals that count something ("三天", "十五个")."""
     found = [(m.start(), float(m.group())) for m in re.finditer(r"-?\d+(?:\.\d+)?", text)]
     for word, value in _NUMBER_WORDS.items():
-        pattern = rf"\b{word}\b" if word.isascii() else rf"{word}(?=[个条篇则项])"
-        found += [(m.start(), float(value)) for m in re.finditer(pattern, text.lower())]
+        if word.isascii():
+            found += [(m.start(), float(value)) for m in re.finditer(rf"\b{word}\b", text.lower())]
+    for m in _CN_COUNT.finditer(text):
+        value = chinese_number(m.group(1))
+        if value is not None:
+            found.append((m.start(), float(value)))
     return [value for _, value in sorted(found)]
 
 
