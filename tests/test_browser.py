@@ -610,6 +610,7 @@ def test_a_notebook_opens_as_slides_that_run_live_in_a_real_browser(tmp_path):
             page.keyboard.press("ArrowRight")
             page.wait_for_function(f"() => ({PRESENT_HEADING})() === {json.dumps(slides[1])}",
                                    timeout=15 * SECONDS)
+            page.wait_for_timeout(1 * SECONDS)  # the slide transition, before the picture
             page.screenshot(path=str(artifacts / "second-slide.png"))
         except Exception:
             if context is not None and context.pages:
