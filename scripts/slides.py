@@ -18,6 +18,9 @@ The rules, for both editions (English headings, and the Chinese twin's):
   "· deep dive" ("· 深入"), and "## Exercises" ("## 练习") with everything after it except
   a "Build it" ("动手实现"), which is on the core path. An exercise set in place inside a
   lesson section (notebook 09) stays: it is not an end exercise;
+- a check-yourself quiz (`quiz("…")`) is shown even when a deep-dive part of its section
+  comes before it: it closes the section's stretch, the room's pause (one in a deep-dive
+  `##` section, or in the exercises, stays skipped);
 - collapsed check cells (`jupyter.source_hidden`) are **skip**: they pass silently;
 - the "Using a real model?" note under the title is **notes** (the speaker view, key T):
   in a class on the offline model it is for the teacher;
@@ -55,6 +58,7 @@ EXERCISES = re.compile(r"^##\s+(?:Exercises|练习)\s*$")
 EXERCISE = re.compile(r"^###\s+(?:Exercise|练习)")
 BUILD = re.compile(r"build it|动手实现", re.I)
 REAL_MODEL_NOTE = re.compile(r"^>\s*\*\*(?:Using a real model\?|用的是真实模型？)\*\*")
+QUIZ = re.compile(r"""\bquiz\(\s*["'][^"']+["']\s*\)""")
 WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\uffe0-\uffe6]")
 
 TYPES = ("slide", "subslide", "fragment", "skip", "notes", "-")
@@ -111,7 +115,8 @@ def core_flags(cells) -> list[bool | None]:
     in_exercises = False
     for cell in cells:
         if cell.cell_type != "markdown":
-            flags.append(not (part if part is not None else bool(section)))
+            quiz_of_a_core_section = not section and bool(QUIZ.search(_text(cell.source)))
+            flags.append(quiz_of_a_core_section or not (part if part is not None else bool(section)))
             continue
         core_text = False
         for line in _text(cell.source).splitlines():
@@ -143,13 +148,15 @@ def _first_line(cell) -> str:
 
 def _units(cells, kinds: list[str]) -> dict[int, int]:
     """Where each unit of the slides starts, and its rows: a shown markdown cell with the
-    shown code cells after it (text and the code it introduces stay on one slide)."""
+    shown code cells after it (text and the code it introduces stay on one slide); a quiz
+    that follows skipped cells starts a unit of its own."""
     units: dict[int, int] = {}
     start = None
     for n, (cell, kind) in enumerate(zip(cells, kinds, strict=True)):
         if kind in ("skip", "notes"):
             continue
-        if cell.cell_type == "markdown" or start is None:
+        after_a_skip = n > 0 and kinds[n - 1] == "skip" and bool(QUIZ.search(_text(cell.source)))
+        if cell.cell_type == "markdown" or start is None or after_a_skip:
             start = n
             units[start] = 0
         units[start] += height(cell)

@@ -5,12 +5,14 @@
 - the core path is on the slides: every cell scripts/reading_times.py counts in the core path
   is shown (a collapsed check excepted), every `##` section of it starts a slide, and a deep
   dive or an end exercise is never shown (reading_times is the other, independent reading of
-  the same headings);
+  the same headings), except a section's check-yourself quiz that follows a deep-dive part of
+  the section: the quiz is the room's pause, so it is shown;
 - the Chinese edition skips exactly the cells its English twin skips, and starts its slides
   at the same sections;
 - the rules on a small notebook made here: a deep dive and the exercises skipped, a "Build it"
   after "## Exercises" kept, a collapsed check skipped, a cell that fails on purpose a fragment,
-  a long stretch split into subslides; only metadata is written.
+  a long stretch split into subslides, a section's quiz shown after a deep-dive part of it;
+  only metadata is written.
 """
 
 from __future__ import annotations
@@ -83,8 +85,11 @@ def test_the_core_path_is_shown_and_the_deep_dives_are_not(path):
                 elif line.startswith("### "):
                     part = "deep" if TIMES.DEEP.search(line) else None
         section = part or sec
+        quiz = cell["cell_type"] == "code" and TIMES.QUIZ_CALL.search("".join(cell["source"]))
         if section in ("deep", "end") and _first_line(cell["source"]).startswith("#"):
             assert kinds[n] == "skip", f"{path.name}, cell {n}: a {section} part is shown"
+        elif quiz and sec == "core":  # a deep-dive part of the section may come before it
+            assert kinds[n] in SHOWN, f"{path.name}, cell {n}: the section's quiz is skipped"
         elif section in ("deep", "end") and cell["cell_type"] == "code":
             assert kinds[n] == "skip", f"{path.name}, cell {n}: code of a {section} part is shown"
     assert sections >= 2, f"{path.name}: only {sections} core sections found"
@@ -113,7 +118,11 @@ def _small_notebook():
         new_markdown_cell("More text, after a long output."),
         new_code_cell("raise ValueError('on purpose')"),
         new_markdown_cell("### Part of the core"),
+        new_markdown_cell("### A closer look · deep dive"),
+        new_code_cell("closer = 1"),
+        new_code_cell('quiz("99.1")'),
         new_markdown_cell("## 2 · Inside · deep dive\n\nOptional."),
+        new_code_cell('quiz("99.2")'),
         new_code_cell("deep = 1"),
         new_markdown_cell("## Key takeaways\n\n- one"),
         new_markdown_cell("## Exercises"),
@@ -133,8 +142,8 @@ def test_the_rules_on_a_small_notebook(tmp_path):
     assert SLIDES.with_slides(nb)
     kinds = [c.metadata["slideshow"]["slide_type"] for c in nb.cells]
     assert kinds == ["slide", "notes", "-", "slide", "-", "skip", "subslide", "fragment",
-                     "subslide", "skip", "skip", "slide", "skip", "skip", "skip", "subslide",
-                     "-"], kinds
+                     "subslide", "skip", "skip", "-", "skip", "skip", "skip", "slide", "skip",
+                     "skip", "skip", "subslide", "-"], kinds
     for cell, old in zip(nb.cells, before.cells, strict=True):  # only metadata was written
         assert cell.source == old.source and cell.get("outputs") == old.get("outputs")
     assert not SLIDES.with_slides(nb), "writing the slides twice changed something"
