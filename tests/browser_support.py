@@ -8,6 +8,10 @@ every widget on the page comes from this run), and starts `python -m jupyterlab`
 no password, only on 127.0.0.1, and the app object exposed as `window.jupyterapp` (both front
 ends are JupyterLab applications, so the page scripts are the same). `stop()` shuts it down,
 and its kernels with it, by process id.
+
+Also what a test does with a page in headless Chromium, for tests/test_browser.py and
+tests/test_hub.py alike: `require_browser()` (skip, or fail under LESSON_REQUIRE_BROWSER=1),
+`launch()`, and `wait_for()`, `run_all()`, `run_all_cleanly()` with the page scripts they use.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from lesson_lib.testing import apply_notebook_env
 
@@ -224,3 +230,121 @@ class JupyterServer:
         if self._log is not None:
             self._log.close()
         self.process = None
+
+
+# ----------------------------------------------------------------- a page in Chromium
+# (shared by tests/test_browser.py and tests/test_hub.py)
+
+CHROMIUM = Path(os.environ.get("LESSON_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+VIEWPORT = {"width": 1440, "height": 960}
+SECONDS = 1000  # Playwright counts milliseconds
+
+NOTEBOOK_STATE = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.content || !panel.sessionContext) return null;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const code = panel.content.widgets.filter(c => c.model.type === 'code');
+  const prompt = c => (c.node.querySelector('.jp-InputPrompt') || {}).textContent || '';
+  return {app: window.jupyterapp.name, path: panel.context.path,
+          ready: panel.sessionContext.isReady,
+          status: kernel ? kernel.status : 'none', total: code.length,
+          executed: code.filter(c => c.model.executionCount != null).length,
+          queued: code.filter(c => prompt(c).includes('*')).length};
+}"""
+
+RUN_ALL = """() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }"""
+
+ERRORS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget, found = [];
+  panel.content.widgets.forEach((cell, index) => {
+    if (cell.model.type !== 'code') return;
+    const tags = cell.model.getMetadata('tags') || [];
+    if (tags.includes('raises-exception')) return;
+    const outputs = cell.model.outputs.toJSON();
+    const bad = outputs.filter(o => o.output_type === 'error' ||
+                                    (o.output_type === 'stream' && o.name === 'stderr'));
+    const shown = cell.node.querySelectorAll(
+      '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').length;
+    const text = cell.node.innerText;
+    const traceback = /Traceback \\(most recent call last\\)|Error displaying widget/.test(text);
+    if (bad.length || shown || traceback) {
+      found.push({cell: index, outputs: bad.map(o => o.ename || o.name), shown: shown,
+                  text: text.slice(0, 300)});
+    }
+  });
+  return found;
+}"""
+
+SHUT_DOWN_KERNEL = """async () => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const stop = panel && panel.sessionContext ? panel.sessionContext.shutdown() : null;
+  await Promise.race([stop, new Promise(done => setTimeout(done, 10000))]);
+  return true;
+}"""
+
+
+def require_browser():
+    """The Playwright module, or skip (fail when LESSON_REQUIRE_BROWSER=1) saying what lacks."""
+    missing = []
+    if not CHROMIUM.exists():
+        missing.append(f"Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        sync_api = None
+        missing.append("the playwright package (pip install -e '.[dev]')")
+    if missing:
+        reason = "the browser test needs " + " and ".join(missing)
+        if os.environ.get("LESSON_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{reason}; LESSON_REQUIRE_BROWSER=1 says it must run here")
+        pytest.skip(reason)
+    return sync_api
+
+
+def wait_for(page, what: str, test, timeout: float, poll: float = 0.25, times: int = 1):
+    """Poll NOTEBOOK_STATE until `test(state)` holds `times` polls in a row; fail with the last
+    state seen."""
+    deadline, state, held = time.monotonic() + timeout, None, 0
+    while time.monotonic() < deadline:
+        state = page.evaluate(NOTEBOOK_STATE)
+        held = held + 1 if state and test(state) else 0
+        if held >= times:
+            return state
+        page.wait_for_timeout(poll * SECONDS)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; last notebook "
+                         f"state: {state}")
+
+
+def launch(sync_api, playwright, tmp_path: Path):
+    """Headless Debian Chromium with a fresh profile: (context, its page), 15 s timeouts."""
+    context = playwright.chromium.launch_persistent_context(
+        str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
+        headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
+    context.set_default_timeout(15 * SECONDS)
+    sync_api.expect.set_options(timeout=15 * SECONDS)
+    return context, context.pages[0] if context.pages else context.new_page()
+
+
+def run_all(page) -> dict:
+    """Run every cell; return when all have run, or when the run stopped at an error (the
+    kernel idle, nothing queued, an error shown), the same for a second in a row."""
+    page.evaluate(RUN_ALL)
+
+    def finished(s: dict) -> bool:
+        settled = s["status"] == "idle" and s["queued"] == 0
+        return settled and (s["executed"] == s["total"] or bool(page.evaluate(ERRORS)))
+
+    state = wait_for(page, "every cell to run", finished, 120, poll=0.5, times=3)
+    page.wait_for_timeout(0.5 * SECONDS)  # let the last widget messages render
+    return state
+
+
+def run_all_cleanly(page) -> None:
+    """Run All, then no error output anywhere and every cell run."""
+    state = run_all(page)
+    errors = page.evaluate(ERRORS)
+    assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
+    assert state["executed"] == state["total"], f"not every cell ran: {state}"

@@ -29,93 +29,35 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import time
 from pathlib import Path
 
 import pytest
-from browser_support import FRONT_ENDS, FrontEnd, JupyterServer, listening_hosts
+from browser_support import (
+    ERRORS,
+    FRONT_ENDS,
+    SECONDS,
+    SHUT_DOWN_KERNEL,
+    FrontEnd,
+    JupyterServer,
+    launch,
+    listening_hosts,
+    require_browser,
+    run_all,
+    run_all_cleanly,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = "08_the_chat_app.ipynb"
 ARTIFACTS = ROOT / "artifacts" / "browser"
-CHROMIUM = Path(os.environ.get("LESSON_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
-VIEWPORT = {"width": 1440, "height": 960}
-SECONDS = 1000  # Playwright counts milliseconds
 
 # Sent from the page: neither city appears anywhere in the notebook, so what shows is new.
 BY_ENTER = ("What's the weather in London?", "London is overcast, 11°C")
 BY_BUTTON = ("What time is it in Paris?", "It is 2026-05-01 11:30:00 CEST+0200 in Europe/Paris.")
 
 # ----------------------------------------------------------------- what runs in the page
-
-NOTEBOOK_STATE = """() => {
-  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  if (!panel || !panel.content || !panel.sessionContext) return null;
-  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
-  const code = panel.content.widgets.filter(c => c.model.type === 'code');
-  const prompt = c => (c.node.querySelector('.jp-InputPrompt') || {}).textContent || '';
-  return {app: window.jupyterapp.name, path: panel.context.path,
-          ready: panel.sessionContext.isReady,
-          status: kernel ? kernel.status : 'none', total: code.length,
-          executed: code.filter(c => c.model.executionCount != null).length,
-          queued: code.filter(c => prompt(c).includes('*')).length};
-}"""
-
-RUN_ALL = """() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return true; }"""
-
-ERRORS = """() => {
-  const panel = window.jupyterapp.shell.currentWidget, found = [];
-  panel.content.widgets.forEach((cell, index) => {
-    if (cell.model.type !== 'code') return;
-    const tags = cell.model.getMetadata('tags') || [];
-    if (tags.includes('raises-exception')) return;
-    const outputs = cell.model.outputs.toJSON();
-    const bad = outputs.filter(o => o.output_type === 'error' ||
-                                    (o.output_type === 'stream' && o.name === 'stderr'));
-    const shown = cell.node.querySelectorAll(
-      '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').length;
-    const text = cell.node.innerText;
-    const traceback = /Traceback \\(most recent call last\\)|Error displaying widget/.test(text);
-    if (bad.length || shown || traceback) {
-      found.push({cell: index, outputs: bad.map(o => o.ename || o.name), shown: shown,
-                  text: text.slice(0, 300)});
-    }
-  });
-  return found;
-}"""
-
-SHUT_DOWN_KERNEL = """async () => {
-  const panel = window.jupyterapp.shell.currentWidget;
-  const stop = panel && panel.sessionContext ? panel.sessionContext.shutdown() : null;
-  await Promise.race([stop, new Promise(done => setTimeout(done, 10000))]);
-  return true;
-}"""
-
-
-# ----------------------------------------------------------------- skip or fail
-
-def _require_browser():
-    """The Playwright module, or skip (fail when LESSON_REQUIRE_BROWSER=1) saying what lacks."""
-    missing = []
-    if not CHROMIUM.exists():
-        missing.append(f"Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
-    try:
-        from playwright import sync_api
-    except ImportError:
-        sync_api = None
-        missing.append("the playwright package (pip install -e '.[dev]')")
-    if missing:
-        reason = "the browser test needs " + " and ".join(missing)
-        if os.environ.get("LESSON_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason}; LESSON_REQUIRE_BROWSER=1 says it must run here")
-        pytest.skip(reason)
-    return sync_api
-
 
 # ----------------------------------------------------------------- steps
 
@@ -144,53 +86,15 @@ class Timer:
         return round(time.monotonic() - self.start, 2)
 
 
-def _wait_for(page, what: str, test, timeout: float, poll: float = 0.25, times: int = 1):
-    """Poll NOTEBOOK_STATE until `test(state)` holds `times` polls in a row; fail with the last
-    state seen."""
-    deadline, state, held = time.monotonic() + timeout, None, 0
-    while time.monotonic() < deadline:
-        state = page.evaluate(NOTEBOOK_STATE)
-        held = held + 1 if state and test(state) else 0
-        if held >= times:
-            return state
-        page.wait_for_timeout(poll * SECONDS)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; last notebook "
-                         f"state: {state}")
-
-
-def _launch(sync_api, playwright, tmp_path: Path):
-    """Headless Debian Chromium with a fresh profile: (context, its page), 15 s timeouts."""
-    context = playwright.chromium.launch_persistent_context(
-        str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM),
-        headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
-    context.set_default_timeout(15 * SECONDS)
-    sync_api.expect.set_options(timeout=15 * SECONDS)
-    return context, context.pages[0] if context.pages else context.new_page()
-
-
 def _open_notebook(page, server: JupyterServer, notebook: str = NOTEBOOK) -> None:
     front_end = server.front_end
     page.goto(server.url + front_end.open_url(notebook), wait_until="domcontentloaded",
               timeout=60 * SECONDS)
-    state = _wait_for(page, f"the notebook and an idle kernel in {front_end.title}",
+    state = wait_for(page, f"the notebook and an idle kernel in {front_end.title}",
                       lambda s: s["path"] == notebook and s["ready"] and s["status"] == "idle",
                       90)
     assert state["app"] == front_end.app_name, \
         f"expected {front_end.app_name!r} to show the notebook, got {state['app']!r}"
-
-
-def _run_all(page) -> dict:
-    """Run every cell; return when all have run, or when the run stopped at an error (the
-    kernel idle, nothing queued, an error shown), the same for a second in a row."""
-    page.evaluate(RUN_ALL)
-
-    def finished(s: dict) -> bool:
-        settled = s["status"] == "idle" and s["queued"] == 0
-        return settled and (s["executed"] == s["total"] or bool(page.evaluate(ERRORS)))
-
-    state = _wait_for(page, "every cell to run", finished, 120, poll=0.5, times=3)
-    page.wait_for_timeout(0.5 * SECONDS)  # let the last widget messages render
-    return state
 
 
 def _controls_match_inspector(app) -> str | None:
@@ -273,7 +177,7 @@ def _step(page, expect, shot) -> None:
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS, ids=[f.name for f in FRONT_ENDS])
 def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_path):
-    sync_api = _require_browser()
+    sync_api = require_browser()
     artifacts = ARTIFACTS / front_end.name
     artifacts.mkdir(parents=True, exist_ok=True)
     for old in artifacts.glob("*.png"):  # no stale picture from an earlier run
@@ -288,7 +192,7 @@ def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_p
             _check_binds_only_loopback(f"{title}'s server", server.port)
             assert server.news_disabled(), f"{title} would fetch its news feed"
             timer.mark("server up")
-            context, page = _launch(sync_api, playwright, tmp_path)
+            context, page = launch(sync_api, playwright, tmp_path)
 
             def shot(target, name: str) -> None:
                 target.screenshot(path=str(artifacts / f"{name}.png"))
@@ -301,7 +205,7 @@ def test_capstone_runs_and_responds_in_a_real_browser(front_end: FrontEnd, tmp_p
             for key in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
                 _check_binds_only_loopback(f"the kernel's {key}", connections[0][key])
 
-            state = _run_all(page)
+            state = run_all(page)
             timer.mark("all cells run")
             errors = page.evaluate(ERRORS)
             shot(page, "after-run-all")
@@ -369,7 +273,7 @@ def test_picking_a_session_in_the_app_in_a_real_browser(tmp_path):
     artifacts = ARTIFACTS / "lab-sessions"
     with _notebook_page(tmp_path, SESSIONS_NOTEBOOK, FRONT_ENDS[0], artifacts) as (sync_api, page):
         expect = sync_api.expect
-        _run_all_cleanly(page)
+        run_all_cleanly(page)
         app = page.locator(".lesson-chat-app").last
         app.scroll_into_view_if_needed()
         chat = app.locator(".lesson-chat-chat")
@@ -400,7 +304,7 @@ def test_the_chinese_capstone_speaks_chinese_in_a_real_browser(tmp_path):
         old.unlink()
     with _notebook_page(tmp_path, ZH_NOTEBOOK, FRONT_ENDS[0], artifacts) as (sync_api, page):
         expect = sync_api.expect
-        _run_all_cleanly(page)
+        run_all_cleanly(page)
         app = page.locator(".lesson-chat-app").first
         app.scroll_into_view_if_needed()
         chat, memory = app.locator(".lesson-chat-chat"), app.locator(".lesson-chat-memory")
@@ -457,14 +361,14 @@ def _notebook_page(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts
     """(sync_api, page) showing `notebook` (outputs stripped, kernel idle) in `front_end`;
     on failure a screenshot and the server's last log lines; the kernel, browser and
     server are stopped afterwards."""
-    sync_api = _require_browser()
+    sync_api = require_browser()
     artifacts.mkdir(parents=True, exist_ok=True)
     server = JupyterServer(tmp_path, ROOT / "notebooks", strip=notebook, front_end=front_end)
     context = None
     with sync_api.sync_playwright() as playwright:
         try:
             server.start()
-            context, page = _launch(sync_api, playwright, tmp_path)
+            context, page = launch(sync_api, playwright, tmp_path)
             _open_notebook(page, server, notebook)
             yield sync_api, page
             page.evaluate(SHUT_DOWN_KERNEL)
@@ -477,14 +381,6 @@ def _notebook_page(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts
             if context is not None:
                 context.close()
             server.stop()
-
-
-def _run_all_cleanly(page) -> None:
-    """Run All, then no error output anywhere and every cell run."""
-    state = _run_all(page)
-    errors = page.evaluate(ERRORS)
-    assert not errors, f"error output in cells: {json.dumps(errors, indent=1)}"
-    assert state["executed"] == state["total"], f"not every cell ran: {state}"
 
 
 # ----------------------------------------------------------------- quiet checks (notebook 09)
@@ -526,7 +422,7 @@ def test_checks_are_collapsed_and_the_exercise_passes_in_a_real_browser(front_en
         assert len(checks) >= 5, f"expected the notebook's check cells, found {checks}"
         open_checks = [c["source"] for c in checks if not (c["collapsed"] and c["shown"])]
         assert not open_checks, f"check cells shown open in {front_end.title}: {open_checks}"
-        _run_all_cleanly(page)
+        run_all_cleanly(page)
         answer = (ROOT / "solutions" / "09_assemble.py").read_text()
         index = page.evaluate(EXERCISE_CELL, ["assemble = ...", answer])
         assert index is not None, "no exercise cell starting with 'assemble = ...'"
@@ -570,7 +466,7 @@ def test_a_notebook_opens_as_slides_that_run_live_in_a_real_browser(tmp_path):
     exercises are skipped (every cell scripts/slides.py marks skip, and no deep-dive heading
     on screen); Shift-Enter on the first slide runs its code cell in a live kernel; the arrow
     key moves to the next section. Screenshots go to artifacts/browser/lab-slides/."""
-    sync_api = _require_browser()
+    sync_api = require_browser()
     artifacts = ARTIFACTS / "lab-slides"
     artifacts.mkdir(parents=True, exist_ok=True)
     for old in artifacts.glob("*.png"):
@@ -582,7 +478,7 @@ def test_a_notebook_opens_as_slides_that_run_live_in_a_real_browser(tmp_path):
     with sync_api.sync_playwright() as playwright:
         try:
             server.start()
-            context, page = _launch(sync_api, playwright, tmp_path)
+            context, page = launch(sync_api, playwright, tmp_path)
             page.goto(f"{server.url}/rise/{SLIDES_NOTEBOOK}", wait_until="domcontentloaded",
                       timeout=60 * SECONDS)
             page.wait_for_selector(".reveal .slides > section.present", timeout=90 * SECONDS)

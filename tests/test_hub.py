@@ -16,7 +16,8 @@ is invisible to another's server, one learner's token opens no other learner's s
 the files the library keeps of its own (its cache, the terminal chat's store) would go in the
 learner's own home.
 Two learners serve the offline model from their kernels at once, on two ports, each behind a
-key; a request without the key is refused with 401.
+key; a request without the key is refused with 401. Then one learner logs in at the hub's own
+page in a real browser (headless Chromium), lands in their JupyterLab and runs notebook 01.
 
 A second hub runs the documented switch LESSON_HUB_MODEL=served: the model served once for
 the class as a hub-managed service behind its key, two learners' kernels pointed at it through
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -93,7 +95,9 @@ class Hub:
         test_config.write_text(
             f"load_subconfig({str(CONFIG)!r})\n"
             "c = get_config()\n"
-            "c.Spawner.env_keep.append('LESSON_NETGUARD_LOG')\n",
+            "c.Spawner.env_keep.append('LESSON_NETGUARD_LOG')\n"
+            # the browser step reads the page's state as tests/test_browser.py does
+            "c.Spawner.args.append('--LabApp.expose_app_in_browser=True')\n",
             encoding="utf-8")
         env = {k: v for k, v in os.environ.items()
                if k not in ("LESSON_BACKEND", "OPENAI_API_KEY", "OPENAI_BASE_URL",
@@ -472,6 +476,58 @@ def test_eight_learners_run_notebooks_at_once_each_in_their_own_home(hub_factory
         assert crossed[name] == 401, crossed
     print(f"hub: two models served at once, total {time.monotonic() - started:.1f} s")
     assert shutil.which("configurable-http-proxy", path=str(BIN))
+    # and one learner as a person meets the class: in a real browser
+    a_learner_in_the_browser(hub, "learner3", hub.dir.parent)
+    print(f"hub: learner3 in Chromium, total {time.monotonic() - started:.1f} s")
+
+
+ARTIFACTS = ROOT / "artifacts" / "browser" / "hub"
+
+
+def a_learner_in_the_browser(hub: Hub, name: str, tmp: Path) -> None:
+    """Log in at the hub's own page in headless Chromium (the test login: a name, any
+    password), land in the learner's own JupyterLab, open notebook 01 from their copy, Run
+    All, and see every cell run without an error; screenshots in artifacts/browser/hub/.
+    Without Chromium this step is skipped (failed under LESSON_REQUIRE_BROWSER=1) and said."""
+    from browser_support import (  # noqa: PLC0415  (Playwright only when the step runs)
+        SECONDS,
+        SHUT_DOWN_KERNEL,
+        launch,
+        require_browser,
+        run_all_cleanly,
+        wait_for,
+    )
+
+    try:
+        sync_api = require_browser()
+    except pytest.skip.Exception as skipped:
+        print(f"hub: the browser step is skipped: {skipped}")
+        return
+    notebook = "notebooks/01_the_stateless_model.ipynb"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        context, page = launch(sync_api, playwright, tmp)
+        try:
+            page.goto(f"{hub.url}/hub/login", wait_until="domcontentloaded",
+                      timeout=60 * SECONDS)
+            page.fill("input[name=username]", name)
+            page.fill("input[name=password]", "anything")
+            page.screenshot(path=str(ARTIFACTS / "1-login.png"))
+            page.locator("#login_submit, [type=submit]").first.click()
+            page.wait_for_url(re.compile(rf"/user/{name}/lab"), timeout=120 * SECONDS)
+            page.goto(f"{hub.url}/user/{name}/lab/tree/{notebook}",
+                      wait_until="domcontentloaded", timeout=60 * SECONDS)
+            wait_for(page, f"{notebook} and an idle kernel in {name}'s JupyterLab",
+                     lambda s: s["path"] == notebook and s["ready"] and s["status"] == "idle",
+                     120)
+            run_all_cleanly(page)
+            page.screenshot(path=str(ARTIFACTS / "2-notebook-01-run.png"), full_page=False)
+            # nothing leaves the room: no offer to fetch JupyterLab's news from the internet
+            assert page.get_by_text("official Jupyter news").count() == 0
+            assert f"/user/{name}/" in page.url, page.url
+            page.evaluate(SHUT_DOWN_KERNEL)
+        finally:
+            context.close()
 
 
 def test_the_served_model_is_one_hub_service_behind_its_key(hub_factory):

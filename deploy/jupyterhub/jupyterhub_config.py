@@ -86,7 +86,7 @@ if users == "test":
     c.SimpleLocalProcessSpawner.home_dir_template = str(homes / "{username}")
     c.Spawner.notebook_dir = str(homes / "{username}")
     if os.geteuid() == 0:  # a container's root: Jupyter refuses root without this
-        c.Spawner.args = ["--ServerApp.allow_root=True"]
+        c.Spawner.args.append("--ServerApp.allow_root=True")
 else:
     c.JupyterHub.authenticator_class = "pam"  # the machine's accounts and passwords
     c.JupyterHub.spawner_class = "localprocess"  # each server runs as its learner
@@ -95,6 +95,12 @@ else:
 # every learner's server: the series' environment, JupyterLab, their notebooks first
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab/tree/notebooks"
+# nothing leaves the room: JupyterLab neither offers nor fetches its news feed, and does not
+# look for a newer version of itself (the server's switches, and the defaults a learner's lab
+# starts with, from lab-settings/overrides.json beside this file)
+c.Spawner.args.extend(["--LabApp.news_url=None",
+                       "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                       f"--LabApp.app_settings_dir={Path(__file__).resolve().parent / 'lab-settings'}"])
 c.Spawner.start_timeout = 120  # a busy machine: many learners start at the bell
 c.Spawner.http_timeout = 120
 c.JupyterHub.concurrent_spawn_limit = int(setting("LESSON_HUB_SPAWN_LIMIT", "10"))
