@@ -7,15 +7,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
+import tempfile
 from collections import Counter
 
 import pytest
 
 from lesson_lib import membench
 from lesson_lib.membench import data as mdata
-from lesson_lib.membench.run import Results, figures
+from lesson_lib.membench.run import Results, figures, recording_client
 from lesson_lib.membench.score import judge_answer, request_text, score_request
-from lesson_lib.membench.strategies import FullHistory, Nothing, Strategy
+from lesson_lib.membench.strategies import Context, FullHistory, Nothing, Strategy
 
 # The frozen files' hashes: the data was written by hand before any strategy ran on it.
 # Never edit the files; a new version of the benchmark is a new file with its own hash.
@@ -222,3 +223,37 @@ def test_the_table_and_the_plot():
     assert figures(results[1])["found"] == (3, 3)
     assert figures(results[0])["abstention"] == (1, 1)
     assert membench.plot(results).png().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("name", sorted(membench.STRATEGIES))
+def test_every_strategy_runs_and_never_keeps_a_question(name):
+    """Each strategy of the series, on the tiny case: a row per question, and the request
+    for a question never holds an earlier question (a probe is not remembered)."""
+    results = membench.run(name, TINY, send=False)
+    assert [r["id"] for r in results.rows] == ["t1q1", "t1q2", "t1q3", "t1q4"]
+    assert all(r["tokens"] > 0 for r in results.rows)
+    make = membench.STRATEGIES[name]
+    client, model, _recorder = recording_client()
+    with tempfile.TemporaryDirectory() as where:
+        strategy = make(Context("probe", client, model, where))
+        strategy.start_session("p1", "2026-03-02")
+        strategy.take({"role": "user", "content": "I'm vegetarian."})
+        strategy.end_session()
+        strategy.start_session("p2", "2026-03-09")
+        strategy.request("What is the capital of Freedonia?")
+        later = request_text(strategy.request("Suggest a dinner."))
+        if strategy.context._store is not None:
+            strategy.context._store.close()
+    assert "freedonia" not in later
+
+
+def test_everything_finds_every_fact_of_the_public_part(parts):
+    """The data and the score agree: sending the whole history (or the plain file) holds
+    every answerable question's facts, and sending nothing holds no decoy."""
+    data = parts["public"]
+    for name in ("full history", "plain file"):
+        rows = membench.run(name, data, send=False).rows
+        assert [r["id"] for r in rows if r["found"] is False] == [], name
+        assert all(r["abstained"] is False for r in rows if r["category"] == "abstention")
+    rows = membench.run(Nothing, data, send=False).rows
+    assert all(r["abstained"] for r in rows if r["category"] == "abstention")
