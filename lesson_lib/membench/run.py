@@ -162,12 +162,16 @@ def vectors() -> VectorCache:
 
 
 def warm(data: Mapping) -> None:
-    """Embed every text retrieval may look up in `data` (messages and questions) at once,
+    """Embed every text retrieval may look up in `data` (messages, questions) at once,
     before the runs: the strategies' times are then their own work, not the embedder's."""
+    from lesson_lib.longterm import masked  # noqa: PLC0415
+
     texts = [m["content"] for conv in data["conversations"] for s in conv["sessions"]
              for m in s["messages"] if m["role"] in ("user", "tool") and m.get("content")]
-    vectors().warm([*texts, *(q["question"] for conv in data["conversations"]
-                              for q in conv["questions"])])
+    # and the texts, values masked, that updates by meaning compare (longterm.same_thing)
+    compared = [" ".join(masked(t).strip().casefold().split()) for t in texts]
+    vectors().warm([*texts, *compared, *(q["question"] for conv in data["conversations"]
+                                         for q in conv["questions"])])
 
 
 def run_all(data: Mapping, names: Iterable[str] | None = None, **kw: Any) -> list[Results]:
