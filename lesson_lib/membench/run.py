@@ -260,14 +260,19 @@ MARKERS = {"en": "o", "zh": "s", "mixed": "^"}
 
 
 def plot(results: Sequence[Results]) -> BenchPlot:
-    """Evidence found (%) against tokens per request: a panel per category, a colour per
-    strategy, a marker per language (circle en, square zh, triangle mixed)."""
+    """Evidence found (%) against tokens per request: a panel per category (abstention:
+    nothing misleading sent), a colour per strategy, a marker per language (circle en,
+    square zh, triangle mixed)."""
+    from matplotlib import colormaps  # noqa: PLC0415
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
     from lesson_lib.costs import _figure  # noqa: PLC0415
 
     figure = _figure()
     figure.set_size_inches(13, 7)
     axes = figure.subplots(2, 3, sharex=True, sharey=True)
-    colours = [f"C{k % 10}" for k in range(len(results))]
+    palette = colormaps["tab20"].colors
+    colours = [palette[(2 * k) % 20 + (2 * k) // 20 % 2] for k in range(len(results))]
     for ax, category in zip(axes.flat, CATEGORIES, strict=True):
         for colour, r in zip(colours, results, strict=True):
             for lang, marker in MARKERS.items():
@@ -276,16 +281,20 @@ def plot(results: Sequence[Results]) -> BenchPlot:
                     continue
                 got, out_of = rate(rows)
                 tokens = sum(x["tokens"] for x in rows) / len(rows)
-                ax.scatter(tokens, 100 * got / out_of, c=colour, marker=marker, s=30,
-                           label=r.name if lang == "en" else None)
+                ax.scatter(tokens, 100 * got / out_of, color=colour, marker=marker, s=30,
+                           alpha=0.85)
         ax.set_title(_(CATEGORIES[category]))
-        ax.set_xscale("log")
         ax.set_ylim(-5, 105)
         ax.grid(alpha=0.3)
     for ax in axes[1]:
         ax.set_xlabel(_("tokens per request"))
     for ax in axes[:, 0]:
         ax.set_ylabel(_("evidence found (%)"))
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside right center", fontsize=8)
+    axes.flat[-1].set_ylabel(_("nothing misleading sent (%)"))
+    axes.flat[-1].yaxis.set_tick_params(labelleft=True)
+    handles = [Line2D([], [], color=colour, marker="o", linestyle="", label=r.name)
+               for colour, r in zip(colours, results, strict=True)]
+    handles += [Line2D([], [], color="grey", marker=marker, linestyle="", label=lang)
+                for lang, marker in MARKERS.items()]
+    figure.legend(handles=handles, loc="outside right center", fontsize=8)
     return BenchPlot(figure)
