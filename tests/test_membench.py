@@ -257,3 +257,22 @@ def test_everything_finds_every_fact_of_the_public_part(parts):
         assert all(r["abstained"] is False for r in rows if r["category"] == "abstention")
     rows = membench.run(Nothing, data, send=False).rows
     assert all(r["abstained"] for r in rows if r["category"] == "abstention")
+
+
+def test_answers_are_judged_when_asked():
+    """The judge's code path (a real provider's runs take it by default; CI never calls
+    one): each row gets the answer and the judge rule's verdict."""
+    rows = membench.run(FullHistory, TINY, send=True, judge=True).rows
+    assert all(isinstance(r["answer"], str) and isinstance(r["correct"], bool) for r in rows)
+
+
+def test_the_benchmark_prints_the_table(capsys):
+    from scripts_support import load_benchmark
+
+    bench = load_benchmark("memory_bench")
+    assert bench.main(["--part", "held-out", "--strategy", "full history", "--strategy",
+                       "message trim", "--no-send"]) == 0
+    out = capsys.readouterr().out
+    assert "held-out part: 8 conversations" in out
+    assert out.count("full history") == 1 and "message trim" in out
+    assert "56 questions" in out
