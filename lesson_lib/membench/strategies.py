@@ -46,7 +46,6 @@ it was set from the sessions' length, not from any score.)
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -406,11 +405,6 @@ STRATEGIES: dict[str, Callable[[Context], Strategy]] = {
                                             window=lambda: TokenBudgetMemory(TOKEN_BUDGET),
                                             profile=True, retrieval=True),
 }
-
-
-def describe(request: Any) -> str:
-    """A request as short text, for a learner looking at what was sent."""
-    return json.dumps(request, ensure_ascii=False, indent=1)[:4000]
 
 
 def unknown(name: str) -> ValueError:
