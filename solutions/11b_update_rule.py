@@ -1,4 +1,4 @@
-# Notebook 11, Build it: update_rule, a newer fact replaces the older one about the same thing
+# Notebook 11b, Build it: update_rule, a newer fact replaces the older one about the same thing
 # Checked by: lesson_lib.exercises.nb11.check_update_rule(update_rule)
 import re
 import unicodedata
