@@ -55,7 +55,9 @@ def pytest_configure(config):
     nbval_kernel.start_new_kernel = start_new_kernel
 
     sys.path.insert(0, str(Path(__file__).parent / "tests"))
+    import cpu_profile  # noqa: PLC0415
     from kernel_fork import with_forking  # noqa: PLC0415
+    cpu_profile.register(config)  # benchmarks/suite_profile.py --cpu
 
     class ForkingSpecs(nbval_kernel.NbvalKernelspecManager):
         def get_kernel_spec(self, kernel_name):

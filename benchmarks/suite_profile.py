@@ -3,17 +3,24 @@
     python benchmarks/suite_profile.py                    # runs the README's test command
     python benchmarks/suite_profile.py -- tests/test_x.py # passes arguments to pytest
     python benchmarks/suite_profile.py --report run.xml   # reads a report already made
+    python benchmarks/suite_profile.py --cpu              # and the CPU each file costs
 
 Prints the wall time, the number of tests, and each test file (each notebook under nbval)
 with the seconds its tests took, largest first, then the slowest single tests. Under xdist
 the suite's files run on two workers at once, so the seconds add up to about twice the wall
 time; the Run All tests start their notebooks ahead (tests/test_run_all.py), so each of them
 counts the time it waited for its run, and the file's total is that worker's time with it.
+
+With --cpu the tests' CPU is measured too (tests/cpu_profile.py: each worker and every
+process under it, kernels and servers included): the total is what the suite costs the two
+cores, whatever the wall time, and half of it is the least wall time two workers can take.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,11 +32,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_suite(args: list[str], report: Path) -> float:
+def run_suite(args: list[str], report: Path, cpu_log: Path | None = None) -> float:
     start = time.perf_counter()
+    env = {**os.environ, **({"LESSON_CPU_PROFILE": str(cpu_log)} if cpu_log else {})}
     subprocess.run([sys.executable, "-m", "pytest", "-q", f"--junitxml={report}", *args],
-                   cwd=ROOT, check=False)
+                   cwd=ROOT, check=False, env=env)
     return time.perf_counter() - start
+
+
+def cpu_by_file(log: Path) -> dict[str, float]:
+    """CPU seconds per test file (a notebook under nbval counts as one file)."""
+    seconds: dict[str, float] = defaultdict(float)
+    for line in log.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        seconds[entry["test"].split("::")[0]] += entry["cpu"]
+    return seconds
 
 
 def by_file(report: Path) -> tuple[dict[str, float], dict[str, int], list[tuple[float, str]]]:
@@ -48,13 +65,15 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--report", type=Path, help="a JUnit XML report to read instead")
     parser.add_argument("--top", type=int, default=25, help="rows to print (default 25)")
+    parser.add_argument("--cpu", action="store_true", help="measure each file's CPU too")
     parser.add_argument("pytest_args", nargs="*", help="after --: arguments for pytest")
     options = parser.parse_args(argv)
     wall = None
-    report = options.report
+    report, cpu_log = options.report, None
     if report is None:
         report = Path(tempfile.mkdtemp()) / "suite.xml"
-        wall = run_suite(options.pytest_args, report)
+        cpu_log = report.with_name("cpu.jsonl") if options.cpu else None
+        wall = run_suite(options.pytest_args, report, cpu_log)
     seconds, counts, tests = by_file(report)
     total = sum(seconds.values())
     if wall is not None:
@@ -66,6 +85,13 @@ def main(argv: list[str]) -> int:
     print("\nslowest tests:")
     for took, name in tests[:options.top]:
         print(f"{took:8.1f}  {name}")
+    if cpu_log is not None and cpu_log.exists():
+        cpu = cpu_by_file(cpu_log)
+        spent = sum(cpu.values())
+        print(f"\nCPU: {spent:.0f} s in all; on 2 cores at least {spent / 2:.0f} s of wall time")
+        print(f"{'CPU s':>8} {'share':>6}  file")
+        for name, took in sorted(cpu.items(), key=lambda kv: -kv[1])[:options.top]:
+            print(f"{took:8.1f} {took / spent:6.1%}  {name}")
     return 0
 
 

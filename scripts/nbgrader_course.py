@@ -167,7 +167,6 @@ def write_course(course: Path, lang: str = "en", only: list[str] | None = None,
         "# Written by scripts/nbgrader_course.py: the agent-memory exercises, graded offline.\n"
         "c = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.root = {str(course.resolve())!r}\n"
-        f"c.CourseDirectory.db_assignments = {[{'name': n} for n in made]!r}\n"
         f"c.ClearSolutions.code_stub = {{'python': {STUB[lang] + chr(10) + 'raise NotImplementedError()'!r}}}\n"
         f"c.ExecutePreprocessor.timeout = {TIMEOUT}\n"
         f"c.Execute.timeout = {TIMEOUT}\n",

@@ -5,7 +5,8 @@
 
 Outputs are written without timing metadata, so two regenerations are
 byte-identical (tests/test_notebooks.py checks the stored outputs against a fresh
-run through nbval).
+run through nbval). The cells' slide metadata is written again from the new outputs
+(scripts/slides.py), so the slides stay in step.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 sys.path.insert(0, str(ROOT))
 
 from lesson_lib.testing import apply_notebook_env  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from slides import with_slides  # noqa: E402
 
 
 def stable_widget_ids(path: Path, cell) -> None:
@@ -46,6 +50,7 @@ def regenerate(path: Path) -> None:
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python",
                                  "name": "python3"}
+    with_slides(nb)  # long outputs may move where a subslide starts
     nbformat.write(nb, path)
     print(f"regenerated {path.relative_to(ROOT)}")
 

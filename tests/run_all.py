@@ -115,6 +115,7 @@ class Run:
     seconds: float = 0.0
     nb: nbformat.NotebookNode | None = None  # the executed copy (for inspection)
     read_the_clock: bool | None = None  # lesson_lib.clock.now() was called (None: not watched)
+    cpu_seconds: float | None = None  # the kernel's CPU (and its children's), after the last cell
 
 
 def first_line(source: str) -> str:
@@ -363,6 +364,23 @@ def new_paths(folder: Path) -> set[str]:
 
 # ----------------------------------------------------------------- running
 
+CPU_EXPRESSION = ("(lambda r: sum(u.ru_utime + u.ru_stime for u in (r.getrusage(r.RUSAGE_SELF), "
+                  "r.getrusage(r.RUSAGE_CHILDREN))))(__import__('resource'))")
+
+
+async def kernel_cpu(client: NotebookClient) -> float:
+    """The CPU seconds the kernel (and the children it waited for) used so far, asked with a
+    silent user expression (no output, no history entry); -1 when it cannot say. A forked
+    kernel starts from zero: the zygote's imports are not counted."""
+    try:
+        msg_id = await ensure_async(client.kc.execute(
+            "", silent=True, store_history=False, user_expressions={"cpu": CPU_EXPRESSION}))
+        reply = await client.async_wait_for_reply(msg_id)
+        return float(reply["content"]["user_expressions"]["cpu"]["data"]["text/plain"])
+    except Exception:  # noqa: BLE001  (a measurement only: never a problem of the notebook)
+        return -1.0
+
+
 def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIMEOUT,
                  secret: str | None = None, repo: Path | None = ROOT,
                  watch_clock: bool = False) -> Run:
@@ -387,7 +405,15 @@ def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIME
     async def on_cell_error(cell, cell_index, execute_reply):
         lines[cell_index] = await error_line(client)
 
+    last_code = max((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), default=-1)
+    cpu: list[float] = []
+
+    async def on_cell_executed(cell, cell_index, execute_reply):
+        if cell_index == last_code:  # the kernel's own count, asked silently before it stops
+            cpu.append(await kernel_cpu(client))
+
     client.on_cell_start, client.on_cell_error = on_cell_start, on_cell_error
+    client.on_cell_executed = on_cell_executed
     silent: list[tuple[str, str]] = []  # (what, source) run before the first cell
     if repo is not None:
         handle, log_name = tempfile.mkstemp(prefix="run_all_writes_", suffix=".log")
@@ -415,7 +441,8 @@ def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIME
     except (CellTimeoutError, DeadKernelError, RuntimeError) as error:
         aborted = error
     seconds = time.perf_counter() - started
-    run = Run(name, problems_in(nb, name, secret, lines), seconds, nb)
+    run = Run(name, problems_in(nb, name, secret, lines), seconds, nb,
+              cpu_seconds=cpu[0] if cpu and cpu[0] >= 0 else None)
     if aborted is not None:
         where = where_is(nb, name, starts[-1][1] if starts else None)
         run.problems.append(f"{where}: {type(aborted).__name__}: "

@@ -18,6 +18,9 @@ A third, in both front ends, opens notebook 09 as a learner meets it: its check 
 collapsed, Run All shows no error, and an exercise typed into its cell passes its check,
 after which the library's version appears.
 
+A fourth opens notebook 07b as slides (RISE, from jupyterlab-rise): one slide per section of
+its core path, the deep dives and exercises skipped, and a code cell run live on a slide.
+
 Skipped when /usr/bin/chromium or the playwright package is missing, unless
 LESSON_REQUIRE_BROWSER=1 (CI sets it): then it fails and says what is missing.
 """
@@ -535,3 +538,86 @@ def test_checks_are_collapsed_and_the_exercise_passes_in_a_real_browser(front_en
         sync_api.expect(cells.nth(index + 3).locator(".jp-OutputArea")).to_contain_text(
             "def assemble_message", timeout=30 * SECONDS)
         page.screenshot(path=str(artifacts / "exercise-passed.png"))
+
+
+# ----------------------------------------------------------------- slides (RISE)
+
+SLIDES_NOTEBOOK = "07b_repairing_and_trimming.ipynb"
+SLIDE_HEADINGS = """() => [...document.querySelectorAll('.reveal .slides > section')].map(
+  s => ((s.querySelector('h1, h2') || {}).textContent || '').replace('¶', '').trim())"""
+SKIPPED = """() => [...document.querySelectorAll('.reveal .jp-Cell.reveal-skip')].map(
+  c => (c.innerText || c.textContent || '').trim().split('\\n')[0].slice(0, 80))"""
+VISIBLE_HEADINGS = """() => [...document.querySelectorAll('.reveal h2, .reveal h3')]
+  .filter(h => h.offsetParent !== null).map(h => h.textContent.replace('¶', '').trim())"""
+PRESENT_HEADING = """() => {
+  const present = document.querySelector('.reveal .slides > section.present');
+  return present ? ((present.querySelector('h1, h2') || {}).textContent || '').replace('¶', '').trim()
+                 : null;
+}"""
+
+
+def _slide_cells(notebook: Path) -> tuple[list[str], int]:
+    """The first line of each cell that starts a slide, and how many cells are skipped."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    kinds = [(c.get("metadata", {}).get("slideshow") or {}).get("slide_type") for c in cells]
+    firsts = ["".join(c["source"]).splitlines()[0].lstrip("#").strip() for c in cells]
+    return [f for f, k in zip(firsts, kinds, strict=True) if k == "slide"], kinds.count("skip")
+
+
+def test_a_notebook_opens_as_slides_that_run_live_in_a_real_browser(tmp_path):
+    """Notebook 07b in RISE (jupyterlab-rise's slide page, on a copy with the outputs stripped):
+    one slide per section of the core path, in order, the title first; the deep dives and the
+    exercises are skipped (every cell scripts/slides.py marks skip, and no deep-dive heading
+    on screen); Shift-Enter on the first slide runs its code cell in a live kernel; the arrow
+    key moves to the next section. Screenshots go to artifacts/browser/lab-slides/."""
+    sync_api = _require_browser()
+    artifacts = ARTIFACTS / "lab-slides"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    for old in artifacts.glob("*.png"):
+        old.unlink()
+    slides, skipped = _slide_cells(ROOT / "notebooks" / SLIDES_NOTEBOOK)
+    assert len(slides) >= 3 and skipped >= 5, (slides, skipped)
+    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=SLIDES_NOTEBOOK)
+    context = None
+    with sync_api.sync_playwright() as playwright:
+        try:
+            server.start()
+            context, page = _launch(sync_api, playwright, tmp_path)
+            page.goto(f"{server.url}/rise/{SLIDES_NOTEBOOK}", wait_until="domcontentloaded",
+                      timeout=60 * SECONDS)
+            page.wait_for_selector(".reveal .slides > section.present", timeout=90 * SECONDS)
+            expect = sync_api.expect
+            present = page.locator(".reveal .slides > section.present")
+            expect(present.locator("h1")).to_contain_text("07b · Repairing and trimming a history")
+            assert page.evaluate(SLIDE_HEADINGS) == slides, "the slides are not the notebook's " \
+                "sections of the core path, in order"
+            shown_skipped = page.evaluate(SKIPPED)
+            assert len(shown_skipped) == skipped, (
+                f"{len(shown_skipped)} cells skipped on the slides, the notebook marks {skipped}")
+            deep = [h for h in page.evaluate(VISIBLE_HEADINGS) if "deep dive" in h or
+                    h == "Exercises"]
+            assert not deep, f"deep dives or exercises on screen: {deep}"
+
+            code = present.locator(".jp-CodeCell").first
+            expect(code.locator(".jp-OutputArea")).to_have_text("")  # stripped: nothing yet
+            code.locator(".jp-InputArea-editor").click()
+            page.keyboard.press("Shift+Enter")
+            expect(code.locator(".jp-OutputArea")).to_contain_text("offline teaching model",
+                                                                  timeout=90 * SECONDS)
+            page.screenshot(path=str(artifacts / "title-slide-run.png"))
+
+            page.keyboard.press("Escape")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"() => ({PRESENT_HEADING})() === {json.dumps(slides[1])}",
+                                   timeout=15 * SECONDS)
+            page.wait_for_timeout(1 * SECONDS)  # the slide transition, before the picture
+            page.screenshot(path=str(artifacts / "second-slide.png"))
+        except Exception:
+            if context is not None and context.pages:
+                context.pages[0].screenshot(path=str(artifacts / "failure.png"))
+            print(f"the server log (last lines):\n{server.log_tail()}")
+            raise
+        finally:
+            if context is not None:
+                context.close()
+            server.stop()

@@ -12,7 +12,9 @@ server (its sessions API and its kernel websocket, as JupyterLab does: no other 
 learner runs notebooks 01 and 02, from their own copy, at the same time, cell by cell; a cell
 tagged raises-exception must raise what its committed output shows, every other cell runs
 without an error or stderr. Each learner's home holds only what they made, one learner's file
-is invisible to another's server, and one learner's token opens no other learner's server.
+is invisible to another's server, one learner's token opens no other learner's server, and
+the files the library keeps of its own (its cache, the terminal chat's store) would go in the
+learner's own home.
 Two learners serve the offline model from their kernels at once, on two ports, each behind a
 key; a request without the key is refused with 401.
 
@@ -235,7 +237,7 @@ class RemoteKernel:
         self.session = uuid.uuid4().hex
 
     async def __aenter__(self):
-        from tornado.httpclient import HTTPRequest
+        from tornado.httpclient import HTTPClientError, HTTPRequest
         from tornado.websocket import websocket_connect
 
         status, made = await asyncio.to_thread(
@@ -246,12 +248,20 @@ class RemoteKernel:
         self.session_id, self.kernel_id = made["id"], made["kernel"]["id"]
         url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/"
                f"{self.kernel_id}/channels?session_id={self.session}")
-        # 16 kernels start at once on 2 shared cores: tornado's 20 s default is too short
-        self.ws = await websocket_connect(
-            HTTPRequest(url, headers={"Authorization": f"token {self.token}"},
-                        connect_timeout=180, request_timeout=180),
-            max_message_size=64 * 1024 * 1024)
-        return self
+        # 16 kernels start at once on 2 shared cores: tornado's 20 s default is too short;
+        # and a connection the loaded proxy drops before the upgrade (599) is opened again,
+        # as JupyterLab reopens a kernel's websocket
+        for attempt in range(3):
+            try:
+                self.ws = await websocket_connect(
+                    HTTPRequest(url, headers={"Authorization": f"token {self.token}"},
+                                connect_timeout=180, request_timeout=180),
+                    max_message_size=64 * 1024 * 1024)
+                return self
+            except HTTPClientError as error:
+                if error.code != 599 or attempt == 2:
+                    raise
+                await asyncio.sleep(2)
 
     async def __aexit__(self, *exc):
         self.ws.close()
@@ -388,6 +398,18 @@ def test_eight_learners_run_notebooks_at_once_each_in_their_own_home(hub_factory
         async with RemoteKernel(hub, name, tokens[name], "mine.ipynb") as kernel:
             wrote = await kernel.run(f"open('mine.txt', 'w').write({name!r})")
             assert wrote["status"] == "ok", wrote
+            # where the library would keep files of its own (its cache, the terminal chat's
+            # store): in this learner's home, never at a path two learners share
+            where = await kernel.run(
+                "import json, os\n"
+                "from lesson_lib.cache import cache_folder\n"
+                "from lesson_lib.sessions import default_store_path\n"
+                "print(json.dumps([os.getcwd(), str(cache_folder('hypothesis')),"
+                " str(default_store_path())]))")
+            assert where["status"] == "ok", where
+            home = str(hub.homes / name)
+            for path in json.loads(where["stdout"].strip().splitlines()[-1]):
+                assert path == home or path.startswith(home + os.sep), (name, path)
         return [p for r in results for p in r]
 
     async def everyone():

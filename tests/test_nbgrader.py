@@ -104,6 +104,7 @@ def _wait(*procs: subprocess.Popen) -> None:
     for proc in procs:
         out, _ = proc.communicate(timeout=300)
         assert proc.returncode == 0, out[-3000:]
+        assert "not recognized" not in out, f"a setting nbgrader does not know:\n{out[-3000:]}"
 
 
 def _submit(course: Path, student: str, code: str | None) -> None:

