@@ -1,4 +1,4 @@
-"""Self-checks for notebook 11, "Long-term memory".
+"""Self-checks for notebooks 11 (long-term memory) and 11b (what to keep, replace, forget).
 
 - Build it: `check_my_recall(my_recall)` judges the learner's `my_recall(question, memory,
   budget)`, retrieval before the call: the memories that best answer the question, as one
@@ -9,7 +9,10 @@
   (not a wrapper of the library's remember_user_fact or said_by_user, which the exercise is
   about): stored as a user fact only when a user message says it (True), else nothing is
   written (False), whatever a tool result or the assistant said.
-- Build it: `check_update_rule(update_rule)` judges the learner's `update_rule(stored, new,
+- Build it (11b): `check_should_store(should_store)` judges the learner's write policy,
+  `should_store(fact, messages) -> bool`, on cases of lesson_lib/data/write_policy_dev.json
+  in English and Chinese, by POLICY_RULES.
+- Build it (11b): `check_update_rule(update_rule)` judges the learner's `update_rule(stored, new,
   similar)`, updates by meaning: what the memory holds after a new fact is written (facts
   are dicts with "text", "subject", "at"; `similar(a, b)` is the cosine of two texts'
   vectors), by UPDATE_RULES: one fact per thing whatever the subject's spelling or

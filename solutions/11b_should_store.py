@@ -1,4 +1,4 @@
-# Notebook 11, Build it: should_store, a write policy that reads what the user said
+# Notebook 11b, Build it: should_store, a write policy that reads what the user said
 # Checked by: lesson_lib.exercises.nb11.check_should_store(should_store)
 import re
 

@@ -1,5 +1,5 @@
-# Notebook 11, Build it: update_rule, a newer fact replaces the older one about the same thing
-# Checked by: lesson_lib.exercises.nb11.check_update_rule(update_rule)
+# Notebook 11b, Build it: update_rule, a newer fact replaces the older one about the same thing
+# Checked by: lesson_lib.exercises.nb11.check_update_rule(my_update_rule)
 import re
 import unicodedata
 
@@ -27,7 +27,7 @@ def about_same(old, new, similar):
     return similar(a, b) >= (ACROSS if across else WITHIN)
 
 
-def update_rule(stored, new, similar):
+def my_update_rule(stored, new, similar):
     same = [fact for fact in stored if about_same(fact, new, similar)]
     others = [fact for fact in stored if fact not in same]
     newest = max([new, *same], key=lambda fact: fact["at"])  # its text and its date
