@@ -42,6 +42,10 @@ from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from cpu_profile import tree_cpu as cpu  # noqa: E402  (a process's CPU, its children's too)
+
 MIB = 1024 * 1024
 
 
@@ -51,18 +55,6 @@ def rss(process: psutil.Process) -> int:
     for each in [process, *process.children(recursive=True)]:
         try:
             total += each.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
-def cpu(process: psutil.Process) -> float:
-    """User + system CPU seconds of a process and its living children."""
-    total = 0.0
-    for each in [process, *process.children(recursive=True)]:
-        try:
-            times = each.cpu_times()
-            total += times.user + times.system + times.children_user + times.children_system
         except psutil.NoSuchProcess:
             pass
     return total

@@ -37,6 +37,7 @@ import pytest
 from browser_support import (
     ERRORS,
     FRONT_ENDS,
+    LAB,
     SECONDS,
     SHUT_DOWN_KERNEL,
     FrontEnd,
@@ -357,10 +358,10 @@ def _quiz(page, expect, shot, *, wrong: str, right: str) -> None:
 
 
 @contextlib.contextmanager
-def _notebook_page(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts: Path):
-    """(sync_api, page) showing `notebook` (outputs stripped, kernel idle) in `front_end`;
-    on failure a screenshot and the server's last log lines; the kernel, browser and
-    server are stopped afterwards."""
+def _browser_on_server(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts: Path):
+    """(sync_api, page, server): Chromium beside a private Jupyter server of a copy of
+    notebooks/ (`notebook`'s outputs stripped); on failure a screenshot and the server's last
+    log lines; the browser and the server are stopped afterwards."""
     sync_api = require_browser()
     artifacts.mkdir(parents=True, exist_ok=True)
     server = JupyterServer(tmp_path, ROOT / "notebooks", strip=notebook, front_end=front_end)
@@ -369,9 +370,7 @@ def _notebook_page(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts
         try:
             server.start()
             context, page = launch(sync_api, playwright, tmp_path)
-            _open_notebook(page, server, notebook)
-            yield sync_api, page
-            page.evaluate(SHUT_DOWN_KERNEL)
+            yield sync_api, page, server
         except Exception:
             if context is not None and context.pages:
                 context.pages[0].screenshot(path=str(artifacts / "failure.png"))
@@ -381,6 +380,16 @@ def _notebook_page(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts
             if context is not None:
                 context.close()
             server.stop()
+
+
+@contextlib.contextmanager
+def _notebook_page(tmp_path: Path, notebook: str, front_end: FrontEnd, artifacts: Path):
+    """(sync_api, page) showing `notebook` (outputs stripped, kernel idle) in `front_end`;
+    its kernel is shut down afterwards (and the browser and server, _browser_on_server)."""
+    with _browser_on_server(tmp_path, notebook, front_end, artifacts) as (sync_api, page, server):
+        _open_notebook(page, server, notebook)
+        yield sync_api, page
+        page.evaluate(SHUT_DOWN_KERNEL)
 
 
 # ----------------------------------------------------------------- quiet checks (notebook 09)
@@ -466,54 +475,41 @@ def test_a_notebook_opens_as_slides_that_run_live_in_a_real_browser(tmp_path):
     exercises are skipped (every cell scripts/slides.py marks skip, and no deep-dive heading
     on screen); Shift-Enter on the first slide runs its code cell in a live kernel; the arrow
     key moves to the next section. Screenshots go to artifacts/browser/lab-slides/."""
-    sync_api = require_browser()
+    require_browser()
     artifacts = ARTIFACTS / "lab-slides"
     artifacts.mkdir(parents=True, exist_ok=True)
     for old in artifacts.glob("*.png"):
         old.unlink()
     slides, skipped = _slide_cells(ROOT / "notebooks" / SLIDES_NOTEBOOK)
     assert len(slides) >= 3 and skipped >= 5, (slides, skipped)
-    server = JupyterServer(tmp_path, ROOT / "notebooks", strip=SLIDES_NOTEBOOK)
-    context = None
-    with sync_api.sync_playwright() as playwright:
-        try:
-            server.start()
-            context, page = launch(sync_api, playwright, tmp_path)
-            page.goto(f"{server.url}/rise/{SLIDES_NOTEBOOK}", wait_until="domcontentloaded",
-                      timeout=60 * SECONDS)
-            page.wait_for_selector(".reveal .slides > section.present", timeout=90 * SECONDS)
-            expect = sync_api.expect
-            present = page.locator(".reveal .slides > section.present")
-            expect(present.locator("h1")).to_contain_text("07b · Repairing and trimming a history")
-            assert page.evaluate(SLIDE_HEADINGS) == slides, "the slides are not the notebook's " \
-                "sections of the core path, in order"
-            shown_skipped = page.evaluate(SKIPPED)
-            assert len(shown_skipped) == skipped, (
-                f"{len(shown_skipped)} cells skipped on the slides, the notebook marks {skipped}")
-            deep = [h for h in page.evaluate(VISIBLE_HEADINGS) if "deep dive" in h or
-                    h == "Exercises"]
-            assert not deep, f"deep dives or exercises on screen: {deep}"
+    with _browser_on_server(tmp_path, SLIDES_NOTEBOOK, LAB, artifacts) as (
+            sync_api, page, server):
+        page.goto(f"{server.url}/rise/{SLIDES_NOTEBOOK}", wait_until="domcontentloaded",
+                  timeout=60 * SECONDS)
+        page.wait_for_selector(".reveal .slides > section.present", timeout=90 * SECONDS)
+        expect = sync_api.expect
+        present = page.locator(".reveal .slides > section.present")
+        expect(present.locator("h1")).to_contain_text("07b · Repairing and trimming a history")
+        assert page.evaluate(SLIDE_HEADINGS) == slides, "the slides are not the notebook's " \
+            "sections of the core path, in order"
+        shown_skipped = page.evaluate(SKIPPED)
+        assert len(shown_skipped) == skipped, (
+            f"{len(shown_skipped)} cells skipped on the slides, the notebook marks {skipped}")
+        deep = [h for h in page.evaluate(VISIBLE_HEADINGS) if "deep dive" in h or
+                h == "Exercises"]
+        assert not deep, f"deep dives or exercises on screen: {deep}"
 
-            code = present.locator(".jp-CodeCell").first
-            expect(code.locator(".jp-OutputArea")).to_have_text("")  # stripped: nothing yet
-            code.locator(".jp-InputArea-editor").click()
-            page.keyboard.press("Shift+Enter")
-            expect(code.locator(".jp-OutputArea")).to_contain_text("offline teaching model",
-                                                                  timeout=90 * SECONDS)
-            page.screenshot(path=str(artifacts / "title-slide-run.png"))
+        code = present.locator(".jp-CodeCell").first
+        expect(code.locator(".jp-OutputArea")).to_have_text("")  # stripped: nothing yet
+        code.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
+        expect(code.locator(".jp-OutputArea")).to_contain_text("offline teaching model",
+                                                              timeout=90 * SECONDS)
+        page.screenshot(path=str(artifacts / "title-slide-run.png"))
 
-            page.keyboard.press("Escape")
-            page.keyboard.press("ArrowRight")
-            page.wait_for_function(f"() => ({PRESENT_HEADING})() === {json.dumps(slides[1])}",
-                                   timeout=15 * SECONDS)
-            page.wait_for_timeout(1 * SECONDS)  # the slide transition, before the picture
-            page.screenshot(path=str(artifacts / "second-slide.png"))
-        except Exception:
-            if context is not None and context.pages:
-                context.pages[0].screenshot(path=str(artifacts / "failure.png"))
-            print(f"the server log (last lines):\n{server.log_tail()}")
-            raise
-        finally:
-            if context is not None:
-                context.close()
-            server.stop()
+        page.keyboard.press("Escape")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => ({PRESENT_HEADING})() === {json.dumps(slides[1])}",
+                               timeout=15 * SECONDS)
+        page.wait_for_timeout(1 * SECONDS)  # the slide transition, before the picture
+        page.screenshot(path=str(artifacts / "second-slide.png"))
