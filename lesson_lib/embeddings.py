@@ -12,7 +12,8 @@ Two ways to get a vector, one call:
 - `embed(texts, client=None)` goes through the backend switch of lesson_lib.llm, like chat():
   the offline model's `POST /v1/embeddings` by default (no key, no network), or a real
   provider's with `LESSON_BACKEND=openai` (the model is `LESSON_EMBEDDING_MODEL`, by default
-  text-embedding-3-small). Either way it is `client.embeddings.create(...)` of the real
+  text-embedding-3-small; `LESSON_EMBEDDING_MODEL=offline` keeps the offline embedder beside a
+  real chat model, for a provider that has no embeddings). Either way it is `client.embeddings.create(...)` of the real
   `openai` SDK: the code a learner runs against a provider.
 - `offline_vectors(texts)` (lesson_lib.vectors, re-exported here) is what the offline
   model computes for that route, called directly (no HTTP shape around it): Google's
@@ -49,6 +50,9 @@ from lesson_lib.vectors import (  # noqa: F401  (the offline embedder's, re-expo
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"  # a real provider's, unless set
 EMBEDDING_MODEL_ENV = "LESSON_EMBEDDING_MODEL"
+# LESSON_EMBEDDING_MODEL=offline: the offline embedder, in this process, beside a real chat
+# model (for a provider with no /v1/embeddings, such as DeepSeek's API)
+OFFLINE_CHOICE = "offline"
 
 
 # ----------------------------------------------------------------- the offline embedder
@@ -125,15 +129,21 @@ class Embedder:
         "text-embedding-3-small/512"."""
         from lesson_lib.offline import MODEL_ID  # noqa: PLC0415
 
-        model = MODEL_ID if self._direct else (self._model or embedding_model(self.client))
+        model = MODEL_ID if self._local() else (self._model or embedding_model(self.client))
         if model == MODEL_ID:
             model = f"{MODEL_ID}:{EMBEDDER_ID}"
         return model if self.dimensions is None else f"{model}/{self.dimensions}"
 
     def __call__(self, texts: Sequence[str]) -> Any:
-        if self._direct or self._in_process():
+        if self._local() or self._in_process():
             return offline_vectors(texts, self.dimensions)
         return embed(texts, self.client, model=self._model, dimensions=self.dimensions)
+
+    def _local(self) -> bool:
+        """The offline vectors, asked for: Embedder.offline(), or LESSON_EMBEDDING_MODEL=offline
+        when no model was named."""
+        return self._direct or (self._model is None and os.environ.get(
+            EMBEDDING_MODEL_ENV, "").strip().lower() == OFFLINE_CHOICE)
 
     def _in_process(self) -> bool:
         """Is the model the offline one, answering in this process (offline_client())?
@@ -147,5 +157,5 @@ class Embedder:
         return _transport_of(client) is not None and self._model in (None, MODEL_ID)
 
     def __repr__(self) -> str:
-        how = "direct" if self._direct else "via /v1/embeddings"
+        how = "direct" if self._local() else "via /v1/embeddings"
         return f"Embedder({self.name!r}, {how})"

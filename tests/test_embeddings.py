@@ -159,6 +159,23 @@ def test_a_real_provider_gets_its_own_embedding_model(monkeypatch):
     assert Embedder(provider, dimensions=512).name == "text-embedding-v3/512"
 
 
+def test_a_provider_without_embeddings_keeps_the_offline_embedder(monkeypatch):
+    """LESSON_EMBEDDING_MODEL=offline (DeepSeek's API has no /v1/embeddings): the offline
+    vectors, computed here, and no request to the provider; a model named still asks it."""
+    provider = openai.OpenAI(base_url="https://api.example.invalid/v1", api_key="sk-test")
+
+    def refuse(**_):
+        raise AssertionError("the provider was asked for embeddings")
+
+    monkeypatch.setattr(provider.embeddings, "create", refuse)
+    monkeypatch.setenv("LESSON_EMBEDDING_MODEL", "offline")
+    embedder = Embedder(provider)
+    assert np.array_equal(embedder(["成都多云"]), offline_vectors(["成都多云"]))
+    assert embedder.name == Embedder.offline().name and "direct" in repr(embedder)
+    with pytest.raises(AssertionError, match="asked for embeddings"):
+        Embedder(provider, model="text-embedding-v4")(["x"])
+
+
 # ----------------------------------------------------------------- the route, with the SDK
 
 def test_the_sdk_gets_a_genuine_create_embedding_response(client):
