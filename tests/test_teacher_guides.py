@@ -187,7 +187,7 @@ def test_every_notebook_has_a_true_guide(lang: str, stem: str) -> None:
 @pytest.mark.parametrize("lang", list(EDITIONS))
 def test_the_index_lists_every_guide(lang: str) -> None:
     index = (EDITIONS[lang][1] / "README.md").read_text("utf-8")
-    missing = [stem for l, stem in _notebooks() if l == lang and f"({stem}.md)" not in index]
+    missing = [stem for edition, stem in _notebooks() if edition == lang and f"({stem}.md)" not in index]
     assert missing == []
 
 
