@@ -26,6 +26,7 @@ SECTIONS = {"en": ["The class in 45 minutes", "Where to pause", "Questions to as
             "zh": ["45 分钟的一堂课", "在哪里停下", "可以问的问题", "学员常犯的错误", "投影什么"]}
 TITLE_END = {"en": ": a teacher's guide", "zh": "：教师指南"}
 MINUTES = (40, 50)
+SHORTEST_QUOTE = {"en": 12, "zh": 6}  # characters: a Chinese character says more
 QUIZ = re.compile(r"""quiz\(\s*["']([^"']+)["']\s*\)""")
 
 
@@ -100,7 +101,7 @@ def hint_is_printed(quote: str, lang: str) -> bool:
     """Whether `quote` is what a check prints: a whole message with its placeholders filled,
     or a stretch of one message's own words."""
     quote = _flat(quote).strip("…").strip()
-    if len(quote) < 12:
+    if len(quote) < SHORTEST_QUOTE[lang]:  # too short to tell one hint from another
         return False
     for message in messages(lang):
         if quote in message:
