@@ -119,6 +119,10 @@ _SAME = [
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
     (r"\bvegetarians?\b", " vegetarian "),
+    (r"\bteetotal(?:ler|er)?\b", " not drink alcohol "),
+    (r"\b(?:devs?|developers?)\b", " developer "),
+    (r"\b(?:born and raised|born and bred|grew up|was born|born|raised) in\b|"
+     r"\boriginally from\b|\bcome from\b|\bcomes from\b|\bhail from\b", " from "),
     (r"\bintoleran(t|ce)\b", r" not toleran\1 "),  # 不耐受: "intolerant" says not too
     (r"\bfavourite", "favorite"), (r"\bcolour", "color"), (r"\bcentre\b", "center"),
     (r"\btheatre\b", "theater"), (r"\bneighbour", "neighbor"), (r"\bmum\b", "mom"),
@@ -129,6 +133,7 @@ _SAME = [
     (r"\b(?:moved|relocated) to\b", " live in "),
     (r"\bnot sure\b", " maybe "),
     (r"搬离了|搬离|搬出了|搬出", "不住在"),
+    (r"跳槽|换了工作|换工作", "换工作"),  # 跳槽: changed jobs, so a job is spoken of
     (r"上班|打工|工作", "工作"),
     (r"念书|读书|上学", "上学"),
     (r"已婚|已经结婚|结婚了", "结婚"),
@@ -144,6 +149,9 @@ _SAME = [
     (r"喜欢|喜爱|热爱|钟爱|偏好|爱", "喜"),
     (r"很少|极少|几乎不|几乎没", "不"),
     (r"不再|再也不|已经不|现在不|不…了", "不"),
+    (r"滴酒不沾|一滴酒都不喝|不沾酒", "不喝酒"),
+    (r"(?:一口|一点|从来)?都?不(?:碰|沾)", "不吃喝"),  # 不碰: neither eats nor drinks it
+    (r"对([\u4e00-\u9fff]{1,6}?)(?:特别|非常|很|有点|有些|比较)?敏感", r"对\1过敏"),
     (r"戒烟", "不抽烟"),
     (r"戒酒", "不喝酒"),
     (r"戒了|戒掉了|戒掉|已经戒|戒", "不"),

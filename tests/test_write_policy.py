@@ -367,3 +367,20 @@ def test_the_first_clause_alone_still_says_its_own_part():
 def test_clefts_speakers_corrections_and_words(said, fact, stored, reason):
     verdict = judge(fact, user(said))
     assert (verdict.stored, verdict.reason) == (stored, reason), verdict
+
+
+@pytest.mark.parametrize(("said", "fact", "opposite"), [
+    ("I'm teetotal.", "The user does not drink alcohol", "The user drinks alcohol"),
+    ("我滴酒不沾。", "用户不喝酒", "用户喝酒"),
+    ("咖啡我是一口都不碰的。", "用户不喝咖啡", "用户喝咖啡"),
+])
+def test_a_negation_said_in_other_words_is_kept_and_never_flipped(said, fact, opposite):
+    assert supports(fact, user(said))
+    assert not supports(opposite, user(said))
+
+
+def test_paraphrases_of_where_from_what_job_and_sensitive():
+    assert supports("The user is from Chengdu", user("Born and raised in Chengdu."))
+    assert supports("The user is a Python developer", user("I'm a Python dev at a fintech."))
+    assert supports("用户对花粉过敏", user("我对花粉特别敏感。"))
+    assert not supports("用户对花粉过敏", user("我妈对花粉特别敏感。"))
