@@ -119,6 +119,10 @@ _SAME = [
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
     (r"\bvegetarians?\b", " vegetarian "),
+    (r"\bteetotal(?:ler|er)?\b", " not drink alcohol "),
+    (r"\b(?:devs?|developers?)\b", " developer "),
+    (r"\b(?:born and raised|born and bred|grew up|was born|born|raised) in\b|"
+     r"\boriginally from\b|\bcome from\b|\bcomes from\b|\bhail from\b", " from "),
     (r"\bintoleran(t|ce)\b", r" not toleran\1 "),  # 不耐受: "intolerant" says not too
     (r"\bfavourite", "favorite"), (r"\bcolour", "color"), (r"\bcentre\b", "center"),
     (r"\btheatre\b", "theater"), (r"\bneighbour", "neighbor"), (r"\bmum\b", "mom"),
@@ -129,6 +133,7 @@ _SAME = [
     (r"\b(?:moved|relocated) to\b", " live in "),
     (r"\bnot sure\b", " maybe "),
     (r"搬离了|搬离|搬出了|搬出", "不住在"),
+    (r"跳槽|换了工作|换工作", "换工作"),  # 跳槽: changed jobs, so a job is spoken of
     (r"上班|打工|工作", "工作"),
     (r"念书|读书|上学", "上学"),
     (r"已婚|已经结婚|结婚了", "结婚"),
@@ -144,6 +149,9 @@ _SAME = [
     (r"喜欢|喜爱|热爱|钟爱|偏好|爱", "喜"),
     (r"很少|极少|几乎不|几乎没", "不"),
     (r"不再|再也不|已经不|现在不|不…了", "不"),
+    (r"滴酒不沾|一滴酒都不喝|不沾酒", "不喝酒"),
+    (r"(?:一口|一点|从来)?都?不(?:碰|沾)", "不吃喝"),  # 不碰: neither eats nor drinks it
+    (r"对([\u4e00-\u9fff]{1,6}?)(?:特别|非常|很|有点|有些|比较)?敏感", r"对\1过敏"),
     (r"戒烟", "不抽烟"),
     (r"戒酒", "不喝酒"),
     (r"戒了|戒掉了|戒掉|已经戒|戒", "不"),
@@ -456,6 +464,7 @@ class _Fact:
     chars: tuple[str, ...]   # Chinese content characters
     strict: tuple[str, ...]  # numbers and names: each must be said
     negated: frozenset[str] = frozenset()  # the content units its negation reaches
+    text: str = ""  # the fact, normalised: its words as written (for _mask_words)
 
 
 def _fact(text: str) -> _Fact:
@@ -463,7 +472,9 @@ def _fact(text: str) -> _Fact:
     plain = re.sub(r"\b(?:i'm|i've|i'd|i'll|im|i|my|me|myself|mine)\b", " ", plain)
     negative = _negative(plain)
     stripped = _NOT_NEG_ZH.sub(" ", _NEG_ZH.sub(" ", plain))
-    words = tuple(dict.fromkeys(_stem(w) for w in _LATIN.findall(stripped)
+    # a hyphenated word is read as its parts, as the user's clauses are ("gluten-free")
+    parts = [p for w in _LATIN.findall(stripped) for p in (w.split("-") if "n't" not in w else [w])]
+    words = tuple(dict.fromkeys(_stem(w) for w in parts
                                 if len(w.strip("'-")) > 1 and w.strip("'-") not in _FRAME_EN
                                 and not _NEG_EN.fullmatch(w) and not w.endswith("n't")))
     chars = tuple(dict.fromkeys(c for c in _HAN.findall(stripped) if c not in _FRAME_ZH))
@@ -476,7 +487,7 @@ def _fact(text: str) -> _Fact:
                                   *addresses]))
     negated = _negated(plain, {*words, *chars}) if negative else set()
     return _Fact(negative, bool(_WISH.search(plain)), bool(_PAST.search(plain)), words, chars,
-                 strict, frozenset(negated))
+                 strict, frozenset(negated), plain)
 
 
 # ----------------------------------------------------------------- the user's clauses
@@ -497,6 +508,7 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
     message_mode = "injection" if _INJECTION.search(normal) else None
     contrast = bool(_NOW.search(normal))
     rejected = bool(_REJECT.search(normal))
+    corrected = bool(_CORRECTION.search(normal))
     out: list[_Clause] = []
     about_user = True
     for number, sentence in enumerate(_SENTENCES.findall(normal), start=first_sentence):
@@ -518,6 +530,8 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
                 clause_mode = "small_talk"
             if clause_mode is None and (reported or _HEARSAY.search(piece)):
                 clause_mode = "quoted"
+            if clause_mode is None and corrected and _SAID_BEFORE.match(piece):
+                clause_mode = "quoted"  # what the user takes back is not what they say now
             if clause_mode is None and rejected and quoted:
                 clause_mode = None  # the user's own comment on a quote they reject
             out.append(_Clause(piece, clause_mode, about_user, sentence=number,
@@ -532,8 +546,28 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
             says = _SAYS.search(piece)
             if says and not piece[says.end():].strip(" ,:：\"“"):
                 # "my doctor said:" … the rest of the sentence is reported
-                reported = _last_subject(piece[:says.start()]) is not True
+                reported = not _user_speaks(piece[:says.start()])
     return out
+
+
+# The one who says it is the user only when "I" or "we" says it: "my doctor says", "my
+# horoscope says" are someone else's words although "my" is the user's.
+_SPEAKER_ME = re.compile(r"(?:\b(?:i|we)|我们|我|咱们|咱)(?:\s*(?:\w+ly|also|always|often|"
+                         r"just|once|even|still|keep|kept|have|had|do|did|也|还|总|总是|常|"
+                         r"一直|经常|也是|都|刚才|刚刚|之前))*\s*$")
+
+
+def _user_speaks(before: str) -> bool:
+    """Is the speaker of a "says" the user: the words right before it are I / we / 我?"""
+    return bool(_SPEAKER_ME.search(before.rstrip(" ,，")))
+
+
+# "Wait, I said Tuesday but it's actually Thursday": the user's own earlier words, taken back.
+_CORRECTION = re.compile(r"\bactually\b|\bi meant\b|\bi mean\b|\bcorrection\b|\bscratch that\b|"
+                         r"\bmy (?:bad|mistake)\b|\bsorry\b|\bwrong\b|说错|更正|纠正|其实是|不对|"
+                         r"搞错|记错|口误")
+_SAID_BEFORE = re.compile(r"^(?:\w+ )?(?:i (?:said|wrote|told you|typed|put)|我(?:刚才|刚刚|之前|前面|上面)?"
+                          r"(?:说|写|打)(?:的是|了|成|过)?)")
 
 
 def _sentence_mode(sentence: str) -> str | None:
@@ -597,8 +631,10 @@ def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
             said += 1
             first = min(first, at)
     fact_text = "".join(fact.chars)
+    # a character inside a word the fact does not say is not the fact's: 车 in 电动车
+    own = _mask_words(clause, fact.text)
     for char in fact.chars:
-        at = clause.find(char)
+        at = own.find(char)
         if at < 0:  # an English word for it ("vegetarian" for "素食")
             at = next((words[en] for zh, ens in _LEXICON if char in zh and zh in fact_text
                        for en in map(_stem, ens) if en in words), -1)
@@ -614,6 +650,18 @@ def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
             zh in clause for zh in _ZH_FOR.get(s, ())) for s in fact.strict):
         return 0.0, first
     return said / total, first
+
+
+_ZH_WORDS = sorted({zh for zh, _ens in _LEXICON if len(zh) >= 2}, key=len, reverse=True)
+
+
+def _mask_words(clause: str, fact_text: str) -> str:
+    """The clause with each lexicon word the fact does not hold blanked
+    out (same length): "现在每天骑电动车上班" does not say the 车 of "用户没有车"."""
+    for zh in _ZH_WORDS:
+        if zh in clause and zh not in fact_text:
+            clause = clause.replace(zh, "\u3000" * len(zh))
+    return clause
 
 
 def _whose(clause: _Clause, first: int) -> bool:
@@ -667,7 +715,7 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
         return clause.mode
     before = clause.text[:first]
     says = next((m for m in _SAYS.finditer(clause.text) if m.start() < first), None)
-    if says and _last_subject(before[:says.start()]) is not True:
+    if says and not _user_speaks(before[:says.start()]):
         return "quoted"  # "my doctor says I'm …", "the email says I won …"
     if re.search(r"\bthe user\b|用户", before):
         return "injection"
@@ -675,6 +723,8 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     named = [w for w in re.findall(r"[a-z][a-z-]*", before) if w in names]
     if not mine or (named and _last_subject(before) is not True):
         return "someone_else"
+    if _cleft_other(fact, clause.text, first):
+        return "someone_else"  # "对海鲜过敏的是我姐", "the one who's allergic is my sister"
     start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
     said = clause.text[start:_end(fact, clause.text, first)]
     if _negative(said) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
@@ -692,6 +742,24 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     if _WISH.search(said) and not fact.wish:
         return "hypothetical"
     return "said"
+
+
+# A cleft names who it is after the content: "对海鲜过敏的是我姐" (the one allergic to seafood
+# is my sister), "the one who's allergic to cats is my wife".
+_CLEFT_ZH = re.compile(r"^\s*的(?:人|那个人?|那位|那一个)?(?:其实|就|才|倒)?是")
+_CLEFT_EN = re.compile(r"\b(?:the (?:one|only one|person|people|ones)|whoever|someone) "
+                       r"(?:who|that)\b")
+_CLEFT_EN_IS = re.compile(r"^[^,]*?\b(?:is|are|was|were)\b(?: (?:actually|really|just))?")
+
+
+def _cleft_other(fact: _Fact, clause: str, first: int) -> bool:
+    """Does the clause say the content first, then that someone else is the one?"""
+    end = _end(fact, clause, first)
+    rest = clause[end:]
+    found = _CLEFT_ZH.match(rest)
+    if not found and _CLEFT_EN.search(clause[:first]):
+        found = _CLEFT_EN_IS.match(rest)
+    return bool(found) and _last_subject(rest[found.end():]) is False
 
 
 # Inside a clause, a negation before these does not reach past them: "我不抽烟也喝酒",

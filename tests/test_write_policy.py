@@ -335,3 +335,52 @@ def test_the_first_clause_alone_still_says_its_own_part():
     assert supports("The user lives in Shanghai", said)
     assert not supports("The user lives in Beijing", said)
     assert not supports("The user does not live in Shanghai", said)
+
+
+# ----------------------------------------------------------------- batches 14 to 16
+
+@pytest.mark.parametrize(("said", "fact", "stored", "reason"), [
+    # a cleft names who it is after the content
+    ("对海鲜过敏的是我姐，不是我。", "用户对海鲜过敏", False, "someone_else"),
+    ("打 drums 的是我 brother。", "用户打 drums", False, "someone_else"),
+    ("My sister is the one who's allergic to shellfish, not me.",
+     "The user is allergic to shellfish", False, "someone_else"),
+    ("The one who plays the drums is my brother.", "The user plays the drums", False,
+     "someone_else"),
+    ("对海鲜过敏的是我。", "用户对海鲜过敏", True, "said"),
+    # "my X says": X speaks, not the user
+    ("My horoscope says I'm a natural leader. Lol.", "The user is a natural leader", False,
+     "quoted"),
+    ("I always say I'm a night owl.", "The user is a night owl", True, "said"),
+    # what the user takes back is not what they say now
+    ("Wait, I said Tuesday but my gym day is actually Thursday.",
+     "The user's gym day is Tuesday", False, "not_said"),  # alone, "i said tuesday" says little
+    ("Wait, I said Tuesday but my gym day is actually Thursday.",
+     "The user's gym day is Thursday", True, "said"),
+    # a hyphenated word is its parts on both sides
+    ("I've been gluten-free for three years now.", "The user is gluten-free", True, "said"),
+    ("I'm left-handed, so mind the seating.", "The user is left-handed", True, "said"),
+    # a character inside a word the fact does not say is not the fact's
+    ("我没有车了，现在每天骑电动车上班。", "用户没有车", True, "said"),
+    ("我没有车了，现在每天骑电动车上班。", "用户有车", False, "negation"),
+])
+def test_clefts_speakers_corrections_and_words(said, fact, stored, reason):
+    verdict = judge(fact, user(said))
+    assert (verdict.stored, verdict.reason) == (stored, reason), verdict
+
+
+@pytest.mark.parametrize(("said", "fact", "opposite"), [
+    ("I'm teetotal.", "The user does not drink alcohol", "The user drinks alcohol"),
+    ("我滴酒不沾。", "用户不喝酒", "用户喝酒"),
+    ("咖啡我是一口都不碰的。", "用户不喝咖啡", "用户喝咖啡"),
+])
+def test_a_negation_said_in_other_words_is_kept_and_never_flipped(said, fact, opposite):
+    assert supports(fact, user(said))
+    assert not supports(opposite, user(said))
+
+
+def test_paraphrases_of_where_from_what_job_and_sensitive():
+    assert supports("The user is from Chengdu", user("Born and raised in Chengdu."))
+    assert supports("The user is a Python developer", user("I'm a Python dev at a fintech."))
+    assert supports("用户对花粉过敏", user("我对花粉特别敏感。"))
+    assert not supports("用户对花粉过敏", user("我妈对花粉特别敏感。"))
