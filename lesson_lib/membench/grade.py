@@ -1,6 +1,7 @@
 """Scoring a learner's strategy from its file: the interface checked first, then its table row, so a teacher can rank a class.
 
     python -m lesson_lib.membench score path/to/agent.py [more.py ...] [--part held-out]
+                                        [--no-send] [--no-times]
 
 A learner's file defines **STRATEGY**: a subclass of `lesson_lib.membench.Strategy` (or a
 function that takes the run's context and returns one), as notebook 13 builds it. Each
@@ -184,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     score.add_argument("--part", choices=list(FILES), default="public")
     score.add_argument("--no-send", action="store_true",
                        help=_("score the requests as built, without calling the model"))
+    score.add_argument("--no-times", action="store_true",
+                       help=_("leave out the milliseconds per question (they change run "
+                              "to run)"))
     args = parser.parse_args(argv)
     data = load(args.part)
     results, errors = score_files(args.files, data, send=not args.no_send)
@@ -192,5 +196,5 @@ def main(argv: list[str] | None = None) -> int:
     if results:
         print(_("{part} part: {n} conversations").format(part=args.part,
                                                          n=len(data["conversations"])))
-        print(table(results))
+        print(table(results, times=not args.no_times))
     return 1 if errors else 0
