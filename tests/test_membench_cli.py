@@ -138,3 +138,10 @@ def test_a_missing_file_is_named(tmp_path):
 @pytest.mark.parametrize("name", ["full history", "retrieval", "compaction"])
 def test_the_library_s_strategies_keep_the_interface(name):
     assert grade.problems_of(membench.STRATEGIES[name]) == []
+
+
+def test_the_teachers_example_file_keeps_the_interface():
+    """The file the README's command scores (docs/teachers/13_example_agent.py): it loads,
+    keeps the interface, and is named by its file."""
+    make = grade.load_strategy(ROOT / "docs" / "teachers" / "13_example_agent.py")
+    assert grade.problems_of(make) == [] and make.strategy_name == "13_example_agent"
