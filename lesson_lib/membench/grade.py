@@ -182,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     score = commands.add_parser("score", help=_("score strategy files (each defines "
                                                 "STRATEGY), one table row each"))
     score.add_argument("files", nargs="+", metavar="FILE")
-    score.add_argument("--part", choices=list(FILES), default="public")
+    score.add_argument("--part", choices=list(FILES), default="public", metavar="PART",
+                       help=_("the part to score on: public (the default), or held-out "
+                              "(the teachers')"))
     score.add_argument("--no-send", action="store_true",
                        help=_("score the requests as built, without calling the model"))
     score.add_argument("--no-times", action="store_true",
