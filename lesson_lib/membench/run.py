@@ -293,9 +293,12 @@ class BenchPlot:
 
     def png(self) -> bytes:
         import io  # noqa: PLC0415
+        import warnings  # noqa: PLC0415
 
         out = io.BytesIO()
-        self.figure.savefig(out, format="png")
+        with warnings.catch_warnings():  # a machine without a Chinese font draws boxes
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            self.figure.savefig(out, format="png")
         return out.getvalue()
 
     def _repr_png_(self) -> bytes:
@@ -303,6 +306,17 @@ class BenchPlot:
 
 
 MARKERS = {"en": "o", "zh": "s", "mixed": "^"}
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Serif CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC")
+
+
+def font_families() -> list[str]:
+    """Matplotlib's default font, then the first Chinese font installed (Chinese titles and
+    strategy names are drawn with it, glyph by glyph, where the default has none)."""
+    from matplotlib import font_manager, rcParams  # noqa: PLC0415
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return [*rcParams["font.sans-serif"][:1], *[f for f in CJK_FONTS if f in installed][:1]]
 
 
 def plot(results: Sequence[Results]) -> BenchPlot:
@@ -316,6 +330,7 @@ def plot(results: Sequence[Results]) -> BenchPlot:
 
     figure = _figure()
     figure.set_size_inches(13, 7)
+    family = font_families()
     axes = figure.subplots(2, 3, sharex=True, sharey=True)
     palette = colormaps["tab20"].colors
     colours = [palette[(2 * k) % 20 + (2 * k) // 20 % 2] for k in range(len(results))]
@@ -329,18 +344,19 @@ def plot(results: Sequence[Results]) -> BenchPlot:
                 tokens = sum(x["tokens"] for x in rows) / len(rows)
                 ax.scatter(tokens, 100 * got / out_of, color=colour, marker=marker, s=30,
                            alpha=0.85)
-        ax.set_title(_(CATEGORIES[category]))
+        ax.set_title(_(CATEGORIES[category]), family=family)
         ax.set_ylim(-5, 105)
         ax.grid(alpha=0.3)
     for ax in axes[1]:
-        ax.set_xlabel(_("tokens per request"))
+        ax.set_xlabel(_("tokens per request"), family=family)
     for ax in axes[:, 0]:
-        ax.set_ylabel(_("evidence found (%)"))
-    axes.flat[-1].set_ylabel(_("nothing misleading sent (%)"))
+        ax.set_ylabel(_("evidence found (%)"), family=family)
+    axes.flat[-1].set_ylabel(_("nothing misleading sent (%)"), family=family)
     axes.flat[-1].yaxis.set_tick_params(labelleft=True)
     handles = [Line2D([], [], color=colour, marker="o", linestyle="", label=r.name)
                for colour, r in zip(colours, results, strict=True)]
     handles += [Line2D([], [], color="grey", marker=marker, linestyle="", label=lang)
                 for lang, marker in MARKERS.items()]
-    figure.legend(handles=handles, loc="outside right center", fontsize=8)
+    figure.legend(handles=handles, loc="outside right center",
+                  prop={"family": family, "size": 8})
     return BenchPlot(figure)
