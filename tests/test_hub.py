@@ -253,9 +253,9 @@ class RemoteKernel:
         url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/"
                f"{self.kernel_id}/channels?session_id={self.session}")
         # 16 kernels start at once on 2 shared cores: tornado's 20 s default is too short;
-        # and a connection the loaded proxy drops before the upgrade (599) is opened again,
-        # as JupyterLab reopens a kernel's websocket
-        for attempt in range(3):
+        # and a connection the loaded proxy or server drops before the upgrade (599) is opened
+        # again, after a pause that grows, as JupyterLab reopens a kernel's websocket
+        for attempt in range(6):
             try:
                 self.ws = await websocket_connect(
                     HTTPRequest(url, headers={"Authorization": f"token {self.token}"},
@@ -263,9 +263,9 @@ class RemoteKernel:
                     max_message_size=64 * 1024 * 1024)
                 return self
             except HTTPClientError as error:
-                if error.code != 599 or attempt == 2:
+                if error.code != 599 or attempt == 5:
                     raise
-                await asyncio.sleep(2)
+                await asyncio.sleep(2 * (attempt + 1))
 
     async def __aexit__(self, *exc):
         self.ws.close()
