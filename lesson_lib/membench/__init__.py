@@ -13,13 +13,15 @@ every memory strategy of the series stands in one table (`benchmarks/memory_benc
 - `strategies`: what a strategy is (`Strategy`: start a session, take a message, build
   the request for a question) and every strategy of the series, with three combinations.
 - `run`: running strategies over the data through the real `openai` SDK, recording the
-  request on the wire; `table()` and `plot()` of the results.
+  request on the wire; `table()` and `plot()` of the results, `misses()` of one run.
+- `grade`: a learner's strategy from its file (`STRATEGY`), checked against the interface
+  and scored: `python -m lesson_lib.membench score FILE --part held-out`.
 """
 
 from lesson_lib.membench.data import CATEGORIES, LANGUAGES, load, problems
-from lesson_lib.membench.run import plot, run, run_all, table
+from lesson_lib.membench.run import misses, plot, run, run_all, table
 from lesson_lib.membench.score import request_text, score_request
 from lesson_lib.membench.strategies import STRATEGIES, Strategy
 
-__all__ = ["CATEGORIES", "LANGUAGES", "STRATEGIES", "Strategy", "load", "plot", "problems",
+__all__ = ["CATEGORIES", "LANGUAGES", "STRATEGIES", "Strategy", "load", "misses", "plot", "problems",
            "request_text", "run", "run_all", "score_request", "table"]

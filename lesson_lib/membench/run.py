@@ -138,6 +138,7 @@ def run(make: Callable[[Context], Strategy] | str,   # a factory (a Strategy cla
                     if send:
                         request, answer = _send(client, model, recorder, request)
                     row = score_request(q, request, took)
+                    row["request"] = request  # what went out: misses() shows it
                     if judge:
                         row["answer"], row["correct"] = answer, judge_answer(q, answer)
                     results.rows.append(row)
@@ -211,12 +212,13 @@ SHORT = {"single": "single", "spread": "spread", "update": "update", "temporal":
          "preference": "pref", "abstention": "abstain"}
 
 
-def table(results: Sequence[Results]) -> str:
+def table(results: Sequence[Results], *, times: bool = True) -> str:
     """One table: a row per strategy; evidence found per category (abstain: nothing
     misleading sent), per language (of all its questions), in all (answerable), then mean
-    tokens per request, per language, and milliseconds per question."""
+    tokens per request, per language, and milliseconds per question (`times=False`
+    leaves that last column out: a saved notebook's output must not change run to run)."""
     head = [_("strategy"), *SHORT.values(), "en", "zh", "mixed", _("found"), _("tokens"),
-            "tok en", "tok zh", "tok mx", "ms/q"]
+            "tok en", "tok zh", "tok mx", "ms/q"][:None if times else -1]
     body = []
     for r in results:
         f, rows = figures(r), r.rows
@@ -225,7 +227,7 @@ def table(results: Sequence[Results]) -> str:
                      *(percent([x for x in rows if x["lang"] == lang]) for lang in LANGUAGES),
                      percent([x for x in rows if x["category"] != "abstention"]),
                      f"{f['tokens']:.0f}", *(f"{f[f'tokens {lang}']:.0f}" for lang in LANGUAGES),
-                     f"{f['ms']:.1f}"])
+                     f"{f['ms']:.1f}"][:None if times else -1])
     counts = results[0].rows if results else []
     note = _("{n} questions ({by}); found: the answerable ones' evidence all sent; abstain: "
              "no decoy sent; tokens: mean per request").format(
@@ -235,6 +237,50 @@ def table(results: Sequence[Results]) -> str:
     lines = ["  ".join(pad(cell, widths[k], right=k > 0) for k, cell in enumerate(row))
              for row in [head, *body]]
     return "\n".join([*lines, note])
+
+
+# ----------------------------------------------------------------- the misses
+
+def misses(results: Results, data: Mapping, *, category: str | None = None,
+           lang: str | None = None, limit: int = 3, width: int = 110) -> str:
+    """The questions a run lost, from its records (of `category`, `lang` when given; at
+    most `limit`): each question, what it needed (its facts; abstention: what it must not
+    send) and what was sent instead, the request as the model read it, a line a message."""
+    from lesson_lib.membench.data import questions  # noqa: PLC0415
+    from lesson_lib.membench.score import as_messages  # noqa: PLC0415
+
+    asked = {q["id"]: q for q in questions(data)}
+    lost = [r for r in results.rows
+            if (r["found"] is False or r["abstained"] is False)
+            and category in (None, r["category"]) and lang in (None, r["lang"])]
+    out = [_("{name}: {n} questions lost{where}").format(
+        name=results.name, n=len(lost),
+        where=f" ({', '.join(x for x in (category, lang) if x)})" if category or lang else "")]
+    for r in lost[:limit]:
+        q = asked[r["id"]]
+        if r["category"] == "abstention":
+            said = _("  must not send: {decoys}; sent: {sent}").format(
+                decoys=", ".join(q["decoys"]), sent=", ".join(r["decoys_sent"]))
+        else:
+            gone = [f for f in q["facts"] if f not in r["facts_sent"]]
+            said = _("  needs: {facts}; missing: {gone}").format(
+                facts=", ".join(q["facts"]), gone=", ".join(gone))
+        out += ["", f"{r['id']} [{r['category']}, {r['lang']}] {q['question']}", said,
+                _("  sent instead ({tokens} tokens):").format(tokens=r["tokens"])]
+        for m in as_messages(r.get("request") or []):
+            lines = [" ".join(part.split()) for part in str(m["content"] or "").splitlines()]
+            for k, line in enumerate(part for part in lines if part):
+                line = f"    {m['role'] if k == 0 else ' ' * len(m['role'])}  {line}"
+                out.append(line if columns(line) <= width else _clip(line, width))
+    if len(lost) > limit:
+        out += ["", _("… and {n} more questions").format(n=len(lost) - limit)]
+    return "\n".join(out)
+
+
+def _clip(line: str, width: int) -> str:
+    while columns(line) > width - 1:
+        line = line[:-1]
+    return line + "…"
 
 
 # ----------------------------------------------------------------- the plot
@@ -247,9 +293,12 @@ class BenchPlot:
 
     def png(self) -> bytes:
         import io  # noqa: PLC0415
+        import warnings  # noqa: PLC0415
 
         out = io.BytesIO()
-        self.figure.savefig(out, format="png")
+        with warnings.catch_warnings():  # a machine without a Chinese font draws boxes
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            self.figure.savefig(out, format="png")
         return out.getvalue()
 
     def _repr_png_(self) -> bytes:
@@ -257,6 +306,17 @@ class BenchPlot:
 
 
 MARKERS = {"en": "o", "zh": "s", "mixed": "^"}
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Serif CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC")
+
+
+def font_families() -> list[str]:
+    """Matplotlib's default font, then the first Chinese font installed (Chinese titles and
+    strategy names are drawn with it, glyph by glyph, where the default has none)."""
+    from matplotlib import font_manager, rcParams  # noqa: PLC0415
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return [*rcParams["font.sans-serif"][:1], *[f for f in CJK_FONTS if f in installed][:1]]
 
 
 def plot(results: Sequence[Results]) -> BenchPlot:
@@ -270,6 +330,7 @@ def plot(results: Sequence[Results]) -> BenchPlot:
 
     figure = _figure()
     figure.set_size_inches(13, 7)
+    family = font_families()
     axes = figure.subplots(2, 3, sharex=True, sharey=True)
     palette = colormaps["tab20"].colors
     colours = [palette[(2 * k) % 20 + (2 * k) // 20 % 2] for k in range(len(results))]
@@ -283,18 +344,19 @@ def plot(results: Sequence[Results]) -> BenchPlot:
                 tokens = sum(x["tokens"] for x in rows) / len(rows)
                 ax.scatter(tokens, 100 * got / out_of, color=colour, marker=marker, s=30,
                            alpha=0.85)
-        ax.set_title(_(CATEGORIES[category]))
+        ax.set_title(_(CATEGORIES[category]), family=family)
         ax.set_ylim(-5, 105)
         ax.grid(alpha=0.3)
     for ax in axes[1]:
-        ax.set_xlabel(_("tokens per request"))
+        ax.set_xlabel(_("tokens per request"), family=family)
     for ax in axes[:, 0]:
-        ax.set_ylabel(_("evidence found (%)"))
-    axes.flat[-1].set_ylabel(_("nothing misleading sent (%)"))
+        ax.set_ylabel(_("evidence found (%)"), family=family)
+    axes.flat[-1].set_ylabel(_("nothing misleading sent (%)"), family=family)
     axes.flat[-1].yaxis.set_tick_params(labelleft=True)
     handles = [Line2D([], [], color=colour, marker="o", linestyle="", label=r.name)
                for colour, r in zip(colours, results, strict=True)]
     handles += [Line2D([], [], color="grey", marker=marker, linestyle="", label=lang)
                 for lang, marker in MARKERS.items()]
-    figure.legend(handles=handles, loc="outside right center", fontsize=8)
+    figure.legend(handles=handles, loc="outside right center",
+                  prop={"family": family, "size": 8})
     return BenchPlot(figure)
