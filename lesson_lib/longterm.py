@@ -157,6 +157,8 @@ METHODS = ("fused", "dense", "lexical")
 DEFAULT_METHOD = "fused"
 RRF_K = 60            # reciprocal rank fusion's constant (Cormack et al., 2009)
 CANDIDATES = 50       # each list's length before fusion (at least 4 × k)
+LEXICAL_WEIGHT = 0.5      # the lexical ranking's weight in fusion (the dense one's is 1)
+LEXICAL_WEIGHT_CJK = 0.25  # ... for a question with Chinese characters (see _lexical_weight)
 MIN_SCORE = None      # search's and recall's default floor: none (see the module docstring)
 ABSTAIN_FLOOR = 0.18  # the measured floor for the offline embedder, chosen on development
 # cases only (benchmarks/abstain.py --sweep):
@@ -923,7 +925,8 @@ class LongTermMemory:
             elif method == "lexical":
                 ranked = lexical
             else:
-                ranked = _fuse(dense, lexical)  # see the module docstring: the cliff
+                ranked = _fuse(dense, lexical,  # see the module docstring: the cliff
+                               weights=(1.0, _lexical_weight(query)))
             if min_score is not None and method != "lexical":  # "nothing": below the floor
                 ranked = [item for item in ranked
                           if dense_of.get(item[0], -1.0) >= min_score]
@@ -1198,17 +1201,28 @@ def _pool() -> Any:
     return _POOL
 
 
-def _fuse(*lists: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion: each list gives 1 / (RRF_K + rank) to each of its ids (ids
-    with equal scores in a list share the rank of the first of them, so a tie stays a tie)."""
+def _fuse(*lists: list[tuple[int, float]],
+          weights: Sequence[float] | None = None) -> list[tuple[int, float]]:
+    """Weighted reciprocal rank fusion: each list gives weight / (RRF_K + rank) to each of
+    its ids (weight 1 unless `weights` says; ids with equal scores in a list share the rank
+    of the first of them, so a tie stays a tie)."""
     scores: dict[int, float] = {}
-    for ranked in lists:
+    for number, ranked in enumerate(lists):
+        weight = 1.0 if weights is None else weights[number]
         rank, last = 0, None
         for position, (memory_id, score) in enumerate(ranked, start=1):
             if score != last:
                 rank, last = position, score
-            scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (RRF_K + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
+
+
+def _lexical_weight(query: str) -> float:
+    """The lexical ranking's weight in fusion for this question: LEXICAL_WEIGHT_CJK when the
+    question holds Chinese characters, else LEXICAL_WEIGHT."""
+    if any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in query):
+        return LEXICAL_WEIGHT_CJK
+    return LEXICAL_WEIGHT
 
 
 BM25_K1, BM25_B = 1.2, 0.75  # BM25's usual constants (FTS5's defaults too)
