@@ -17,6 +17,7 @@ from check_support import expect_fail, expect_pass, run, stub_source
 from lesson_lib import exercises
 from lesson_lib.exercises import show_details
 from lesson_lib.exercises.nb10 import check_forget_user, check_open_chat
+from lesson_lib.forgetting import forget_user as library_forget_user
 from lesson_lib.longterm import LongTermMemory
 
 NOTEBOOK = (Path(__file__).resolve().parent.parent / "notebooks"
@@ -354,6 +355,16 @@ def test_asking_again_names_the_layer_and_its_call(capsys):
     assert "long-term memory is a layer of its own" in second
     assert ".forget(key) deletes a key with every value it ever had" in third
     assert ".clear() deletes every memory of the user" in third
+
+
+def test_the_librarys_forget_user_is_not_the_learners(capsys):
+    """Handing in lesson_lib.forgetting.forget_user forgets every layer, but the exercise asks
+    for the learner's own: the check says so, not a long repr of the report."""
+    out = expect_fail(check_forget_user, library_forget_user, capsys,
+                      "❌ it returns what went, per layer",
+                      "returned the library's report (ForgetReport)")
+    assert "✅ the session log" in out and "✅ long-term memory" in out
+    assert "Proof for" not in out, out
 
 
 def test_the_check_reads_the_file_not_the_store(capsys):

@@ -230,7 +230,7 @@ def _on_disk(path: Path, user: str, person: _Person) -> _Disk:
     row deleted alone would leave its messages)."""
     disk = _Disk()
     ids = [session_id for session_id, *_rest in person.sessions]
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+    with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
         disk.sessions = db.execute("SELECT id, title FROM sessions WHERE user_id = ? "
                                    "ORDER BY id", (user,)).fetchall()
         disk.messages = db.execute(
@@ -372,8 +372,16 @@ def _check_forget_user(report: Report, forget_user: Callable, store: SessionStor
     want = {"sessions": len(me.sessions), "profile values": len(me.profile), "memories": 3}
     got = dict(removed) if isinstance(removed, Mapping) else None
     wrong = [] if got is None else [k for k in want if got.get(k) != want[k]]
-    if got is None:
-        hint = (_("forget_user returned {value}").format(value=repr(removed)),
+    if got is None and isinstance(getattr(removed, "removed", None), Mapping):
+        hint = (_("forget_user returned the library's report ({value}): this exercise asks "
+                  "for your own forget_user").format(value=type(removed).__name__),
+                N_("build it from each layer's own calls (the table of section 8), and return "
+                   "a dict with the keys 'sessions', 'profile values' and 'memories', each "
+                   "with how many went; the library's version is shown once yours passes"))
+    elif got is None:
+        shown = repr(removed)
+        hint = (_("forget_user returned {value}").format(
+                    value=shown if len(shown) <= 80 else shown[:77] + "..."),
                 N_("say what went in each layer, as a dict with the keys 'sessions', "
                    "'profile values' and 'memories', each with how many went"),
                 N_("store.delete_session, profile.forget(key) and LongTermMemory.clear() each "
