@@ -133,6 +133,8 @@ def check_open_chat(open_chat: Callable) -> bool:  # your open_chat(store, user_
 # check reads the database FILE itself, with its own connection, not through the store.
 
 XIAOMING, LAOZHANG = "xiaoming", "laozhang"
+LAYER_NAMES = {"sessions": N_("sessions"), "messages": N_("messages"),  # _Disk's fields
+               "profile": N_("profile"), "memories": N_("long-term memories")}
 
 
 @dataclass(frozen=True)
@@ -405,10 +407,6 @@ def _check_forget_user(report: Report, forget_user: Callable, store: SessionStor
     report.expect(got is not None and not wrong,
                   N_("it returns what went, per layer: sessions, profile values, memories"),
                   hint)
-
-
-LAYER_NAMES = {"sessions": N_("sessions"), "messages": N_("messages"),
-               "profile": N_("profile"), "memories": N_("long-term memories")}
 
 
 def check_forget_user(forget_user: Callable) -> bool:  # your forget_user(store, user_id)
