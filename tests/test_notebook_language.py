@@ -4,6 +4,7 @@ notebook states it (`use_language`), and so does its metadata (lesson_lib.i18n).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -18,10 +19,18 @@ ROOT = Path(__file__).resolve().parent.parent
 ENGLISH = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 CHINESE = sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]*_*.ipynb"))
 NOT_YET = ("10_", "12_", "13_")  # edited elsewhere at the time: they state it when next changed
+COMMANDS_NOT_YET = "zh/13_measure_your_agents_memory"  # its membench commands lack LESSON_LANG
 
 
 def label(path: Path) -> str:
     return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
+
+
+def _not_yet(paths, which=lambda p: p.name.startswith(NOT_YET)):
+    """Strictly expected to fail: notebooks edited elsewhere at the time; the change they
+    need is applied with that work, and then this mark must go (a pass fails it)."""
+    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="edited elsewhere"))
+            if which(p) else p for p in paths]
 
 
 def execute_in(path: Path, folder: Path) -> nbformat.NotebookNode:
@@ -46,10 +55,8 @@ def printed(nb, marker: str) -> str:
                    for o in c.outputs)
 
 
-@pytest.mark.parametrize("path", [*ENGLISH, *CHINESE], ids=label)
+@pytest.mark.parametrize("path", _not_yet([*ENGLISH, *CHINESE]), ids=label)
 def test_each_notebook_states_its_language_in_its_first_code_cell_and_metadata(path):
-    if path.name.startswith(NOT_YET):
-        pytest.skip(f"{path.name} is edited elsewhere now; it states its language when merged")
     lang = "zh" if path.parent.name == "zh" else "en"
     nb = nbformat.read(path, as_version=4)
     first = next(c for c in nb.cells if c.cell_type == "code")
@@ -133,3 +140,79 @@ def test_a_notebook_that_states_no_language_or_a_wrong_one_is_no_crash(tmp_path)
     for path in (None, str(wrong), str(tmp_path / "broken.ipynb"), str(tmp_path / "none.ipynb"),
                  str(tmp_path / "a.txt")):
         assert i18n.notebook_language(path) is None
+
+
+COMMAND = re.compile(r"(?P<env>LESSON_LANG=(?P<lang>\S+)\s+)?(?:[\w./-]*/)?"
+                     r"(?:python3?\s+-m\s+lesson_lib(?P<module>\.[\w.]+)?(?![\w.])|lesson-chat\b)")
+JUPYTER = re.compile(r"jupyter[ -]lab\b(?P<rest>[^\n`]*)")
+SILENT = (".offline",)  # the stand-in model speaks no language of the lesson's (it answers in
+                        # the language it is asked in): its commands need no LESSON_LANG
+
+
+def said_and_printed(nb) -> list[tuple[str, str]]:
+    """(where, text): every cell's source, and every text its outputs show."""
+    found = []
+    for n, cell in enumerate(nb.cells):
+        found.append((f"cell {n} ({cell.cell_type})", cell.source))
+        for output in cell.get("outputs", []):
+            texts = [output.get("text", "")] + [v for k, v in output.get("data", {}).items()
+                                                 if k.startswith("text/")]
+            found += [(f"cell {n}'s output", "".join(t) if isinstance(t, list) else t)
+                      for t in texts]
+    return found
+
+
+def wrong_commands(nb, lang: str) -> list[str]:
+    """The commands `nb` tells the learner to type (or prints) that would not speak `lang`:
+    the terminal chat or the benchmark's scoring without LESSON_LANG={lang}, JupyterLab not
+    opened on this edition's folder."""
+    folder = "notebooks/zh/" if lang == "zh" else "notebooks/"
+    wrong = []
+    for where, text in said_and_printed(nb):
+        for m in COMMAND.finditer(text):
+            if (m["module"] or "").startswith(SILENT):
+                continue
+            if lang == "zh" and not (m["lang"] and i18n.normalise(m["lang"]) == "zh"):
+                wrong.append(f"{where}: {m[0]!r} starts the English chat: it needs "
+                             "LESSON_LANG=zh in front (`LESSON_LANG=zh python -m lesson_lib`)")
+            elif lang == "en" and m["lang"] and i18n.normalise(m["lang"]) != "en":
+                wrong.append(f"{where}: {m[0]!r} starts the Chinese chat in the English edition")
+        for m in JUPYTER.finditer(text):
+            opened = m["rest"].strip()
+            if not opened.startswith(folder) or (lang == "en" and opened.startswith("notebooks/zh")):
+                wrong.append(f"{where}: {m[0]!r} opens another edition: write "
+                             f"'jupyter lab {folder}'")
+    return wrong
+
+
+@pytest.mark.parametrize("path", _not_yet([*ENGLISH, *CHINESE], lambda p: label(p) == COMMANDS_NOT_YET),
+                         ids=label)
+def test_every_command_a_notebook_gives_speaks_its_language(path):
+    lang = "zh" if path.parent.name == "zh" else "en"
+    wrong = wrong_commands(nbformat.read(path, as_version=4), lang)
+    assert not wrong, f"{path.name}:\n" + "\n".join(wrong)
+
+
+def test_the_command_check_catches_what_it_must():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("Run `python -m lesson_lib` or `.venv/bin/lesson-chat`, "
+                                      "then `.venv/bin/jupyter lab notebooks/`."),
+        nbformat.v4.new_markdown_cell("`LESSON_LANG=zh .venv/bin/python -m lesson_lib`, "
+                                      "`LESSON_LANG=zh-CN python -m lesson_lib.membench score a.py`, "
+                                      "`python -m lesson_lib.offline serve`, "
+                                      "`jupyter lab notebooks/zh/`"),
+        nbformat.v4.new_code_cell('print("LESSON_LANG=en python -m lesson_lib")')])
+    wrong = wrong_commands(nb, "zh")
+    assert len(wrong) == 4 and all("cell 0" in w or "cell 2" in w for w in wrong), wrong
+    assert wrong_commands(nb, "en") == [
+        "cell 1 (markdown): 'LESSON_LANG=zh .venv/bin/python -m lesson_lib' starts the "
+        "Chinese chat in the English edition",
+        "cell 1 (markdown): 'LESSON_LANG=zh-CN python -m lesson_lib.membench' starts the "
+        "Chinese chat in the English edition",
+        "cell 1 (markdown): 'jupyter lab notebooks/zh/' opens another edition: write "
+        "'jupyter lab notebooks/'"]
+
+
+def test_notebook_00_in_chinese_opens_jupyterlab_on_the_chinese_edition():
+    nb = nbformat.read(ROOT / "notebooks" / "zh" / "00_start_here.ipynb", as_version=4)
+    assert "jupyter lab notebooks/zh/" in "\n".join(c.source for c in nb.cells)
