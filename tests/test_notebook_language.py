@@ -173,10 +173,10 @@ def wrong_commands(nb, lang: str) -> list[str]:
             if (m["module"] or "").startswith(SILENT):
                 continue
             if lang == "zh" and not (m["lang"] and i18n.normalise(m["lang"]) == "zh"):
-                wrong.append(f"{where}: {m[0]!r} starts the English chat: it needs "
-                             "LESSON_LANG=zh in front (`LESSON_LANG=zh python -m lesson_lib`)")
+                wrong.append(f"{where}: {m[0]!r} speaks English: put LESSON_LANG=zh in front of "
+                             "it (`LESSON_LANG=zh python -m lesson_lib`)")
             elif lang == "en" and m["lang"] and i18n.normalise(m["lang"]) != "en":
-                wrong.append(f"{where}: {m[0]!r} starts the Chinese chat in the English edition")
+                wrong.append(f"{where}: {m[0]!r} speaks Chinese in the English edition")
         for m in JUPYTER.finditer(text):
             opened = m["rest"].strip()
             if not opened.startswith(folder) or (lang == "en" and opened.startswith("notebooks/zh")):
