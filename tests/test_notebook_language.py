@@ -205,10 +205,10 @@ def test_the_command_check_catches_what_it_must():
     wrong = wrong_commands(nb, "zh")
     assert len(wrong) == 4 and all("cell 0" in w or "cell 2" in w for w in wrong), wrong
     assert wrong_commands(nb, "en") == [
-        "cell 1 (markdown): 'LESSON_LANG=zh .venv/bin/python -m lesson_lib' starts the "
-        "Chinese chat in the English edition",
-        "cell 1 (markdown): 'LESSON_LANG=zh-CN python -m lesson_lib.membench' starts the "
-        "Chinese chat in the English edition",
+        "cell 1 (markdown): 'LESSON_LANG=zh .venv/bin/python -m lesson_lib' "
+        "speaks Chinese in the English edition",
+        "cell 1 (markdown): 'LESSON_LANG=zh-CN python -m lesson_lib.membench' "
+        "speaks Chinese in the English edition",
         "cell 1 (markdown): 'jupyter lab notebooks/zh/' opens another edition: write "
         "'jupyter lab notebooks/'"]
 
