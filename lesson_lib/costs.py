@@ -343,6 +343,10 @@ def _figure() -> Any:
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # no cache notice
     from matplotlib.figure import Figure  # noqa: PLC0415 (matplotlib is slow to import)
 
+    from lesson_lib.fonts import ready  # noqa: PLC0415
+
+    ready()  # Chinese labels and names drawn in Noto Sans SC, not as empty boxes
+
     return Figure(figsize=(11, 4.2), dpi=100, layout="constrained")
 
 

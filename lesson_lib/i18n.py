@@ -65,7 +65,17 @@ def use_language(lang: str | None) -> str:
     environment's choice. Returns the language now spoken."""
     global _chosen
     _chosen = None if lang is None else normalise(lang)
+    if _chosen == "zh":
+        _chinese_plots()
     return language()
+
+
+def _chinese_plots() -> None:
+    """Matplotlib draws Chinese from now on (lesson_lib.fonts): a Chinese notebook's own
+    plots too, not only the library's."""
+    from lesson_lib.fonts import ready  # noqa: PLC0415 (it imports matplotlib: only now)
+
+    ready()
 
 
 def language() -> str:
