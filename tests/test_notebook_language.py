@@ -216,3 +216,18 @@ def test_the_command_check_catches_what_it_must():
 def test_notebook_00_in_chinese_opens_jupyterlab_on_the_chinese_edition():
     nb = nbformat.read(ROOT / "notebooks" / "zh" / "00_start_here.ipynb", as_version=4)
     assert "jupyter lab notebooks/zh/" in "\n".join(c.source for c in nb.cells)
+
+
+def test_a_chinese_notebooks_own_pyplot_code_draws_chinese_inline(tmp_path):
+    """The inline backend, as in JupyterLab: after the first cell's use_language("zh"), a
+    notebook's own matplotlib code draws Chinese labels, and its output has no "Glyph …
+    missing from font" warning (which it has without: the check can fail)."""
+    plot = ("import matplotlib.pyplot as plt\n"
+            "fig, axes = plt.subplots()\naxes.plot([1, 2], [3, 4], label='完整历史')\n"
+            "axes.set(title='模型读了什么（计费的）', xlabel='请求')\naxes.legend()\nplt.show()\n"
+            "import matplotlib\nprint(matplotlib.rcParams['font.family'])")
+    said = run_cells(["from lesson_lib.i18n import use_language\n_ = use_language('zh')", plot],
+                     tmp_path)
+    assert said == ["", "['sans-serif', 'Noto Sans SC']"]
+    unset = run_cells(["x = 1", plot], tmp_path)
+    assert "missing from font" in unset[1] and "Noto Sans SC" not in unset[1]
