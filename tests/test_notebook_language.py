@@ -18,20 +18,10 @@ from lesson_lib.testing import apply_notebook_env
 ROOT = Path(__file__).resolve().parent.parent
 ENGLISH = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 CHINESE = sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]*_*.ipynb"))
-NOT_YET = ("10_", "12_", "13_")  # edited elsewhere at the time: they state it when next changed
-COMMANDS_NOT_YET = ("zh/10_conversations_that_survive_a_restart",  # their commands lack
-                    "zh/13_measure_your_agents_memory")            # LESSON_LANG=zh
 
 
 def label(path: Path) -> str:
     return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
-
-
-def _not_yet(paths, which=lambda p: p.name.startswith(NOT_YET)):
-    """Strictly expected to fail: notebooks edited elsewhere at the time; the change they
-    need is applied with that work, and then this mark must go (a pass fails it)."""
-    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="edited elsewhere"))
-            if which(p) else p for p in paths]
 
 
 def execute_in(path: Path, folder: Path) -> nbformat.NotebookNode:
@@ -56,7 +46,7 @@ def printed(nb, marker: str) -> str:
                    for o in c.outputs)
 
 
-@pytest.mark.parametrize("path", _not_yet([*ENGLISH, *CHINESE]), ids=label)
+@pytest.mark.parametrize("path", [*ENGLISH, *CHINESE], ids=label)
 def test_each_notebook_states_its_language_in_its_first_code_cell_and_metadata(path):
     lang = "zh" if path.parent.name == "zh" else "en"
     nb = nbformat.read(path, as_version=4)
@@ -186,8 +176,7 @@ def wrong_commands(nb, lang: str) -> list[str]:
     return wrong
 
 
-@pytest.mark.parametrize("path", _not_yet([*ENGLISH, *CHINESE], lambda p: label(p) in COMMANDS_NOT_YET),
-                         ids=label)
+@pytest.mark.parametrize("path", [*ENGLISH, *CHINESE], ids=label)
 def test_every_command_a_notebook_gives_speaks_its_language(path):
     lang = "zh" if path.parent.name == "zh" else "en"
     wrong = wrong_commands(nbformat.read(path, as_version=4), lang)
