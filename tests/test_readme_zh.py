@@ -192,7 +192,16 @@ def test_it_has_every_section_a_chinese_reader_needs():
     for needed in ("PostgreSQL", "postgresql+psycopg://", "sqlite:///", "docs/teachers/zh/",
                    "scripts/slides.py", "binder/", "benchmarks/memory_bench.py"):
         assert needed in text(), f"{NAME} does not mention {needed}"
-    assert "<!-- times -->" in text() and "<!-- /times -->" in text()
+
+
+def test_its_table_of_times_is_the_one_the_script_writes():
+    """The block between <!-- times --> and <!-- /times --> is scripts/reading_times.py's,
+    word for word: the script rewrites it, nobody edits it by hand."""
+    from scripts_support import load_script  # noqa: PLC0415
+
+    assert load_script("reading_times").zh_block() in text(), (
+        f"{NAME}'s table of times is out of date: run "
+        ".venv/bin/python scripts/reading_times.py --write")
 
 
 def test_the_chinese_providers_come_first_with_chat_and_embedding_models():
