@@ -54,7 +54,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lesson_lib.i18n import _, ngettext
+from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.llm import chat
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.notices import stopped_notice
@@ -65,8 +65,17 @@ if TYPE_CHECKING:
     from lesson_lib.longterm import Hit, LongTermMemory, Memory
     from lesson_lib.profile import UserProfile
 
-SYSTEM_PROMPT = ("You are a helpful assistant. Use the tools you are given to look up "
-                 "live information such as the weather or the time; answer briefly.")
+SYSTEM_PROMPT = N_("You are a helpful assistant. Use the tools you are given to look up "
+                   "live information such as the weather or the time; answer briefly.")
+# The default system prompt is said in the language spoken when an agent is made (the
+# Chinese edition's has the English one's token count, so budgets behave alike); a prompt
+# you pass is sent as you wrote it.
+
+
+def default_prompt(prompt: str) -> str:
+    """`prompt`, or SYSTEM_PROMPT in the language spoken now when `prompt` is SYSTEM_PROMPT
+    itself (the default object, not an equal text of yours)."""
+    return _(SYSTEM_PROMPT) if prompt is SYSTEM_PROMPT else prompt
 CONTEXT_BUDGET = 300  # tokens the retrieved context may cost, by default (with_longterm)
 _SESSION_NUMBERS = itertools.count(1)  # for the session ids with_longterm makes up
 
@@ -74,6 +83,7 @@ _SESSION_NUMBERS = itertools.count(1)  # for the session ids with_longterm makes
 def system_prompt_with(profile: UserProfile | None, prompt: str = SYSTEM_PROMPT) -> str:
     """`prompt`, then what the profile knows about the user on a line of its own
     ("What you know about this user: diet: vegetarian"); `prompt` alone if it knows nothing."""
+    prompt = default_prompt(prompt)
     facts = profile.as_prompt() if profile is not None else ""
     return f"{prompt}\n{facts}" if facts else prompt
 
@@ -145,7 +155,7 @@ class Agent:
                  on_tool: Callable[[ToolEvent], None] | None = None):  # told of each call
         self.memory = memory if memory is not None else ShortTermMemory(max_messages=40)
         if not any(m["role"] == "system" for m in self.memory.to_api_format()):
-            self.memory.add_system(system_prompt)
+            self.memory.add_system(default_prompt(system_prompt))
         self.registry = tools if tools is not None else default_registry
         self.tools = self.registry.schemas() or None  # the API refuses tools=[]
         self.client, self.on_tool = client, on_tool

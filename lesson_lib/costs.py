@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lesson_lib import i18n  # i18n._(), not _(): run_turn (shown in notebook 07) loops with `_`
-from lesson_lib.agent import SYSTEM_PROMPT
+from lesson_lib.agent import SYSTEM_PROMPT, default_prompt
 from lesson_lib.llm import complete
 from lesson_lib.memory import ShortTermMemory
 from lesson_lib.protocol import assistant_to_dict
@@ -241,7 +241,7 @@ def run_conversation(memory: Any,                   # an empty memory (a system 
     `run.error`, with the turns done so far."""
     registry = registry if registry is not None else lesson_tools()
     meter = meter if meter is not None else Meter()
-    memory.add_system(system)
+    memory.add_system(default_prompt(system))
     run = ConversationRun(name or type(memory).__name__, memory)
     for turn, question in enumerate(script, 1):
         try:

@@ -137,7 +137,8 @@ class Strategy:
 
     def system(self, *extra: str) -> dict:
         """The system message: the agent's prompt, today's date, and `extra` lines."""
-        lines = [SYSTEM_PROMPT, f"Today is {self.today}." if self.today else "", *extra]
+        lines = [_(SYSTEM_PROMPT), _("Today is {date}.").format(date=self.today)
+                 if self.today else "", *extra]
         return {"role": "system", "content": "\n".join(line for line in lines if line)}
 
     def chat(self, messages: list[dict], tools: list[dict] | None = None) -> Any:
@@ -164,7 +165,7 @@ class Windowed(Strategy):
     def __init__(self, context: Context | None = None):
         super().__init__(context)
         self.window = self.make_window()
-        self.window.add_system(SYSTEM_PROMPT)
+        self.window.add_system(_(SYSTEM_PROMPT))
 
     def make_window(self) -> Any:
         return ShortTermMemory(max_messages=10**9)
