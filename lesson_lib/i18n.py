@@ -26,6 +26,7 @@ import gettext
 import os
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 LANGUAGES = ("en", "zh")
 LANG_ENV = "LESSON_LANG"
@@ -96,3 +97,13 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 
 def is_chinese() -> bool:
     return language() == "zh"
+
+
+T = TypeVar("T")
+
+
+def by_language(en: T, zh: T) -> T:
+    """`zh` while the series speaks Chinese, else `en`: the data a check or a notebook uses
+    (a conversation, a question, a city and its dish) in the learner's language, so a
+    Chinese learner is judged on Chinese data by the same rules as an English one."""
+    return zh if is_chinese() else en
