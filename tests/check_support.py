@@ -15,10 +15,11 @@ class Twin:
     Twin by expect_pass / expect_fail runs in both languages, on each one's own data, and
     must give the same verdict and the same report, message for message (translated)."""
     make: Callable[[], Any]
+    many: bool = False  # make() returns the check's arguments, a tuple
 
 
-def twin(make: Callable[[], Any]) -> Twin:
-    return Twin(make)
+def twin(make: Callable[[], Any], *, many: bool = False) -> Twin:
+    return Twin(make, many)
 
 
 @contextmanager
@@ -68,7 +69,7 @@ def in_both_languages(check, answer: Twin, capsys, **kw) -> dict[str, tuple[bool
             capsys.readouterr()
             given = answer.make()
             with recording_messages() as seen:
-                passed = check(given, **kw)
+                passed = check(*given, **kw) if answer.many else check(given, **kw)
             runs[lang], said[lang] = (passed, capsys.readouterr().out), seen
     finally:
         i18n.use_language(None)
