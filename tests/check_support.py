@@ -1,5 +1,6 @@
 """Helpers for the exercise-check tests: run a check, read what it printed."""
 
+import copy
 import json
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -61,20 +62,29 @@ def in_both_languages(check, answer: Twin, capsys, **kw) -> dict[str, tuple[bool
     from lesson_lib import exercises, i18n
 
     runs, said = {}, {}
+    asked, first = copy.copy(exercises._ASKED), dict(exercises._FIRST)  # the hints' steps
+    after_asked, after_first = copy.copy(asked), dict(first)
     try:
         for lang in ("en", "zh"):
             i18n.use_language(lang)
-            exercises._ASKED.clear()  # each language starts from a hint's first step
+            exercises._ASKED.clear()  # each language starts from the same step of a hint
+            exercises._ASKED.update(asked)
             exercises._FIRST.clear()
+            exercises._FIRST.update(first)
             capsys.readouterr()
             given = answer.make()
             with recording_messages() as seen:
                 passed = check(*given, **kw) if answer.many else check(given, **kw)
             runs[lang], said[lang] = (passed, capsys.readouterr().out), seen
+            for key, times in exercises._ASKED.items():  # (a Counter's update would add)
+                after_asked[key] = times
+            after_first.update(exercises._FIRST)
     finally:
         i18n.use_language(None)
-        exercises._ASKED.clear()
+        exercises._ASKED.clear()  # as if the learner had asked in each language
+        exercises._ASKED.update(after_asked)  # (into an empty Counter: the counts themselves)
         exercises._FIRST.clear()
+        exercises._FIRST.update(after_first)
     (en_passed, en_out), (zh_passed, zh_out) = runs["en"], runs["zh"]
     assert en_passed == zh_passed, (f"the verdict depends on the language: English "
                                     f"{en_passed}, Chinese {zh_passed}:\n{en_out}\n{zh_out}")
