@@ -56,9 +56,12 @@ def recording_messages():
         i18n.catalogue = real
 
 
-def in_both_languages(check, answer: Twin, capsys, **kw) -> dict[str, tuple[bool, str]]:
+def in_both_languages(check, answer: Twin, capsys, *, in_order: bool = True,
+                      **kw) -> dict[str, tuple[bool, str]]:
     """Run `check` on the answer's English and Chinese versions, each in its language; fail
-    unless both give the same verdict and the same messages. {lang: (passed, output)}."""
+    unless both give the same verdict and the same messages (in the same order, unless
+    `in_order` is False: a check that puts the learner's language's case first).
+    {lang: (passed, output)}."""
     from lesson_lib import exercises, i18n
 
     runs, said = {}, {}
@@ -88,6 +91,8 @@ def in_both_languages(check, answer: Twin, capsys, **kw) -> dict[str, tuple[bool
     (en_passed, en_out), (zh_passed, zh_out) = runs["en"], runs["zh"]
     assert en_passed == zh_passed, (f"the verdict depends on the language: English "
                                     f"{en_passed}, Chinese {zh_passed}:\n{en_out}\n{zh_out}")
+    if not in_order:
+        said = {lang: sorted(seen) for lang, seen in said.items()}
     assert said["en"] == said["zh"], (
         f"the report depends on the language (its messages differ):\n{en_out}\n{zh_out}\n"
         + "\n".join(f"  {a!r} | {b!r}"
