@@ -2,6 +2,7 @@
 
 import copy
 import json
+from collections import Counter
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -56,6 +57,11 @@ def recording_messages():
         i18n.catalogue = real
 
 
+# How far each language's hints have gone in this test (a learner asking again gets the next
+# step, in each edition alike); tests/conftest.py empties it before every test.
+STEPS: dict[str, tuple[Counter, dict]] = {}
+
+
 def in_both_languages(check, answer: Twin, capsys, *, in_order: bool = True,
                       **kw) -> dict[str, tuple[bool, str]]:
     """Run `check` on the answer's English and Chinese versions, each in its language; fail
@@ -66,28 +72,26 @@ def in_both_languages(check, answer: Twin, capsys, *, in_order: bool = True,
 
     runs, said = {}, {}
     asked, first = copy.copy(exercises._ASKED), dict(exercises._FIRST)  # the hints' steps
-    after_asked, after_first = copy.copy(asked), dict(first)
     try:
         for lang in ("en", "zh"):
             i18n.use_language(lang)
-            exercises._ASKED.clear()  # each language starts from the same step of a hint
-            exercises._ASKED.update(asked)
+            steps, firsts = STEPS.setdefault(lang, (Counter(), {}))
+            exercises._ASKED.clear()  # each language's hints go on from its own last step
+            exercises._ASKED.update(steps)
             exercises._FIRST.clear()
-            exercises._FIRST.update(first)
+            exercises._FIRST.update(firsts)
             capsys.readouterr()
             given = answer.make()
             with recording_messages() as seen:
                 passed = check(*given, **kw) if answer.many else check(given, **kw)
             runs[lang], said[lang] = (passed, capsys.readouterr().out), seen
-            for key, times in exercises._ASKED.items():  # (a Counter's update would add)
-                after_asked[key] = times
-            after_first.update(exercises._FIRST)
+            STEPS[lang] = (copy.copy(exercises._ASKED), dict(exercises._FIRST))
     finally:
         i18n.use_language(None)
-        exercises._ASKED.clear()  # as if the learner had asked in each language
-        exercises._ASKED.update(after_asked)  # (into an empty Counter: the counts themselves)
+        exercises._ASKED.clear()
+        exercises._ASKED.update(asked)
         exercises._FIRST.clear()
-        exercises._FIRST.update(after_first)
+        exercises._FIRST.update(first)
     (en_passed, en_out), (zh_passed, zh_out) = runs["en"], runs["zh"]
     assert en_passed == zh_passed, (f"the verdict depends on the language: English "
                                     f"{en_passed}, Chinese {zh_passed}:\n{en_out}\n{zh_out}")

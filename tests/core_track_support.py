@@ -139,6 +139,11 @@ class CoreTrack:
         assert track.check(misgiven) is False
         assert track.misgiven_says in capsys.readouterr().out
 
+    def test_the_chinese_edition_gets_the_same_verdict_and_report(self, version, capsys):
+        from check_support import in_both_languages, twin
+
+        in_both_languages(type(self).check, twin(lambda: version), capsys)
+
 
 class ScriptedCoreTrack(CoreTrack):
     """A core exercise whose check drives the code with a scripted model (notebooks 05 and
@@ -155,8 +160,3 @@ class ScriptedCoreTrack(CoreTrack):
             assert llm._client is None, "the check must restore the shared client it replaced"
         finally:
             llm.set_client(*previous)
-
-    def test_the_chinese_edition_gets_the_same_verdict_and_report(self, version, capsys):
-        from check_support import in_both_languages, twin
-
-        in_both_languages(type(self).check, twin(lambda: version), capsys)
