@@ -525,9 +525,12 @@ def _t(en: str, zh: str) -> str:
     return zh if _LANG[0] == "zh" else en
 
 
-def _city(en: str) -> str:
-    return _t(en, {"Chengdu": "成都", "Shanghai": "上海", "Beijing": "北京",
-                   "Tokyo": "东京"}[en])
+_CITY_ZH = {"Chengdu": "成都", "Shanghai": "上海", "Beijing": "北京", "Tokyo": "东京"}
+
+
+def _city(name: str) -> str:
+    """A city of the bank as the bank being built names it (成都 for Chengdu in Chinese)."""
+    return _t(name, _CITY_ZH.get(name, name))
 
 
 _WEATHER = {"Chengdu": (16, "cloudy"), "Shanghai": (22, "sunny"), "Beijing": (18, "cloudy"),
@@ -556,7 +559,7 @@ def _asks(*calls: tuple[str, str, dict], content: str | None = None) -> dict:
 
 
 def _w(cid: str, city: str) -> tuple[str, str, dict]:
-    return cid, "get_current_weather", {"location": city}
+    return cid, "get_current_weather", {"location": _city(city)}
 
 
 def _result(cid: str, content: str) -> dict:
@@ -564,6 +567,7 @@ def _result(cid: str, content: str) -> dict:
 
 
 def _weather(cid: str, city: str) -> dict:
+    city = _city(city)
     celsius, condition = _WEATHER[city]
     return _result(cid, json.dumps({"location": city, "temperature": celsius,
                                     "unit": "celsius", "condition": condition},
@@ -604,35 +608,42 @@ def _cost(*messages: dict) -> int:
 def _valid_cases() -> list[TrimCase]:
     """Histories the API accepts, each with a trap for a trim."""
     _SYSTEM, _NAME, _ASK_NAME, _GUIDE, _ARTICLE = _texts()  # noqa: N806  (the bank's names)
-    cd = [_user(_t("What's the weather in Chengdu?", "成都天气怎么样？")), _asks(_w("call_cd1", _city("Chengdu"))),
-          _weather("call_cd1", _city("Chengdu")), _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。"))]
+    cd = [_user(_t("What's the weather in Chengdu?", "成都天气怎么样？")),
+          _asks(_w("call_cd1", "Chengdu")), _weather("call_cd1", "Chengdu"),
+          _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。"))]
     c1 = [_SYSTEM, *_NAME, *cd, _user(_t("Thanks!", "谢谢！"))]
-    c3 = [_SYSTEM, _user(_t("Hi!", "嗨！")), _said(_t("Hello! How can I help?", "你好！有什么可以帮你的？")), *_NAME,
-          _user(_t("I live in Chengdu.", "我住在成都。")), _said(_t("Chengdu is a lovely city.", "成都是个好地方。")), _ASK_NAME]
+    c3 = [_SYSTEM, _user(_t("Hi!", "嗨！")),
+          _said(_t("Hello! How can I help?", "你好！有什么可以帮你的？")), *_NAME,
+          _user(_t("I live in Chengdu.", "我住在成都。")),
+          _said(_t("Chengdu is a lovely city.", "成都是个好地方。")), _ASK_NAME]
     c4 = [_SYSTEM, *cd, *_NAME, _ASK_NAME]
     warmer = _user(_t("Which is warmer, Shanghai or Beijing?", "上海和北京哪个更暖和？"))
-    both = _said(_t("Shanghai is warmer: 22°C, against 18°C in Beijing.", "上海更暖和：22°C，北京18°C。"))
-    c5 = [_SYSTEM, warmer, _asks(_w("call_sh5", _city("Shanghai")), _w("call_bj5", _city("Beijing"))),
-          _weather("call_sh5", _city("Shanghai")), _weather("call_bj5", _city("Beijing")), both, *_NAME,
+    both = _said(_t("Shanghai is warmer: 22°C, against 18°C in Beijing.",
+                    "上海更暖和：22°C，北京18°C。"))
+    c5 = [_SYSTEM, warmer, _asks(_w("call_sh5", "Shanghai"), _w("call_bj5", "Beijing")),
+          _weather("call_sh5", "Shanghai"), _weather("call_bj5", "Beijing"), both, *_NAME,
           _ASK_NAME]
-    three = _asks(_w("call_cd6", _city("Chengdu")), _w("call_sh6", _city("Shanghai")), _w("call_tk6", _city("Tokyo")))
-    c6 = [_SYSTEM, _user(_t("What's the weather in Chengdu, Shanghai and Tokyo?", "成都、上海和东京的天气怎么样？")), three,
-          _weather("call_cd6", _city("Chengdu")), _weather("call_sh6", _city("Shanghai")),
-          _weather("call_tk6", _city("Tokyo")),
+    three = _asks(_w("call_cd6", "Chengdu"), _w("call_sh6", "Shanghai"), _w("call_tk6", "Tokyo"))
+    c6 = [_SYSTEM, _user(_t("What's the weather in Chengdu, Shanghai and Tokyo?",
+                            "成都、上海和东京的天气怎么样？")), three,
+          _weather("call_cd6", "Chengdu"), _weather("call_sh6", "Shanghai"),
+          _weather("call_tk6", "Tokyo"),
           _said(_t("Chengdu is cloudy (16°C), Shanghai sunny (22°C), Tokyo has light rain "
                    "(20°C).", "成都多云（16°C），上海晴（22°C），东京小雨（20°C）。")),
           _user(_t("Thanks!", "谢谢！"))]
     chinese = _note(_t("From now on, answer in Chinese.", "从现在起，请用中文回答。"))
     c7 = [_SYSTEM, *_NAME, chinese, *cd[:3], _said("成都多云，16°C。"), _ASK_NAME]
-    rounds = [_user(_t("Check Chengdu, then Shanghai, then Tokyo, one city at a time.", "先查成都，再查上海，然后查东京，一次查一个城市。"))]
+    rounds = [_user(_t("Check Chengdu, then Shanghai, then Tokyo, one city at a time.",
+                       "先查成都，再查上海，然后查东京，一次查一个城市。"))]
     for cid, city in (("call_cd8", "Chengdu"), ("call_sh8", "Shanghai"), ("call_tk8", "Tokyo")):
-        rounds += [_asks(_w(cid, _city(city))), _weather(cid, _city(city))]
+        rounds += [_asks(_w(cid, city)), _weather(cid, city)]
     c8 = [_SYSTEM, *_NAME, *rounds]
     c9 = [_SYSTEM, *_NAME, cd[0]]
     guide = [_user(_t("Find me a travel guide for Chengdu.", "帮我找一份成都旅游攻略。")),
              _asks(("call_g10", "search_web", {"query": _t("Chengdu travel guide", "成都旅游攻略")})),
-             _result("call_g10", _GUIDE), _said(_t("Here is a day-by-day guide, starting at "
-                                                   "Chunxi Road.", "这是一份按天安排的攻略，从春熙路开始。"))]
+             _result("call_g10", _GUIDE),
+             _said(_t("Here is a day-by-day guide, starting at Chunxi Road.",
+                      "这是一份按天安排的攻略，从春熙路开始。"))]
     c10 = [_SYSTEM, *guide, *_NAME, _ASK_NAME]
     c11 = [_SYSTEM, *_NAME, _user(_t("Read me the Chengdu travel guide.", "给我读一下成都旅游攻略。")),
            _asks(("call_g11", "get_travel_guide", {"city": _city("Chengdu")})),
@@ -640,17 +651,20 @@ def _valid_cases() -> list[TrimCase]:
     c12 = [_SYSTEM, *_NAME, _user(_t(f"Here is an article. {_ARTICLE} Summarise it in one line.",
                                      f"这是一篇文章。{_ARTICLE} 用一句话概括它。"))]
     tokyo = [_user(_t("What's the weather in Tokyo?", "东京天气怎么样？")),
-             _asks(_w("call_tk13", _city("Tokyo")), content=_t("Let me check the weather in Tokyo.", "我查一下东京的天气。")),
-             _weather("call_tk13", _city("Tokyo")), _said(_t("Tokyo has light rain, 20°C.", "东京小雨，20°C。"))]
-    c13 = [_SYSTEM, *tokyo, _user(_t("Thanks!", "谢谢！")), _said(_t("You're welcome!", "不客气！")), _ASK_NAME]
-    c14 = [_SYSTEM, cd[0], _asks(_w("call_0", _city("Chengdu"))), _weather("call_0", _city("Chengdu")), cd[3],
-           _user(_t("And in Shanghai?", "上海呢？")), _asks(_w("call_0", _city("Shanghai"))),
-           _weather("call_0", _city("Shanghai")), _said(_t("Shanghai is sunny, 22°C.", "上海晴，22°C。")),
+             _asks(_w("call_tk13", "Tokyo"),
+                   content=_t("Let me check the weather in Tokyo.", "我查一下东京的天气。")),
+             _weather("call_tk13", "Tokyo"), _said(_t("Tokyo has light rain, 20°C.", "东京小雨，20°C。"))]
+    c13 = [_SYSTEM, *tokyo, _user(_t("Thanks!", "谢谢！")), _said(_t("You're welcome!", "不客气！")),
+           _ASK_NAME]
+    c14 = [_SYSTEM, cd[0], _asks(_w("call_0", "Chengdu")), _weather("call_0", "Chengdu"), cd[3],
+           _user(_t("And in Shanghai?", "上海呢？")), _asks(_w("call_0", "Shanghai")),
+           _weather("call_0", "Shanghai"), _said(_t("Shanghai is sunny, 22°C.", "上海晴，22°C。")),
            _user(_t("Which city was warmer?", "哪个城市更暖和？"))]
-    c15 = [_SYSTEM, *_NAME, warmer, _asks(_w("call_sh15", _city("Shanghai")), _w("call_bj15", _city("Beijing"))),
-           _weather("call_bj15", _city("Beijing")), _weather("call_sh15", _city("Shanghai")), both,
+    c15 = [_SYSTEM, *_NAME, warmer, _asks(_w("call_sh15", "Shanghai"), _w("call_bj15", "Beijing")),
+           _weather("call_bj15", "Beijing"), _weather("call_sh15", "Shanghai"), both,
            _user(_t("Thanks!", "谢谢！"))]
-    slow = _note(_t("The user is on a slow connection: answer in one short sentence.", "用户的网络很慢：用一句短话回答。"))
+    slow = _note(_t("The user is on a slow connection: answer in one short sentence.",
+                    "用户的网络很慢：用一句短话回答。"))
     c16 = [_SYSTEM, *_NAME, *cd[:3], slow]
     c17 = [_SYSTEM, *_NAME, *cd]
     c18 = [*_NAME, *cd, _ASK_NAME]
@@ -737,27 +751,30 @@ def _broken_cases() -> list[TrimCase]:
     """Histories the API refuses before any trim: a good trim hands back a valid list."""
     _SYSTEM, _NAME, _ASK_NAME, _GUIDE, _ARTICLE = _texts()  # noqa: N806
     cd_ask = _user(_t("What's the weather in Chengdu?", "成都天气怎么样？"))
-    b1 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd21", _city("Chengdu"))),
+    b1 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd21", "Chengdu")),
           _user(_t("Hello? Are you still there?", "喂？你还在吗？"))]
     warmer = _user(_t("Which is warmer, Shanghai or Beijing?", "上海和北京哪个更暖和？"))
-    b2 = [_SYSTEM, warmer, _asks(_w("call_sh22", _city("Shanghai")), _w("call_bj22", _city("Beijing"))),
-          _weather("call_sh22", _city("Shanghai")), _user(_t("Well?", "好了吗？"))]
+    b2 = [_SYSTEM, warmer, _asks(_w("call_sh22", "Shanghai"), _w("call_bj22", "Beijing")),
+          _weather("call_sh22", "Shanghai"), _user(_t("Well?", "好了吗？"))]
     b2_fixed = repair_messages(b2).messages
-    b3 = [_SYSTEM, cd_ask, _asks(_w("call_cd23", _city("Chengdu"))), _weather("call_cd23", _city("Chengdu")),
-          _weather("call_cd23", _city("Chengdu")), _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。")),
-          _user(_t("And in Shanghai?", "上海呢？")), _asks(_w("call_sh23", _city("Shanghai"))),
-          _weather("call_sh23", _city("Shanghai"))]
-    b4 = [_SYSTEM, warmer, _asks(_w("call_0", _city("Shanghai")), _w("call_0", _city("Beijing"))),
-          _weather("call_0", _city("Shanghai")), _weather("call_0", _city("Beijing")),
+    b3 = [_SYSTEM, cd_ask, _asks(_w("call_cd23", "Chengdu")), _weather("call_cd23", "Chengdu"),
+          _weather("call_cd23", "Chengdu"), _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。")),
+          _user(_t("And in Shanghai?", "上海呢？")), _asks(_w("call_sh23", "Shanghai")),
+          _weather("call_sh23", "Shanghai")]
+    b4 = [_SYSTEM, warmer, _asks(_w("call_0", "Shanghai"), _w("call_0", "Beijing")),
+          _weather("call_0", "Shanghai"), _weather("call_0", "Beijing"),
           _said(_t("Shanghai is warmer.", "上海更暖和。")), _user(_t("Thanks!", "谢谢！"))]
-    b5 = [_SYSTEM, warmer, _weather("call_sh25", _city("Shanghai")), _weather("call_bj25", _city("Beijing")),
-          _asks(_w("call_sh25", _city("Shanghai")), _w("call_bj25", _city("Beijing"))),
-          _said(_t("Shanghai is warmer: 22°C, against 18°C in Beijing.", "上海更暖和：22°C，北京18°C。")), _user(_t("Thanks!", "谢谢！"))]
-    b6 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd26", _city("Chengdu"))),
-          _user(_t("Also, what time is it there?", "还有，那里现在几点？")), _weather("call_cd26", _city("Chengdu"))]
-    b7 = [_SYSTEM, _user(_t("Hi!", "嗨！")), {**_said(_t("Hello! How can I help?", "你好！有什么可以帮你的？")), "tool_calls": []},
+    b5 = [_SYSTEM, warmer, _weather("call_sh25", "Shanghai"), _weather("call_bj25", "Beijing"),
+          _asks(_w("call_sh25", "Shanghai"), _w("call_bj25", "Beijing")),
+          _said(_t("Shanghai is warmer: 22°C, against 18°C in Beijing.", "上海更暖和：22°C，北京18°C。")),
+          _user(_t("Thanks!", "谢谢！"))]
+    b6 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd26", "Chengdu")),
+          _user(_t("Also, what time is it there?", "还有，那里现在几点？")),
+          _weather("call_cd26", "Chengdu")]
+    b7 = [_SYSTEM, _user(_t("Hi!", "嗨！")),
+          {**_said(_t("Hello! How can I help?", "你好！有什么可以帮你的？")), "tool_calls": []},
           *_NAME, _ASK_NAME]
-    b8 = [_weather("call_cd28", _city("Chengdu")), _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。")),
+    b8 = [_weather("call_cd28", "Chengdu"), _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。")),
           _user(_t("Thanks!", "谢谢！")), _said(_t("You're welcome!", "不客气！")), _ASK_NAME]
     return [TrimCase(name, messages, max_messages, max_tokens, protects, broken=True)
             for name, messages, max_messages, max_tokens, protects in [

@@ -329,8 +329,9 @@ def _keeps_going(my_loop: Callable) -> None:
                             "the model asked for tools twice, then answered; my_loop made {n} "
                             "model calls and returned {reply}", n).format(
                                 n=n, reply=_short(repr(reply))))
-    expect(reply == loop_answer(), _("my_loop made the 3 calls but returned {reply}, not the answer "
-                              "{answer}").format(reply=_short(repr(reply)), answer=repr(loop_answer())))
+    expect(reply == loop_answer(),
+           _("my_loop made the 3 calls but returned {reply}, not the answer {answer}").format(
+               reply=_short(repr(reply)), answer=repr(loop_answer())))
 
 
 def _appends_call(my_loop: Callable) -> None:

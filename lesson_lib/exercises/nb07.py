@@ -563,7 +563,8 @@ TRIM_RULES: list[Rule] = [
                 N_("drop from the oldest end: what stays (system messages aside) is the newest "
                    "part of the conversation")),
                needs=(_LIST,)),
-    _bank_rule(N_("it forgets no more than it must: it stops as soon as the list fits"), valid_cases,
+    _bank_rule(N_("it forgets no more than it must: it stops as soon as the list fits"),
+               valid_cases,
                _no_more_than_needed,
                (N_("check the budget after every unit you drop, and stop when the list fits: "
                    "a list exactly at the budget fits"),
