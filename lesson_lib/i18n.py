@@ -18,6 +18,11 @@ Which language, first match wins:
 
 The API's own error texts stay verbatim in English in both languages, as the API sends
 them; the Chinese explanation stands beside them (lesson_lib.notices).
+
+Data speaks the learner's language too: a check's conversations (小明, 成都多云16°C) have
+Chinese twins, picked with `by_language(en, zh)` or read from a `Twins` by name, so a Chinese
+learner is judged on Chinese data by the same rules (tests/check_support.in_both_languages
+holds every check to the same verdict and the same messages in both).
 """
 
 from __future__ import annotations
