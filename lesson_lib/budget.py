@@ -55,7 +55,7 @@ from lesson_lib.memory import (
 from lesson_lib.protocol import ProtocolError, message_problem
 from lesson_lib.tokens import REPLY_PRIMING, count_message, count_request, count_text, count_tools
 
-SUMMARY_REQUEST = "Summarize the conversation so far."
+SUMMARY_REQUEST = N_("Summarize the conversation so far.")
 DROP_MODES = ("unit", "turn")
 AMOUNTS = {"tokens": N_("{n} tokens"), "messages": N_("{n} messages")}  # a count, said
 BAD_BUDGET = {  # (unit, has an overhead): the error of a budget that cannot be
@@ -112,16 +112,19 @@ def _cut(text: str, keep: int) -> str:
 
 
 def model_summarizer(chat: Callable | None = None,   # chat(messages) -> reply; default llm.chat
-                     request: str = SUMMARY_REQUEST,  # what the model is asked
-                     ) -> Callable[[list[dict]], str]:
+                     request: str | None = None,     # what the model is asked; None:
+                     ) -> Callable[[list[dict]], str]:  # SUMMARY_REQUEST, in your language
     """A summarizer for TokenBudgetMemory: the model itself is asked to summarise the
-    messages it is given (the previous summary first, then what is being dropped)."""
+    messages it is given (the previous summary first, then what is being dropped). The
+    request is SUMMARY_REQUEST in the language spoken when it is made (a model answers in
+    the language it is asked in), unless `request` says otherwise."""
     def summarize(messages: list[dict]) -> str:
+        asked = _(SUMMARY_REQUEST) if request is None else request
         if chat is None:
             from lesson_lib.llm import chat as ask  # noqa: PLC0415 (memory must not need llm)
         else:
             ask = chat
-        reply = ask([*messages, {"role": "user", "content": request}])
+        reply = ask([*messages, {"role": "user", "content": asked}])
         content = reply.get("content") if isinstance(reply, Mapping) else reply.content
         return content or ""
     return summarize

@@ -343,6 +343,10 @@ def _figure() -> Any:
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # no cache notice
     from matplotlib.figure import Figure  # noqa: PLC0415 (matplotlib is slow to import)
 
+    from lesson_lib.fonts import ready  # noqa: PLC0415
+
+    ready()  # Chinese labels and names drawn in Noto Sans SC, not as empty boxes
+
     return Figure(figsize=(11, 4.2), dpi=100, layout="constrained")
 
 
@@ -367,16 +371,17 @@ def plot_costs(runs: Sequence[ConversationRun],  # the runs to draw, one colour 
                           markersize=9, markeredgewidth=2)
     limits = [per_turn.axhline(y, color=colour, linestyle=style, linewidth=1.2,
                                label=f"{text} {y:,}")
-              for y, text, colour, style in ((window, "context window", "black", "--"),
-                                             (budget, "token budget", "grey", ":")) if y]
+              for y, text, colour, style in ((window, i18n._("context window"), "black", "--"),
+                                             (budget, i18n._("token budget"), "grey", ":")) if y]
     for turn, text in (marks or {}).items():
         for axes in (per_turn, total):
             axes.axvline(turn, color="grey", linewidth=0.8, alpha=0.5)
         per_turn.annotate(text, (turn, 1), xycoords=("data", "axes fraction"), xytext=(3, -12),
                           textcoords="offset points", fontsize=9, color="grey")
-    per_turn.set(title="Tokens in each turn's largest request", xlabel="turn", ylabel="tokens")
-    total.set(title="Tokens sent so far (what the conversation costs)", xlabel="turn",
-              ylabel="thousands of tokens")
+    per_turn.set(title=i18n._("Tokens in each turn's largest request"), xlabel=i18n._("turn"),
+                 ylabel=i18n._("tokens"))
+    total.set(title=i18n._("Tokens sent so far (what the conversation costs)"),
+              xlabel=i18n._("turn"), ylabel=i18n._("thousands of tokens"))
     total.legend(loc="upper left", fontsize=9)
     if limits:  # the runs are named in the right-hand legend; here only the limits
         per_turn.legend(handles=limits, loc="upper left", fontsize=9)

@@ -693,9 +693,11 @@ def _finish(store: SessionStore, user_id: str, topic: Topic | None,
             proof.actions.append(_sqlite_vacuum(store, error))
             return proof
         proof = verify_forgotten(store, user_id, topic, texts=texts, session_id=session_id)
-        proof.checked.insert(0, _("{where} was rewritten (VACUUM): SQLite had left {n} copies "
-                                  "in the unused space of its pages").format(
-                                      where=store.where, n=len(left)))
+        proof.checked.insert(0, ngettext(
+            "{where} was rewritten (VACUUM): SQLite had left {n} copy in the unused space of "
+            "its pages",
+            "{where} was rewritten (VACUUM): SQLite had left {n} copies in the unused space "
+            "of its pages", len(left)).format(where=store.where, n=len(left)))
     elif store.dialect == "sqlite" and left and not proof.actions:
         proof.actions.append(_sqlite_vacuum(store))
     return proof
@@ -784,15 +786,18 @@ def _check_files(store: SessionStore, needles: list[str], proof: Proof) -> None:
     listed = (", ".join(p.name for p in files) if len(files) <= 6 else
               _("{n} files of the tables, their indexes and TOAST in {folder}").format(
                   n=len(files), folder=files[0].parent))
-    proof.checked.append(_("the files {files}, byte by byte (UTF-8, case ignored), for {n} "
-                           "names and pieces of forgotten text").format(files=listed,
-                                                                       n=len(keys)))
+    proof.checked.append(ngettext(
+        "the files {files}, byte by byte (UTF-8, case ignored), for {n} name or piece of "
+        "forgotten text",
+        "the files {files}, byte by byte (UTF-8, case ignored), for {n} names and pieces of "
+        "forgotten text", len(keys)).format(files=listed, n=len(keys)))
     live = _live_counts(store, [k for k in keys if seen[k]])  # only what the files hold
     for key in keys:
         extra = seen[key] - live.get(key, 0)
         if extra > 0:
-            proof.remaining.append(Found("files", "; ".join(where[key]), _(
-                '{n} copies of "{text}" beyond what the live rows hold').format(
+            proof.remaining.append(Found("files", "; ".join(where[key]), ngettext(
+                '{n} copy of "{text}" beyond what the live rows hold',
+                '{n} copies of "{text}" beyond what the live rows hold', extra).format(
                     n=extra, text=shown[key][:60])))
 
 

@@ -8,13 +8,23 @@ gettext reads; `python scripts/translations.py compile` writes it, and a test fa
 the two differ). English is the source text itself: no catalogue.
 
 Which language, first match wins:
-1. `use_language("zh")` in this process (a notebook, a test);
-2. the environment variable LESSON_LANG: `en`, or `zh` (zh-CN, zh_CN, zh-Hans also mean
-   Chinese), what the CLI and a teacher's shell set;
-3. the notebook's folder: a kernel that starts in notebooks/zh/ (JupyterLab, nbval and
-   Run All start it in the notebook's own folder) speaks Chinese, so a Chinese notebook
-   needs no set-up line of its own;
-4. English.
+1. `use_language("zh")` in this process. The first code cell of every notebook of the
+   series calls it with the notebook's own language, so a notebook speaks its language
+   wherever it is opened: copied alone into another folder, run by JupyterLab, VS Code,
+   nbval or nbclient (which tell the kernel nothing of its notebook). A test or a learner
+   may call it too;
+2. the notebook this kernel runs, when the kernel can find it (jupyter_server, so
+   JupyterLab and Notebook, sets JPY_SESSION_NAME to its path; VS Code sets
+   `__vsc_ipynb_file__`) and its metadata names a language (`"lesson_lib": {"language":
+   "zh"}`, which every notebook of the series has): a cell run before the first one, after
+   a restart, speaks it too;
+3. the environment variable LESSON_LANG: `en`, or `zh` (zh-CN, zh_CN, zh-Hans also mean
+   Chinese), what the CLI and a teacher's shell set; it decides wherever no notebook states
+   a language (the terminal chat, scripts, a new notebook of the learner's own);
+4. the notebook's folder: a kernel that starts in notebooks/zh/ (JupyterLab, nbval and
+   Run All start it in the notebook's own folder) speaks Chinese, for a notebook there that
+   states nothing;
+5. English.
 
 The API's own error texts stay verbatim in English in both languages, as the API sends
 them; the Chinese explanation stands beside them (lesson_lib.notices).
@@ -28,7 +38,9 @@ holds every check to the same verdict and the same messages in both).
 from __future__ import annotations
 
 import gettext
+import json
 import os
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,6 +53,7 @@ CATALOGUES = {"zh": "zh_CN"}  # a language → its folder under locale/
 _ALIASES = {"en": "en", "en-us": "en", "en_us": "en", "en-gb": "en", "english": "en",
             "zh": "zh", "zh-cn": "zh", "zh_cn": "zh", "zh-hans": "zh", "zh_hans": "zh",
             "chinese": "zh", "中文": "zh"}
+NOTEBOOK_KEY = "lesson_lib"  # a notebook's metadata: {"lesson_lib": {"language": "zh"}}
 _chosen: str | None = None
 
 
@@ -58,13 +71,26 @@ def use_language(lang: str | None) -> str:
     environment's choice. Returns the language now spoken."""
     global _chosen
     _chosen = None if lang is None else normalise(lang)
+    if _chosen == "zh":
+        _chinese_plots()
     return language()
+
+
+def _chinese_plots() -> None:
+    """Matplotlib draws Chinese from now on (lesson_lib.fonts): a Chinese notebook's own
+    plots too, not only the library's."""
+    from lesson_lib.fonts import ready  # noqa: PLC0415 (it imports matplotlib: only now)
+
+    ready()
 
 
 def language() -> str:
     """The language spoken now: "en" or "zh" (see the module's docstring)."""
     if _chosen is not None:
         return _chosen
+    stated = notebook_language(kernel_notebook())
+    if stated is not None:
+        return stated
     wanted = os.environ.get(LANG_ENV, "").strip()
     if wanted:
         try:
@@ -72,6 +98,33 @@ def language() -> str:
         except ValueError:
             return "en"  # a wrong setting is reported by the CLI, never a crash here
     return "zh" if Path.cwd().name == "zh" and Path.cwd().parent.name == "notebooks" else "en"
+
+
+def kernel_notebook() -> str | None:
+    """The path of the notebook this process is the kernel of, when the kernel can know it:
+    VS Code's `__vsc_ipynb_file__`, or JPY_SESSION_NAME, which jupyter_server gives the
+    kernels it starts (read only inside a kernel: a program a notebook starts inherits the
+    variable, and speaks by LESSON_LANG as everywhere else). None under nbclient, a plain
+    Python or a console."""
+    if "ipykernel" not in sys.modules:
+        return None
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    found = getattr(shell, "user_ns", {}).get("__vsc_ipynb_file__")
+    return str(found) if found else (os.environ.get("JPY_SESSION_NAME") or None)
+
+
+@cache
+def notebook_language(path: str | None) -> str | None:
+    """The language the notebook at `path` states in its metadata (`lesson_lib.language`),
+    or None: no path, no such file, not a notebook, or a notebook that states none."""
+    if not path or not path.endswith(".ipynb"):
+        return None
+    try:
+        with open(path, encoding="utf-8") as file:
+            stated = json.load(file).get("metadata", {}).get(NOTEBOOK_KEY, {}).get("language")
+        return normalise(stated) if stated else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 @cache

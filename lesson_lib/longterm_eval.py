@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from lesson_lib.i18n import _
+from lesson_lib.i18n import N_, _
 from lesson_lib.longterm import METHODS, LongTermMemory
 from lesson_lib.terms import terms
 
 LANGUAGES = ("en", "zh")
+PART_LABELS = {"all": N_("all"), "en": N_("en"), "zh": N_("zh")}  # a plot's legend
 
 
 @dataclass(frozen=True)
@@ -220,11 +221,11 @@ def plot_recall(report: dict[str, dict[str, float]],  # recall(): {method: {part
     for n, part in enumerate(parts):
         values = [report[method].get(part, 0.0) for method in report]
         xs = [i + (n - (len(parts) - 1) / 2) * width for i in range(len(report))]
-        bars = axes.bar(xs, values, width, label=part, color=COLOURS[n])
+        bars = axes.bar(xs, values, width, label=_(PART_LABELS[part]), color=COLOURS[n])
         axes.bar_label(bars, fmt="%.2f", fontsize=8)
     axes.set_xticks(range(len(report)), list(report))
     axes.set_ylim(0, 1.12)
     axes.set_ylabel(f"recall@{k}")
-    axes.set_title(f"Does search find the memory that answers? (recall@{k})")
+    axes.set_title(_("Does search find the memory that answers? (recall@{k})").format(k=k))
     axes.legend(loc="lower right", fontsize=8)
     return CostPlot(figure, [f"recall@{k} of {', '.join(report)} in {', '.join(parts)}"])

@@ -37,7 +37,9 @@ the library's (repair, then TokenBudgetMemory's or MessageBudgetMemory's trimmin
 from __future__ import annotations
 
 import copy
+import difflib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -500,16 +502,51 @@ def case_size(case: TrimCase, unit: str) -> str:
     return _("{size}, budget {budget}").format(size=amount, budget=f"{case.budget(unit):,}")
 
 
+class UnknownTrimCase(KeyError):
+    """A name no trim case has. Its message is a sentence in the learner's language (a
+    plain KeyError would show it as a quoted repr)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+_QUOTES = "\"'`“”‘’「」『』 \t\n"
+_SUFFIX = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")  # "(9 messages, budget 6)", "（本身已损坏）"
+
+
+def _names(case: TrimCase) -> dict[str, str]:
+    """The names `case` goes by, folded for matching → the case's English name."""
+    found = [case.name, *(catalogue(lang).gettext(case.name) for lang in CATALOGUES)]
+    return {name.casefold(): case.name for name in found}
+
+
 def trim_case(name: str, cases: Sequence[TrimCase] | None = None) -> TrimCase:
     """The case called `name`: its English name, or its name in any language the reports
-    speak ("切口处的并行调用组" finds "parallel group at the cut")."""
-    cases = trim_cases() if cases is None else cases
-    for case in cases:
-        if name == case.name or name in {catalogue(lang).gettext(case.name)
-                                         for lang in CATALOGUES}:
-            return case
-    raise KeyError(_("no trim case called {name}; the cases are {cases}").format(
-        name=repr(name), cases=", ".join(repr(_(c.name)) for c in cases)))
+    speak ("裁剪点落在并行工具调用组上" finds "parallel group at the cut"), copied as a report
+    prints it (in quotes, with its size or "(broken)" after it: "… (9 messages, budget 6)").
+    Any other name: UnknownTrimCase, naming the cases (and the nearest one) in the
+    learner's language."""
+    bank = trim_cases() if cases is None else cases  # the bank of the language spoken
+    names = {folded: english for case in bank for folded, english in _names(case).items()}
+    wanted = str(name).strip(_QUOTES).casefold()
+    while True:
+        if wanted in names:
+            return next(case for case in bank if case.name == names[wanted])
+        shorter = _SUFFIX.sub("", wanted).strip(_QUOTES)
+        if shorter == wanted:
+            break
+        wanted = shorter
+    shown = [_(case.name) for case in bank]
+    near = difflib.get_close_matches(str(name).strip(_QUOTES), shown, n=1, cutoff=0.5) or \
+        [_(names[m]) for m in difflib.get_close_matches(wanted, list(names), n=1, cutoff=0.5)]
+    cases_text = ", ".join(repr(n) for n in shown)
+    if near:
+        raise UnknownTrimCase(_("no trim case called {name}; did you mean {near}? Copy a "
+                                "name as the check's report prints it; the cases are "
+                                "{cases}").format(name=repr(name), near=repr(near[0]),
+                                                  cases=cases_text))
+    raise UnknownTrimCase(_("no trim case called {name}; the cases are {cases}").format(
+        name=repr(name), cases=cases_text))
 
 
 # ----------------------------------------------------------------- the bank's messages

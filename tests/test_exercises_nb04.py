@@ -473,3 +473,35 @@ def test_notebook_stubs_are_unsolved_first_attempts(capsys):
 
 # These tests read which cases a check names: every line is printed (conftest.every_line).
 pytestmark = pytest.mark.usefixtures("every_line")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_show_trim_takes_a_case_name_as_either_report_prints_it(lang, speak):
+    """The names the check's report prints, in either language, copied with their size or
+    in quotes, find their case; the title is in the language spoken."""
+    speak(lang)
+    for name in ("裁剪点落在并行工具调用组上", "“裁剪点落在并行工具调用组上”",
+                 "裁剪点落在并行工具调用组上（9 条消息，预算 6）",
+                 "Parallel group at the cut (9 messages, budget 6)"):
+        view = show_trim(naive_trim, name)
+        title = "裁剪点落在并行工具调用组上" if lang == "zh" else "parallel group at the cut"
+        assert f"{title}（max_messages=6）" in str(view) or f"{title} (max_messages=6)" in str(view)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_wrong_case_name_is_a_sentence_naming_the_cases_in_the_learners_language(lang, speak):
+    from lesson_lib.trimcheck import UnknownTrimCase
+
+    speak(lang)
+    with pytest.raises(KeyError) as wrong:  # an UnknownTrimCase is a KeyError still
+        show_trim(naive_trim, "parallel grup at the cut")
+    said = str(wrong.value)
+    assert isinstance(wrong.value, UnknownTrimCase) and not said.startswith(("'", '"'))
+    if lang == "zh":
+        assert said.startswith("没有叫 'parallel grup at the cut' 的裁剪用例；你是不是想写 "
+                               "'裁剪点落在并行工具调用组上'？") and "'中文对话'" in said
+        assert "no trim case" not in said
+    else:
+        assert said.startswith("no trim case called 'parallel grup at the cut'; did you mean "
+                               "'parallel group at the cut'?") and "'chinese conversation'" in said
+    assert len(said.split("', '")) == len(VALID_CASES)  # the cases show_trim draws, no more

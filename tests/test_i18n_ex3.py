@@ -138,8 +138,9 @@ def test_nb10_checks_in_chinese_and_in_english(speak, capsys):
     assert nb10.check_forget_user(lambda store, user_id: 0) is False
     out = _out(capsys)
     assert out.startswith("练习 2 · forget_user：")
-    assert "❌ 它返回删除了多少个会话" in out and "小明有 3 个会话；forget_user 返回了 0" in out
-    assert "✅ 老张的会话没有被动过" in out
+    assert "❌ 它按层返回删掉了什么" in out and "提示：forget_user 返回了 0" in out
+    assert "❌ 会话日志：文件里不再有小明的任何会话" in out and "小明的 3 个会话里还有 3 个" in out
+    assert "✅ 老张的会话、用户资料和记忆都没被动过" in out
     assert nb10.check_open_chat(lambda store, user_id, title: None) is False
     out = _out(capsys)
     assert "❌ open_chat 返回一个 StoredMemory，也就是 Agent 使用的记忆" in out
@@ -149,5 +150,5 @@ def test_nb10_checks_in_chinese_and_in_english(speak, capsys):
     speak("en")
     assert nb10.check_forget_user(lambda store, user_id: 0) is False
     out = _out(capsys)
-    assert "❌ it returns how many sessions it deleted" in out
-    assert "hint: Xiaoming had 3 sessions; forget_user returned 0" in out
+    assert "❌ it returns what went, per layer" in out and "hint: forget_user returned 0" in out
+    assert "3 of Xiaoming's 3 sessions are still in the file" in out and "小明" not in out

@@ -18,7 +18,7 @@ PACKAGE = Path(lesson_lib.__file__).parent
 # What the offline model may use of lesson_lib: the protocol's rules, token counting, the
 # language of its answers, its embedder, and helpers that know nothing of memory or agents.
 NEUTRAL = {"protocol", "tokens", "i18n", "places", "text", "terms", "clock", "vectors",
-           "cache"}
+           "cache", "fonts"}  # fonts: i18n's Chinese registers the CJK font for plots
 
 
 def module_of(path: Path) -> str:

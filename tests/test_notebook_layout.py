@@ -21,7 +21,7 @@ from scripts_support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
-SETUP_LINES = 8
+SETUP_LINES = 9  # %xmode, the language the notebook speaks, its imports, the client
 
 
 TIMES = load_script("reading_times")

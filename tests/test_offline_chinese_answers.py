@@ -248,3 +248,33 @@ def test_the_responses_api_answers_in_chinese_too():
         {"type": "function_call_output", "call_id": "c1",
          "output": '{"current_time": "2026-05-01 17:30:00 CST+0800"}'}])
     assert response.output_text == "北京时间现在是 2026 年 5 月 1 日 17:30。"
+
+
+def test_a_summary_asked_in_chinese_is_chinese_and_keeps_a_chinese_name_through_folds():
+    """model_summarizer asks in the language spoken (a model answers in the language it
+    is asked in), and a name written in an earlier summary is read back, a Chinese one in
+    an English note too."""
+    from lesson_lib.budget import SUMMARY_REQUEST, model_summarizer
+    from lesson_lib.i18n import use_language
+    from lesson_lib.offline.understand import name_noted
+
+    client = offline_client()
+
+    def ask(messages):
+        return client.chat.completions.create(model=MODEL_ID, messages=messages).choices[0].message
+
+    system = {"role": "system", "content": "You are a helpful assistant."}
+    first = [system, {"role": "user", "content": "我叫小明"},
+             {"role": "assistant", "content": "你好小明！"}]
+    use_language("zh")
+    try:
+        one = model_summarizer(ask)(first)
+        two = model_summarizer(ask)([system, {"role": "system", "content": one},
+                                     {"role": "user", "content": "北京天气怎么样？"},
+                                     {"role": "assistant", "content": "北京多云。"}])
+    finally:
+        use_language(None)
+    assert one.startswith("对话摘要：用户叫小明。") and "用户叫小明" in two and "北京天气怎么样" in two
+    english = model_summarizer(ask, SUMMARY_REQUEST)(first)  # asked in English: English
+    assert english.startswith("Summary so far: the user's name is 小明.")
+    assert name_noted(english) == "小明" and name_noted("the user's name is Xiaoming.") == "Xiaoming"

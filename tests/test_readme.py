@@ -144,8 +144,8 @@ def looks_like_path(span: str) -> bool:
     return "/" in span or span.endswith(PATH_SUFFIXES)
 
 
-def read_readme(markdown: str, scripts: set[str]) -> Snippets:
-    """Every command, path and code block the README shows."""
+def read_readme(markdown: str, scripts: set[str], name: str = "README.md") -> Snippets:
+    """Every command, path and code block the README (the file `name`) shows."""
     found = Snippets()
     blocks, prose = fenced_blocks(markdown)
     for start, language, text in blocks:
@@ -157,7 +157,7 @@ def read_readme(markdown: str, scripts: set[str]) -> Snippets:
                 found.commands += [c for c in split_commands(line, command_line)
                                    if is_command(c, scripts)]
             except ValueError as error:
-                found.problems.append(f"README.md line {line}: `{command_line}` is not a valid "
+                found.problems.append(f"{name} line {line}: `{command_line}` is not a valid "
                                       f"shell line ({error})")
     for match in re.finditer(r"`([^`]+)`", prose):
         span = " ".join(match.group(1).split())
@@ -399,27 +399,28 @@ def env_files_of(commands: list[Command]) -> list[str]:
     return files
 
 
-def readme_problems(markdown: str, project: Project) -> list[str]:
-    """Every problem with the commands, paths and code blocks of a README text."""
-    found = read_readme(markdown, project.scripts)
+def readme_problems(markdown: str, project: Project, name: str = "README.md") -> list[str]:
+    """Every problem with the commands, paths and code blocks of a README text (the file
+    `name`: README.md or README.zh-CN.md, which tests/test_readme_zh.py checks)."""
+    found = read_readme(markdown, project.scripts, name)
     checker = Checker(project, env_files_of(found.commands))
     problems = list(found.problems)
     for command in found.commands:
-        problems += [f"README.md line {command.line}: `{command}`: {problem}"
+        problems += [f"{name} line {command.line}: `{command}`: {problem}"
                      for problem in checker.check(command)]
-    problems += [f"README.md line {line}: `{path}`: no such file or directory in the "
+    problems += [f"{name} line {line}: `{path}`: no such file or directory in the "
                  "repository" for line, path in found.paths if not project.exists(path)]
     for start, language, text in found.blocks:
         if language == "python":
             try:
-                compile(text, f"README.md line {start}", "exec")
+                compile(text, f"{name} line {start}", "exec")
             except SyntaxError as error:
-                problems.append(f"README.md line {start}: the Python block does not "
+                problems.append(f"{name} line {start}: the Python block does not "
                                 f"compile: {error}")
         if "127.0.0.1" in text:
             for model in re.findall(r"""["']?model["']?\s*[:=]\s*["']([^"']+)["']""", text):
                 if model != MODEL_ID:
-                    problems.append(f"README.md line {start}: the block asks the served "
+                    problems.append(f"{name} line {start}: the block asks the served "
                                     f"offline model for `{model}`; its only model id is "
                                     f"`{MODEL_ID}`")
     return problems

@@ -293,12 +293,9 @@ class BenchPlot:
 
     def png(self) -> bytes:
         import io  # noqa: PLC0415
-        import warnings  # noqa: PLC0415
 
         out = io.BytesIO()
-        with warnings.catch_warnings():  # a machine without a Chinese font draws boxes
-            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
-            self.figure.savefig(out, format="png")
+        self.figure.savefig(out, format="png")  # Chinese from Noto Sans SC (lesson_lib.fonts)
         return out.getvalue()
 
     def _repr_png_(self) -> bytes:
@@ -306,17 +303,18 @@ class BenchPlot:
 
 
 MARKERS = {"en": "o", "zh": "s", "mixed": "^"}
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Serif CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
-             "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC")
 
 
 def font_families() -> list[str]:
-    """Matplotlib's default font, then the first Chinese font installed (Chinese titles and
-    strategy names are drawn with it, glyph by glyph, where the default has none)."""
-    from matplotlib import font_manager, rcParams  # noqa: PLC0415
+    """Matplotlib's default family, then Noto Sans SC, which installs with the project
+    (lesson_lib.fonts): Chinese titles and strategy names are drawn with it, glyph by
+    glyph, where the default has none."""
+    from lesson_lib.fonts import ready  # noqa: PLC0415
 
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    return [*rcParams["font.sans-serif"][:1], *[f for f in CJK_FONTS if f in installed][:1]]
+    ready()
+    from matplotlib import rcParams  # noqa: PLC0415
+
+    return list(rcParams["font.family"])
 
 
 def plot(results: Sequence[Results]) -> BenchPlot:

@@ -29,7 +29,8 @@ it was set from the sessions' length, not from any score.)
 - **message trim**: the seed's `ShortTermMemory(max_messages=MAX_MESSAGES)`.
 - **token budget**: `TokenBudgetMemory(TOKEN_BUDGET)`.
 - **summaries**: `TokenBudgetMemory(TOKEN_BUDGET, summarizer=model_summarizer())`: what is
-  dropped is summarised by the model, the summary folded into the next.
+  dropped is summarised by the model, the summary folded into the next (asked in English
+  whatever language the learner reads, so the scores do not depend on it).
 - **compaction**: at each session's end, the Responses API's `responses.compact` of the
   window so far (the offline model's, or a real provider's); the question is asked on
   the compacted window.
@@ -51,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lesson_lib.agent import CONTEXT_BUDGET, SYSTEM_PROMPT
-from lesson_lib.budget import TokenBudgetMemory, model_summarizer
+from lesson_lib.budget import SUMMARY_REQUEST, TokenBudgetMemory, model_summarizer
 from lesson_lib.i18n import _
 from lesson_lib.memory import ShortTermMemory
 
@@ -208,7 +209,8 @@ class Summaries(Windowed):
     name = "summaries"
 
     def make_window(self) -> Any:
-        return TokenBudgetMemory(TOKEN_BUDGET, summarizer=model_summarizer(self.chat))
+        return TokenBudgetMemory(TOKEN_BUDGET, summarizer=model_summarizer(
+            self.chat, SUMMARY_REQUEST))
 
 
 # ----------------------------------------------------------------- a plain file
@@ -385,7 +387,8 @@ class SummariesRetrieval(Layered):
 
     def __init__(self, context: Context | None = None):
         super().__init__(context, window=lambda: TokenBudgetMemory(
-            TOKEN_BUDGET, summarizer=model_summarizer(self.chat)), retrieval=True,
+            TOKEN_BUDGET, summarizer=model_summarizer(
+            self.chat, SUMMARY_REQUEST)), retrieval=True,
             name=self.name)
 
 

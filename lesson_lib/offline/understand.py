@@ -102,7 +102,7 @@ def name_in(text: str) -> str | None:
     return None
 
 
-_NAME_NOTE = re.compile(r"(?i)\bthe user'?s name is\s+([A-Za-z][\w'-]*)"
+_NAME_NOTE = re.compile(r"(?i)\bthe user'?s name is\s+([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})"
                         r"|(?:用户叫|用户的名字是|用户的名字叫)\s*([A-Za-z][\w'-]*|[\u4e00-\u9fff]{1,4})")
 
 
@@ -111,7 +111,9 @@ def name_noted(text: str) -> str | None:
     "用户叫小明"), as a memory summary does. "Your name is ..." in a system prompt names
     the assistant, so it does not count."""
     found = _NAME_NOTE.search(tidy(text))
-    name = (found.group(1) or _NAME_ZH_END.split(found.group(2))[0]) if found else None
+    name = (found.group(1) or found.group(2)) if found else None
+    if name and not name[0].isascii():  # a Chinese name ends where a particle begins
+        name = _NAME_ZH_END.split(name)[0]
     return name.removesuffix(".") if name else None
 
 
