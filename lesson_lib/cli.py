@@ -273,7 +273,7 @@ def profile_changed(memory: StoredMemory, note: str) -> bool:
     forgotten what the prompt still says)?"""
     prompt = " ".join(str(m["content"]) for m in memory.to_api_format()
                       if m["role"] == "system")
-    return note not in prompt if note else PROMPT_HEAD in prompt
+    return note not in prompt if note else (PROMPT_HEAD in prompt or _(PROMPT_HEAD) in prompt)
 
 
 def start_session(chat: Chat) -> None:

@@ -152,17 +152,17 @@ from types import SimpleNamespace
 from typing import Any
 
 from lesson_lib import write_policy
-from lesson_lib.i18n import _
+from lesson_lib.i18n import N_, _
 from lesson_lib.sessions import SessionStore, StoreError
 from lesson_lib.storage import _check_text, _now, _sa, check_storable
 from lesson_lib.terms import terms
 
-SOURCES = {  # source: what a memory of that source is
-    "user": "a user fact (the user's own words)",
-    "session": "experience (a past conversation's summary)",
-    "document": "knowledge (a document)",
-    "tool": "a tool's result",
-    "assistant": "the model's own note",
+SOURCES = {  # source: what a memory of that source is (said in the language spoken: _())
+    "user": N_("a user fact (the user's own words)"),
+    "session": N_("experience (a past conversation's summary)"),
+    "document": N_("knowledge (a document)"),
+    "tool": N_("a tool's result"),
+    "assistant": N_("the model's own note"),
 }
 METHODS = ("fused", "dense", "lexical")
 DEFAULT_METHOD = "fused"
@@ -185,7 +185,7 @@ ABSTAIN_FLOOR = 0.18  # the measured floor for the offline embedder, chosen on d
 # the question; it cannot tell a near miss (a cat asked, a dog remembered) from an answer
 LEXICAL_BUDGET = 2000  # memories a lexical search may rank: its commonest terms are left out
 NEAR = 0.40           # a stored user fact this close to a new one is compared with it
-PROMPT_HEAD = "What you remember (newest first; when two disagree, the newer one is right):"
+PROMPT_HEAD = N_("What you remember (newest first; when two disagree, the newer one is right):")
 
 
 class MemoryPoisoningError(StoreError, ValueError):
@@ -971,9 +971,9 @@ class LongTermMemory:
         memories = [h.memory if isinstance(h, Hit) else h for h in hits]
         if not memories:
             return ""
-        lines = [PROMPT_HEAD]
+        lines = [_(PROMPT_HEAD)]
         for memory in sorted(memories, key=lambda x: (x.created_at, x.id), reverse=True):
-            who = "the user said" if memory.is_user_fact else SOURCES[memory.source]
+            who = _("the user said") if memory.is_user_fact else _(SOURCES[memory.source])
             lines.append(f"- {memory.created_at[:10]} ({who}): {memory.text}")
         return "\n".join(lines)
 
@@ -1387,9 +1387,9 @@ def update_rule(stored: Sequence[Mapping], new: Mapping,
 
 # ----------------------------------------------------------------- into the request
 
-CONTEXT_HEAD = ("Long-term memory, found for the user's latest message. Each line: date "
-                "[source, where]; [user] is the user's own words. Newest first; when two "
-                "disagree, the newer is right. If none answers, say you don't know:")
+CONTEXT_HEAD = N_("Long-term memory, found for the user's latest message. Each line: date "
+                  "[source, where]; [user] is the user's own words. Newest first; when two "
+                  "disagree, the newer is right. If none answers, say you don't know:")
 
 
 def _context_line(memory: Memory) -> str:
@@ -1399,7 +1399,8 @@ def _context_line(memory: Memory) -> str:
 
 def context_message(hits: Iterable[Hit | Memory],   # best first, as search() returns them
                     budget: int,                    # tokens the message may cost at most
-                    ) -> dict | None:
+                    head: str | None = None,        # its first line; None: CONTEXT_HEAD in
+                    ) -> dict | None:               # the language spoken (a model reads it)
     """The hits as one labelled system message for the request, costing at most `budget`
     tokens (tokens.count_messages of the message alone): the hits are taken best first, and
     one that would not fit is left out (a smaller one after it may still fit); the lines are
@@ -1411,11 +1412,12 @@ def context_message(hits: Iterable[Hit | Memory],   # best first, as search() re
         raise ValueError(_("budget is a number of tokens, got {value}").format(
             value=repr(budget)))
     kept: list[Memory] = []
+    first = _(CONTEXT_HEAD) if head is None else head
 
     def message(memories: list[Memory]) -> dict:
         ordered = sorted(memories, key=lambda x: (x.created_at, x.id), reverse=True)
         return {"role": "system",
-                "content": "\n".join([CONTEXT_HEAD, *map(_context_line, ordered)])}
+                "content": "\n".join([first, *map(_context_line, ordered)])}
 
     for hit in hits:
         memory = hit.memory if isinstance(hit, Hit) else hit
@@ -1427,13 +1429,14 @@ def context_message(hits: Iterable[Hit | Memory],   # best first, as search() re
 def recall(question: str, memory: LongTermMemory, budget: int, *, k: int = 5,
            method: str = DEFAULT_METHOD,
            min_score: float | None = MIN_SCORE,  # the least cosine a hit needs (search's)
+           head: str | None = None,  # the context's first line (None: context_message's)
            ) -> dict | None:
     """Retrieval before the call: the `k` memories that best answer `question`, as the
     labelled system message `context_message` makes (at most `budget` tokens), or None:
     None too when no memory reaches `min_score` (search's floor), so a question nothing
     answers is sent without a context to misread."""
     return context_message(memory.search(question, k, method=method, min_score=min_score),
-                           budget)
+                           budget, head)
 
 
 def with_context(messages: Sequence[Mapping], context: Mapping | None) -> list[dict]:

@@ -30,10 +30,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from lesson_lib.i18n import _
+from lesson_lib.i18n import N_, _
 from lesson_lib.storage import _check_text, _now, _sa, check_storable, tables
 
-PROMPT_HEAD = "What you know about this user: "
+PROMPT_HEAD = N_("What you know about this user: ")  # said in the language spoken
 SCALARS = (str, int, float, bool)
 
 
@@ -121,7 +121,7 @@ class UserProfile:
         facts = self.as_dict()
         if not facts:
             return ""
-        return PROMPT_HEAD + "; ".join(f"{k}: {_show(v)}" for k, v in facts.items())
+        return _(PROMPT_HEAD) + "; ".join(f"{k}: {_show(v)}" for k, v in facts.items())
 
     def _entries(self) -> list[tuple[str, ProfileEntry]]:
         """(key, entry) for every value ever set, oldest first."""

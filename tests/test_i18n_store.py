@@ -244,7 +244,7 @@ PROFILE = {  # language -> (two values and a source, their history lines, the pr
            r"a profile key is a short name such as 'diet'"),
     "zh": (("素食", "纯素", "设置页面"),
            ("素食，设于 ", " UTC，在会话 monday 中（设置页面）", "纯素，设于 "),
-           "What you know about this user: diet: 纯素",  # the model reads it: English
+           "你对这位用户的了解：diet: 纯素",  # the model reads it: English
            r"用户资料的键是一个简短的名字，比如 'diet' 或 'units'（1 到 64 个字符，只占一行），收到的是 ''"),
 }
 

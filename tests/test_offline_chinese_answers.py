@@ -278,3 +278,27 @@ def test_a_summary_asked_in_chinese_is_chinese_and_keeps_a_chinese_name_through_
     english = model_summarizer(ask, SUMMARY_REQUEST)(first)  # asked in English: English
     assert english.startswith("Summary so far: the user's name is 小明.")
     assert name_noted(english) == "小明" and name_noted("the user's name is Xiaoming.") == "Xiaoming"
+
+
+def test_the_library_s_headers_speak_chinese_at_the_english_length_and_the_model_reads_them():
+    """In the Chinese edition the context's and the profile's first lines are Chinese (a
+    model reads them), about as many tokens as the English (budgets behave alike), and the
+    offline model still reads the profile under its Chinese head."""
+    from lesson_lib.i18n import _, use_language
+    from lesson_lib.longterm import context_message
+    from lesson_lib.offline.understand import profile_in
+    from lesson_lib.profile import PROMPT_HEAD
+    from lesson_lib.tokens import count_text
+
+    use_language("zh")
+    try:
+        context_head, profile_head = _(CONTEXT_HEAD), _(PROMPT_HEAD)
+        made = context_message([], 100)
+    finally:
+        use_language(None)
+    assert context_head != CONTEXT_HEAD and re.search(r"[\u4e00-\u9fff]", context_head)
+    assert abs(count_text(context_head) - count_text(CONTEXT_HEAD)) <= 5
+    assert made is None  # nothing found: no empty block
+    assert profile_in([{"role": "system", "content": f"你是助手。\n{profile_head}name: 小明; diet: vegetarian"}]) \
+        == {"name": "小明", "diet": "vegetarian"}
+    assert profile_in([{"role": "system", "content": f"{PROMPT_HEAD}name: Xiaoming"}]) == {"name": "Xiaoming"}

@@ -23,14 +23,17 @@ lesson_lib.agent.CONTEXT_BUDGET tokens, k=5, the library's defaults. (TOKEN_BUDG
 first 300, which held whole conversations: the full history's mean request is 243 tokens;
 it was set from the sessions' length, not from any score.)
 
+What the library adds to a request (the context's and the profile's first lines, a summary
+request) is worded in the language spoken, as a model reading it would want: the Chinese
+edition's token counts are its own.
+
 - **full history**: every message of every session, as one resumed conversation.
 - **plain file**: the earlier sessions' text, dated, appended to the system prompt (the
   "just write it to a file" baseline), then this session's messages.
 - **message trim**: the seed's `ShortTermMemory(max_messages=MAX_MESSAGES)`.
 - **token budget**: `TokenBudgetMemory(TOKEN_BUDGET)`.
 - **summaries**: `TokenBudgetMemory(TOKEN_BUDGET, summarizer=model_summarizer())`: what is
-  dropped is summarised by the model, the summary folded into the next (asked in English
-  whatever language the learner reads, so the scores do not depend on it).
+  dropped is summarised by the model, the summary folded into the next.
 - **compaction**: at each session's end, the Responses API's `responses.compact` of the
   window so far (the offline model's, or a real provider's); the question is asked on
   the compacted window.
@@ -52,7 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lesson_lib.agent import CONTEXT_BUDGET, SYSTEM_PROMPT
-from lesson_lib.budget import SUMMARY_REQUEST, TokenBudgetMemory, model_summarizer
+from lesson_lib.budget import TokenBudgetMemory, model_summarizer
 from lesson_lib.i18n import _
 from lesson_lib.memory import ShortTermMemory
 
@@ -209,8 +212,7 @@ class Summaries(Windowed):
     name = "summaries"
 
     def make_window(self) -> Any:
-        return TokenBudgetMemory(TOKEN_BUDGET, summarizer=model_summarizer(
-            self.chat, SUMMARY_REQUEST))
+        return TokenBudgetMemory(TOKEN_BUDGET, summarizer=model_summarizer(self.chat))
 
 
 # ----------------------------------------------------------------- a plain file
@@ -387,8 +389,7 @@ class SummariesRetrieval(Layered):
 
     def __init__(self, context: Context | None = None):
         super().__init__(context, window=lambda: TokenBudgetMemory(
-            TOKEN_BUDGET, summarizer=model_summarizer(
-            self.chat, SUMMARY_REQUEST)), retrieval=True,
+            TOKEN_BUDGET, summarizer=model_summarizer(self.chat)), retrieval=True,
             name=self.name)
 
 

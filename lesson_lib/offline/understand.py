@@ -1770,6 +1770,7 @@ def number_in(data: Any, hint: str = "") -> float | None:
 # ------------------------------------------------------------------ lasting preferences
 
 PROFILE_HEAD = "What you know about this user:"  # how lesson_lib.profile's as_prompt() starts
+PROFILE_HEAD_ZH = "你对这位用户的了解："  # ... in the Chinese edition (its catalogue's words)
 PROFILE_KEYS = ("name", "language", "units", "diet", "project")  # what a profile tool keeps
 
 
@@ -1926,9 +1927,12 @@ def profile_in(messages: list) -> dict[str, str]:
         if not isinstance(m, Mapping) or m.get("role") not in ("system", "developer"):
             continue
         text = text_of(m)
-        at = text.find(PROFILE_HEAD)
+        for head in (PROFILE_HEAD, PROFILE_HEAD_ZH):
+            at = text.find(head)
+            if at >= 0:
+                break
         if at >= 0:
-            line = text[at + len(PROFILE_HEAD):].split("\n")[0]
+            line = text[at + len(head):].split("\n")[0]
             pairs = [part.split(":", 1) for part in line.split(";") if ":" in part]
             found = {k.strip(): v.strip() for k, v in pairs if k.strip() and v.strip()}
     return found
