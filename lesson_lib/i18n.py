@@ -28,6 +28,11 @@ Which language, first match wins:
 
 The API's own error texts stay verbatim in English in both languages, as the API sends
 them; the Chinese explanation stands beside them (lesson_lib.notices).
+
+Data speaks the learner's language too: a check's conversations (小明, 成都多云16°C) have
+Chinese twins, picked with `by_language(en, zh)` or read from a `Twins` by name, so a Chinese
+learner is judged on Chinese data by the same rules (tests/check_support.in_both_languages
+holds every check to the same verdict and the same messages in both).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
 
 LANGUAGES = ("en", "zh")
 LANG_ENV = "LESSON_LANG"
@@ -149,3 +155,40 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 
 def is_chinese() -> bool:
     return language() == "zh"
+
+
+T = TypeVar("T")
+
+
+def by_language(en: T, zh: T) -> T:
+    """`zh` while the series speaks Chinese, else `en`: the data a check or a notebook uses
+    (a conversation, a question, a city and its dish) in the learner's language, so a
+    Chinese learner is judged on Chinese data by the same rules as an English one."""
+    return zh if is_chinese() else en
+
+
+class Twins:
+    """Data with a Chinese twin, read by name in the language spoken now: given
+    `DATA = Twins(QUESTION=("What's the weather?", "天气怎么样？"))`, `DATA.QUESTION` is the
+    English text, or the Chinese while the series speaks Chinese. A module that exports its
+    data by name passes names on with `def __getattr__(name): return DATA.get(name)`."""
+
+    def __init__(self, **twins: tuple[Any, Any]):
+        self._twins = twins
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            en, zh = self.__dict__["_twins"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+        return by_language(en, zh)
+
+    def get(self, name: str, module: str = "the module") -> Any:
+        """For a module's __getattr__: the data `name`, or the AttributeError Python expects."""
+        if name not in self._twins:
+            raise AttributeError(f"{module} has no attribute {name!r}")
+        return getattr(self, name)
+
+    def both(self, name: str) -> tuple[Any, Any]:
+        """(English, Chinese) of `name`."""
+        return self._twins[name]

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lesson_lib.display import MONO, ROLE_COLOURS, SANS, show_messages
-from lesson_lib.i18n import _, ngettext
+from lesson_lib.i18n import _, by_language, ngettext
 from lesson_lib.protocol import ProtocolError, find_problems
 
 RECORDED_AT = "2026-05-01T09:30:00+00:00"  # the frozen clock of the recorded conversations
@@ -525,9 +525,10 @@ def trim_pitfall() -> Recording:
     def memory() -> NaiveMemory:
         return NaiveMemory(max_messages=5)
 
-    tape, errors = _record(["My name is Xiaoming.", "What's the weather in Chengdu?",
-                            "Which is warmer, Shanghai or Beijing?",
-                            "What time is it in New York?"], memory())
+    tape, errors = _record(by_language(  # the same four questions in the Chinese edition
+        ["My name is Xiaoming.", "What's the weather in Chengdu?",
+         "Which is warmer, Shanghai or Beijing?", "What time is it in New York?"],
+        ["我叫小明。", "成都天气怎么样？", "上海和北京哪个更暖和？", "纽约现在几点？"]), memory())
     recording = Recording(_("The trim pitfall: NaiveMemory(max_messages=5)"), tape, memory)
     steps = frames(recording)
     trimmed = next(f.step for f in steps if f.dropped)
@@ -548,8 +549,10 @@ def agent_loop_chain() -> Recording:
     results, then the answer (LoopAgent, three model calls)."""
     from lesson_lib.memory import ShortTermMemory  # noqa: PLC0415
 
-    tape, _errors = _record(["Which is warmer right now, Beijing or Shanghai, and what time is it "
-                       "there?"], ShortTermMemory(max_messages=40), loop=True)
+    tape, _errors = _record([by_language("Which is warmer right now, Beijing or Shanghai, and "
+                                         "what time is it there?",
+                                         "北京和上海现在哪个更暖和？那里现在几点？")],
+                            ShortTermMemory(max_messages=40), loop=True)
     turn1 = _first_step(tape, _asks)
     turn2 = _first_step(tape, _asks, after=turn1)
     notes = {turn1: _("Turn 1: two weather calls in parallel, in one assistant message."),

@@ -54,7 +54,7 @@ from lesson_lib.exercises import (
     where_hint,
     wrong_signature,
 )
-from lesson_lib.i18n import CATALOGUES, N_, _, catalogue, ngettext
+from lesson_lib.i18n import CATALOGUES, N_, _, by_language, catalogue, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.repair import find_duplicate_ids, repair_messages
 from lesson_lib.text import columns, pad
@@ -424,7 +424,7 @@ def judge_trim(fn: Callable, unit: str = "messages",
         raise ValueError(f"unit must be 'messages' or 'tokens', got {unit!r}")
     if drop not in DROPS:
         raise ValueError(f"drop must be 'turn' or 'unit', got {drop!r}")
-    return [judge_one(fn, case, unit, drop) for case in (TRIM_CASES if cases is None else cases)]
+    return [judge_one(fn, case, unit, drop) for case in (trim_cases() if cases is None else cases)]
 
 
 def verdict_table(verdicts: Mapping[str, Sequence[TrimVerdict]]) -> str:
@@ -526,7 +526,7 @@ def trim_case(name: str, cases: Sequence[TrimCase] | None = None) -> TrimCase:
     prints it (in quotes, with its size or "(broken)" after it: "… (9 messages, budget 6)").
     Any other name: UnknownTrimCase, naming the cases (and the nearest one) in the
     learner's language."""
-    bank = TRIM_CASES if cases is None else cases
+    bank = trim_cases() if cases is None else cases  # the bank of the language spoken
     names = {folded: english for case in bank for folded, english in _names(case).items()}
     wanted = str(name).strip(_QUOTES).casefold()
     while True:
@@ -551,10 +551,28 @@ def trim_case(name: str, cases: Sequence[TrimCase] | None = None) -> TrimCase:
 
 # ----------------------------------------------------------------- the bank's messages
 
-_SYSTEM = {"role": "system", "content": "You are a helpful assistant. Use the tools you are "
-                                        "given for live information; answer briefly."}
+# The bank is built twice, once in each edition's language (bank(lang)): the same histories,
+# the same traps, the Chinese edition's in Chinese (小明, 成都多云16°C), and each budget
+# computed from its own messages (Chinese costs other token counts than English).
+_LANG = ["en"]  # the language of the bank being built
+
+
+def _t(en: str, zh: str) -> str:
+    """The text of the bank being built."""
+    return zh if _LANG[0] == "zh" else en
+
+
+_CITY_ZH = {"Chengdu": "成都", "Shanghai": "上海", "Beijing": "北京", "Tokyo": "东京"}
+
+
+def _city(name: str) -> str:
+    """A city of the bank as the bank being built names it (成都 for Chengdu in Chinese)."""
+    return _t(name, _CITY_ZH.get(name, name))
+
+
 _WEATHER = {"Chengdu": (16, "cloudy"), "Shanghai": (22, "sunny"), "Beijing": (18, "cloudy"),
-            "Tokyo": (20, "light rain"), "成都": (16, "多云")}
+            "Tokyo": (20, "light rain"), "成都": (16, "多云"), "上海": (22, "晴"),
+            "北京": (18, "多云"), "东京": (20, "小雨")}
 
 
 def _user(text: str) -> dict:
@@ -578,7 +596,7 @@ def _asks(*calls: tuple[str, str, dict], content: str | None = None) -> dict:
 
 
 def _w(cid: str, city: str) -> tuple[str, str, dict]:
-    return cid, "get_current_weather", {"location": city}
+    return cid, "get_current_weather", {"location": _city(city)}
 
 
 def _result(cid: str, content: str) -> dict:
@@ -586,19 +604,31 @@ def _result(cid: str, content: str) -> dict:
 
 
 def _weather(cid: str, city: str) -> dict:
+    city = _city(city)
     celsius, condition = _WEATHER[city]
     return _result(cid, json.dumps({"location": city, "temperature": celsius,
                                     "unit": "celsius", "condition": condition},
                                    ensure_ascii=False))
 
 
-_NAME = [_user("My name is Xiaoming."), _said("Nice to meet you, Xiaoming!")]
-_ASK_NAME = _user("What is my name?")
-_GUIDE = " ".join(f"Day {d}: walk from Chunxi Road to the Wenshu Monastery, try the hotpot on "
-                  f"Jinli Street (stall {d}), then tea in People's Park." for d in range(1, 131))
-_ARTICLE = " ".join(f"Paragraph {p}: Chengdu's teahouses open at seven; regulars bring their "
-                    f"own cups and stay until noon, reading, talking, playing cards." for p
-                    in range(1, 61))
+def _texts() -> tuple[dict, list[dict], dict, str, str]:
+    """The system prompt, the name's turn, the question for it, a guide and an article."""
+    system = {"role": "system", "content": _t(
+        "You are a helpful assistant. Use the tools you are given for live information; "
+        "answer briefly.", "你是一个乐于助人的助手。需要实时信息时使用提供给你的工具；回答要简短。")}
+    name = [_user(_t("My name is Xiaoming.", "我叫小明。")),
+            _said(_t("Nice to meet you, Xiaoming!", "你好小明！有什么可以帮你的？"))]
+    ask = _user(_t("What is my name?", "我叫什么名字？"))
+    guide = " ".join(_t(f"Day {d}: walk from Chunxi Road to the Wenshu Monastery, try the "
+                        f"hotpot on Jinli Street (stall {d}), then tea in People's Park.",
+                        f"第 {d} 天：从春熙路走到文殊院，在锦里（{d} 号摊位）吃火锅，"
+                        f"再去人民公园喝茶。") for d in range(1, 131))
+    article = " ".join(_t(f"Paragraph {p}: Chengdu's teahouses open at seven; regulars bring "
+                          f"their own cups and stay until noon, reading, talking, playing "
+                          f"cards.",
+                          f"第 {p} 段：成都的茶馆早上七点开门；老茶客自带茶杯，一坐就到中午，"
+                          f"看书、聊天、打牌。") for p in range(1, 61))
+    return system, name, ask, guide, article
 
 
 def _tokens(*parts: dict | list[dict]) -> int:
@@ -614,62 +644,79 @@ def _cost(*messages: dict) -> int:
 
 def _valid_cases() -> list[TrimCase]:
     """Histories the API accepts, each with a trap for a trim."""
-    cd = [_user("What's the weather in Chengdu?"), _asks(_w("call_cd1", "Chengdu")),
-          _weather("call_cd1", "Chengdu"), _said("Chengdu is cloudy, 16°C.")]
-    c1 = [_SYSTEM, *_NAME, *cd, _user("Thanks!")]
-    c3 = [_SYSTEM, _user("Hi!"), _said("Hello! How can I help?"), *_NAME,
-          _user("I live in Chengdu."), _said("Chengdu is a lovely city."), _ASK_NAME]
+    _SYSTEM, _NAME, _ASK_NAME, _GUIDE, _ARTICLE = _texts()  # noqa: N806  (the bank's names)
+    cd = [_user(_t("What's the weather in Chengdu?", "成都天气怎么样？")),
+          _asks(_w("call_cd1", "Chengdu")), _weather("call_cd1", "Chengdu"),
+          _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。"))]
+    c1 = [_SYSTEM, *_NAME, *cd, _user(_t("Thanks!", "谢谢！"))]
+    c3 = [_SYSTEM, _user(_t("Hi!", "嗨！")),
+          _said(_t("Hello! How can I help?", "你好！有什么可以帮你的？")), *_NAME,
+          _user(_t("I live in Chengdu.", "我住在成都。")),
+          _said(_t("Chengdu is a lovely city.", "成都是个好地方。")), _ASK_NAME]
     c4 = [_SYSTEM, *cd, *_NAME, _ASK_NAME]
-    warmer = _user("Which is warmer, Shanghai or Beijing?")
-    both = _said("Shanghai is warmer: 22°C, against 18°C in Beijing.")
+    warmer = _user(_t("Which is warmer, Shanghai or Beijing?", "上海和北京哪个更暖和？"))
+    both = _said(_t("Shanghai is warmer: 22°C, against 18°C in Beijing.",
+                    "上海更暖和：22°C，北京18°C。"))
     c5 = [_SYSTEM, warmer, _asks(_w("call_sh5", "Shanghai"), _w("call_bj5", "Beijing")),
           _weather("call_sh5", "Shanghai"), _weather("call_bj5", "Beijing"), both, *_NAME,
           _ASK_NAME]
     three = _asks(_w("call_cd6", "Chengdu"), _w("call_sh6", "Shanghai"), _w("call_tk6", "Tokyo"))
-    c6 = [_SYSTEM, _user("What's the weather in Chengdu, Shanghai and Tokyo?"), three,
+    c6 = [_SYSTEM, _user(_t("What's the weather in Chengdu, Shanghai and Tokyo?",
+                            "成都、上海和东京的天气怎么样？")), three,
           _weather("call_cd6", "Chengdu"), _weather("call_sh6", "Shanghai"),
           _weather("call_tk6", "Tokyo"),
-          _said("Chengdu is cloudy (16°C), Shanghai sunny (22°C), Tokyo has light rain "
-                "(20°C)."), _user("Thanks!")]
-    chinese = _note("From now on, answer in Chinese.")
+          _said(_t("Chengdu is cloudy (16°C), Shanghai sunny (22°C), Tokyo has light rain "
+                   "(20°C).", "成都多云（16°C），上海晴（22°C），东京小雨（20°C）。")),
+          _user(_t("Thanks!", "谢谢！"))]
+    chinese = _note(_t("From now on, answer in Chinese.", "从现在起，请用中文回答。"))
     c7 = [_SYSTEM, *_NAME, chinese, *cd[:3], _said("成都多云，16°C。"), _ASK_NAME]
-    rounds = [_user("Check Chengdu, then Shanghai, then Tokyo, one city at a time.")]
+    rounds = [_user(_t("Check Chengdu, then Shanghai, then Tokyo, one city at a time.",
+                       "先查成都，再查上海，然后查东京，一次查一个城市。"))]
     for cid, city in (("call_cd8", "Chengdu"), ("call_sh8", "Shanghai"), ("call_tk8", "Tokyo")):
         rounds += [_asks(_w(cid, city)), _weather(cid, city)]
     c8 = [_SYSTEM, *_NAME, *rounds]
     c9 = [_SYSTEM, *_NAME, cd[0]]
-    guide = [_user("Find me a travel guide for Chengdu."),
-             _asks(("call_g10", "search_web", {"query": "Chengdu travel guide"})),
-             _result("call_g10", _GUIDE), _said("Here is a day-by-day guide, starting at "
-                                                "Chunxi Road.")]
+    guide = [_user(_t("Find me a travel guide for Chengdu.", "帮我找一份成都旅游攻略。")),
+             _asks(("call_g10", "search_web", {"query": _t("Chengdu travel guide", "成都旅游攻略")})),
+             _result("call_g10", _GUIDE),
+             _said(_t("Here is a day-by-day guide, starting at Chunxi Road.",
+                      "这是一份按天安排的攻略，从春熙路开始。"))]
     c10 = [_SYSTEM, *guide, *_NAME, _ASK_NAME]
-    c11 = [_SYSTEM, *_NAME, _user("Read me the Chengdu travel guide."),
-           _asks(("call_g11", "get_travel_guide", {"city": "Chengdu"})),
+    c11 = [_SYSTEM, *_NAME, _user(_t("Read me the Chengdu travel guide.", "给我读一下成都旅游攻略。")),
+           _asks(("call_g11", "get_travel_guide", {"city": _city("Chengdu")})),
            _result("call_g11", _GUIDE)]
-    c12 = [_SYSTEM, *_NAME, _user(f"Here is an article. {_ARTICLE} Summarise it in one line.")]
-    tokyo = [_user("What's the weather in Tokyo?"),
-             _asks(_w("call_tk13", "Tokyo"), content="Let me check the weather in Tokyo."),
-             _weather("call_tk13", "Tokyo"), _said("Tokyo has light rain, 20°C.")]
-    c13 = [_SYSTEM, *tokyo, _user("Thanks!"), _said("You're welcome!"), _ASK_NAME]
+    c12 = [_SYSTEM, *_NAME, _user(_t(f"Here is an article. {_ARTICLE} Summarise it in one line.",
+                                     f"这是一篇文章。{_ARTICLE} 用一句话概括它。"))]
+    tokyo = [_user(_t("What's the weather in Tokyo?", "东京天气怎么样？")),
+             _asks(_w("call_tk13", "Tokyo"),
+                   content=_t("Let me check the weather in Tokyo.", "我查一下东京的天气。")),
+             _weather("call_tk13", "Tokyo"), _said(_t("Tokyo has light rain, 20°C.", "东京小雨，20°C。"))]
+    c13 = [_SYSTEM, *tokyo, _user(_t("Thanks!", "谢谢！")), _said(_t("You're welcome!", "不客气！")),
+           _ASK_NAME]
     c14 = [_SYSTEM, cd[0], _asks(_w("call_0", "Chengdu")), _weather("call_0", "Chengdu"), cd[3],
-           _user("And in Shanghai?"), _asks(_w("call_0", "Shanghai")),
-           _weather("call_0", "Shanghai"), _said("Shanghai is sunny, 22°C."),
-           _user("Which city was warmer?")]
+           _user(_t("And in Shanghai?", "上海呢？")), _asks(_w("call_0", "Shanghai")),
+           _weather("call_0", "Shanghai"), _said(_t("Shanghai is sunny, 22°C.", "上海晴，22°C。")),
+           _user(_t("Which city was warmer?", "哪个城市更暖和？"))]
     c15 = [_SYSTEM, *_NAME, warmer, _asks(_w("call_sh15", "Shanghai"), _w("call_bj15", "Beijing")),
            _weather("call_bj15", "Beijing"), _weather("call_sh15", "Shanghai"), both,
-           _user("Thanks!")]
-    slow = _note("The user is on a slow connection: answer in one short sentence.")
+           _user(_t("Thanks!", "谢谢！"))]
+    slow = _note(_t("The user is on a slow connection: answer in one short sentence.",
+                    "用户的网络很慢：用一句短话回答。"))
     c16 = [_SYSTEM, *_NAME, *cd[:3], slow]
     c17 = [_SYSTEM, *_NAME, *cd]
     c18 = [*_NAME, *cd, _ASK_NAME]
     zh = [_user("成都今天天气怎么样？"), _asks(_w("call_cd19", "成都")), _weather("call_cd19", "成都"),
           _said("成都今天多云，气温16°C。"), _user("我叫什么名字？")]
     c19 = [_SYSTEM, _user("我叫小明。"), _said("你好小明！有什么可以帮你的？"), *zh]
-    note = ("Shopping list for Saturday: rice, chilli oil, Sichuan pepper, tofu, pork belly, "
-            "spring onions, ginger, garlic, bok choy, and jasmine tea for grandma. ") * 4
-    saves = [_user("Please save a note for me."),
-             _asks(("call_nt20", "save_note", {"title": "Saturday", "text": note})),
-             _result("call_nt20", '{"saved": true}'), _said("Saved your note “Saturday”.")]
+    note = _t("Shopping list for Saturday: rice, chilli oil, Sichuan pepper, tofu, pork belly, "
+              "spring onions, ginger, garlic, bok choy, and jasmine tea for grandma. ",
+              "周六购物清单：大米、辣椒油、花椒、豆腐、五花肉、葱、姜、蒜、小白菜，"
+              "还有给奶奶的茉莉花茶。") * 4
+    saturday = _t("Saturday", "周六")
+    saves = [_user(_t("Please save a note for me.", "请帮我存一条笔记。")),
+             _asks(("call_nt20", "save_note", {"title": saturday, "text": note})),
+             _result("call_nt20", '{"saved": true}'),
+             _said(_t("Saved your note “Saturday”.", "已保存你的笔记“周六”。"))]
     c20 = [_SYSTEM, *saves, *_NAME, _ASK_NAME]
     return [
         TrimCase(N_("nothing to trim"), c1, 10, _tokens(c1) + 20,
@@ -739,29 +786,33 @@ def _valid_cases() -> list[TrimCase]:
 
 def _broken_cases() -> list[TrimCase]:
     """Histories the API refuses before any trim: a good trim hands back a valid list."""
-    cd_ask = _user("What's the weather in Chengdu?")
+    _SYSTEM, _NAME, _ASK_NAME, _GUIDE, _ARTICLE = _texts()  # noqa: N806
+    cd_ask = _user(_t("What's the weather in Chengdu?", "成都天气怎么样？"))
     b1 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd21", "Chengdu")),
-          _user("Hello? Are you still there?")]
-    warmer = _user("Which is warmer, Shanghai or Beijing?")
+          _user(_t("Hello? Are you still there?", "喂？你还在吗？"))]
+    warmer = _user(_t("Which is warmer, Shanghai or Beijing?", "上海和北京哪个更暖和？"))
     b2 = [_SYSTEM, warmer, _asks(_w("call_sh22", "Shanghai"), _w("call_bj22", "Beijing")),
-          _weather("call_sh22", "Shanghai"), _user("Well?")]
+          _weather("call_sh22", "Shanghai"), _user(_t("Well?", "好了吗？"))]
     b2_fixed = repair_messages(b2).messages
     b3 = [_SYSTEM, cd_ask, _asks(_w("call_cd23", "Chengdu")), _weather("call_cd23", "Chengdu"),
-          _weather("call_cd23", "Chengdu"), _said("Chengdu is cloudy, 16°C."),
-          _user("And in Shanghai?"), _asks(_w("call_sh23", "Shanghai")),
+          _weather("call_cd23", "Chengdu"), _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。")),
+          _user(_t("And in Shanghai?", "上海呢？")), _asks(_w("call_sh23", "Shanghai")),
           _weather("call_sh23", "Shanghai")]
     b4 = [_SYSTEM, warmer, _asks(_w("call_0", "Shanghai"), _w("call_0", "Beijing")),
           _weather("call_0", "Shanghai"), _weather("call_0", "Beijing"),
-          _said("Shanghai is warmer."), _user("Thanks!")]
+          _said(_t("Shanghai is warmer.", "上海更暖和。")), _user(_t("Thanks!", "谢谢！"))]
     b5 = [_SYSTEM, warmer, _weather("call_sh25", "Shanghai"), _weather("call_bj25", "Beijing"),
           _asks(_w("call_sh25", "Shanghai"), _w("call_bj25", "Beijing")),
-          _said("Shanghai is warmer: 22°C, against 18°C in Beijing."), _user("Thanks!")]
+          _said(_t("Shanghai is warmer: 22°C, against 18°C in Beijing.", "上海更暖和：22°C，北京18°C。")),
+          _user(_t("Thanks!", "谢谢！"))]
     b6 = [_SYSTEM, *_NAME, cd_ask, _asks(_w("call_cd26", "Chengdu")),
-          _user("Also, what time is it there?"), _weather("call_cd26", "Chengdu")]
-    b7 = [_SYSTEM, _user("Hi!"), {**_said("Hello! How can I help?"), "tool_calls": []},
+          _user(_t("Also, what time is it there?", "还有，那里现在几点？")),
+          _weather("call_cd26", "Chengdu")]
+    b7 = [_SYSTEM, _user(_t("Hi!", "嗨！")),
+          {**_said(_t("Hello! How can I help?", "你好！有什么可以帮你的？")), "tool_calls": []},
           *_NAME, _ASK_NAME]
-    b8 = [_weather("call_cd28", "Chengdu"), _said("Chengdu is cloudy, 16°C."),
-          _user("Thanks!"), _said("You're welcome!"), _ASK_NAME]
+    b8 = [_weather("call_cd28", "Chengdu"), _said(_t("Chengdu is cloudy, 16°C.", "成都多云，16°C。")),
+          _user(_t("Thanks!", "谢谢！")), _said(_t("You're welcome!", "不客气！")), _ASK_NAME]
     return [TrimCase(name, messages, max_messages, max_tokens, protects, broken=True)
             for name, messages, max_messages, max_tokens, protects in [
         (N_("interrupted run"), b1, 10, _tokens(repair_messages(b1).messages) + 10,
@@ -790,4 +841,28 @@ def _broken_cases() -> list[TrimCase]:
     ]]
 
 
-TRIM_CASES: list[TrimCase] = _valid_cases() + _broken_cases()
+def bank(lang: str = "en") -> list[TrimCase]:
+    """The bank in one edition's language: "en", or "zh" (its twin in Chinese)."""
+    if lang not in _BANKS:
+        _LANG[0] = lang
+        try:
+            _BANKS[lang] = _valid_cases() + _broken_cases()
+        finally:
+            _LANG[0] = "en"
+    return _BANKS[lang]
+
+
+_BANKS: dict[str, list[TrimCase]] = {}
+bank("en"), bank("zh")  # both now, as the one bank was: a check's first run builds nothing
+
+
+def trim_cases() -> list[TrimCase]:
+    """TRIM_CASES: the bank in the language spoken now (the Chinese edition's is Chinese)."""
+    return bank(by_language("en", "zh"))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TRIM_CASES":
+        return trim_cases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+

@@ -6,7 +6,8 @@ import json
 from lesson_lib.tools import WEATHER_TOOL, ToolRegistry, get_current_weather
 
 DISHES = {"Beijing": "Peking duck", "Shanghai": "xiaolongbao (soup dumplings)",
-          "Chengdu": "mapo tofu"}
+          "Chengdu": "mapo tofu",
+          "北京": "北京烤鸭", "上海": "小笼包", "成都": "麻婆豆腐"}  # the Chinese edition's cities
 
 
 def get_local_dish(city: str) -> str:
@@ -14,9 +15,9 @@ def get_local_dish(city: str) -> str:
     is famous for eating.
 
     Args:
-        city: City name in English, e.g. Beijing.
+        city: City name, e.g. Beijing (北京 in the Chinese edition).
     """
-    return json.dumps({"city": city, "dish": DISHES.get(city, "unknown")})
+    return json.dumps({"city": city, "dish": DISHES.get(city, "unknown")}, ensure_ascii=False)
 
 
 my_registry = ToolRegistry()

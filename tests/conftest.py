@@ -31,6 +31,16 @@ def _short_time_limit(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _hints_start_afresh_in_each_language():
+    """check_support.in_both_languages keeps each language's hint steps for one test only."""
+    import check_support
+
+    check_support.STEPS.clear()
+    yield
+    check_support.STEPS.clear()
+
+
+@pytest.fixture(autouse=True)
 def _no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     monkeypatch.delenv("LESSON_BACKEND", raising=False)

@@ -13,7 +13,10 @@ guard the library's own version. A test file describes its exercise in a subclas
 - the untouched skeleton gets "not done yet", not a wall of failures;
 - a wrong version is told what happened, then one more hint each time it is checked again;
 - code that raises is reported with its line; an answer of the wrong kind (an instance
-  where the class is asked for, a value where a function is) is not done yet.
+  where the class is asked for, a value where a function is) is not done yet;
+- with `both_languages` set, each correct and wrong version and the skeleton get the same
+  verdict and the same report in the Chinese edition, on its Chinese data, as in English
+  (check_support.in_both_languages).
 
 The test file keeps its versions, and the tests that only its exercise has.
 """
@@ -70,10 +73,15 @@ class CoreTrack:
     typo_says: Sequence[str]            # what its report says (the error, and where)
     misgiven: Sequence[Any]             # answers of the wrong kind
     misgiven_says: str                  # what the report tells them
+    both_languages: bool = False        # the check's data has a Chinese twin: compare them
 
     def pytest_generate_tests(self, metafunc: Any) -> None:
         """Each test that takes `library`, `right`, `wrong` or `misgiven` runs once per
         version of that list."""
+        if "version" in metafunc.fixturenames:
+            cls = metafunc.cls
+            values = [*cls.right, *cls.wrong, cls.skeleton] if cls.both_languages else []
+            metafunc.parametrize("version", values, ids=[name_of(v) for v in values])
         for name in ("library", "right", "wrong", "misgiven"):
             if name in metafunc.fixturenames:
                 values = list(getattr(metafunc.cls, name))
@@ -130,6 +138,11 @@ class CoreTrack:
         track = type(self)
         assert track.check(misgiven) is False
         assert track.misgiven_says in capsys.readouterr().out
+
+    def test_the_chinese_edition_gets_the_same_verdict_and_report(self, version, capsys):
+        from check_support import in_both_languages, twin
+
+        in_both_languages(type(self).check, twin(lambda: version), capsys)
 
 
 class ScriptedCoreTrack(CoreTrack):

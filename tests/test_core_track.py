@@ -354,6 +354,7 @@ class TestMemory(CoreTrack):
     typo_says = ("your code raised AttributeError", "of message_count()")
     misgiven = [IndependentMemory()]
     misgiven_says = "pass the class itself"
+    both_languages = True
 
 
 # ----------------------------------------------------------------- what only notebook 02 has

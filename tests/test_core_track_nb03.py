@@ -217,6 +217,7 @@ class TestAssistantToDict(CoreTrack):
     typo_says = ("your code raised AttributeError", "of typo()")
     misgiven = [None, ..., "assistant_to_dict"]
     misgiven_says = "not done yet"
+    both_languages = True
 
 
 # ----------------------------------------------------------------- what only notebook 03 has

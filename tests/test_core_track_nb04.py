@@ -287,6 +287,7 @@ class TestSeedTrim(CoreTrack):
     typo_says = ("your code raised AttributeError", "of _trim()")
     misgiven = [IndependentMemory()]
     misgiven_says = "pass the class itself"
+    both_languages = True
 
 
 # ----------------------------------------------------------------- what only notebook 04 has

@@ -320,6 +320,7 @@ class TestAgentChat(ScriptedCoreTrack):
     typo_says = ("your code raised AttributeError", "of finish()")
     misgiven = [IndependentAgent()]
     misgiven_says = "pass the class itself"
+    both_languages = True
 
 
 # ----------------------------------------------------------------- what only notebook 05 has

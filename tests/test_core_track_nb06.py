@@ -315,6 +315,7 @@ class TestLoop(ScriptedCoreTrack):
     typo_says = ("your code raised AttributeError", "of typo()")
     misgiven = [None, ..., "my_loop"]
     misgiven_says = "define my_loop(messages, registry, max_turns=5)"
+    both_languages = True
 
 
 # ----------------------------------------------------------------- what only notebook 06 has

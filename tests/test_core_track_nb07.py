@@ -348,6 +348,7 @@ class TestBudgetTrim(CoreTrack):
     typo_says = ("it raised AttributeError", "of my_budget_trim())")
     misgiven = [[]]
     misgiven_says = "pass the function itself"
+    both_languages = True
 
 
 # ----------------------------------------------------------------- what only notebook 07b has

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from check_support import in_both_languages, twin
 
 from lesson_lib.exercises.nb01 import (
     STATEMENTS,
@@ -19,8 +20,14 @@ NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "01_the_statel
 
 
 def run(check, answer, capsys) -> tuple[bool, str]:
-    passed = check(answer)
-    return passed, capsys.readouterr().out
+    """The verdict and report in English, after the Chinese edition gave the same verdict
+    and the same findings in Chinese (each check has an English and a Chinese case; the
+    Chinese edition runs its own first)."""
+    runs = in_both_languages(check, twin(lambda: answer), capsys, in_order=False)
+    zh_out = runs["zh"][1]
+    cases = [line for line in zh_out.splitlines() if "中文：" in line or "英文：" in line]
+    assert not cases or "中文：" in cases[0], f"the Chinese case comes first:\n{zh_out}"
+    return runs["en"]
 
 
 # ----------------------------------------------------------------- solutions (kept out of the notebook)

@@ -6,20 +6,22 @@ The solutions live here, not in the notebook."""
 from __future__ import annotations
 
 import pytest
+from check_support import in_both_languages, twin
 
+from lesson_lib.exercises import nb02
 from lesson_lib.exercises.nb02 import (
     check_chat_turn,
     check_count_user_turns,
     check_prediction,
     count_cases,
-    prediction_sequence,
 )
 from lesson_lib.llm import chat
 
 
 def run(check, *args, capsys) -> tuple[bool, str]:
-    passed = check(*args)
-    return passed, capsys.readouterr().out
+    """The verdict and report in English, after the Chinese edition (its own conversations)
+    gave the same verdict and the same report in Chinese."""
+    return in_both_languages(check, twin(lambda: args, many=True), capsys)["en"]
 
 
 def assert_fails_with(passed: bool, out: str, *hints: str) -> None:
@@ -135,8 +137,20 @@ def test_chat_turn_check_accepts_a_non_callable_without_raising(capsys):
 
 # ----------------------------------------------------------------- exercise 2: predict
 
-def test_prediction_sequence_gives_four_then_two():
-    assert prediction_sequence() == (4, 2), f"expected (4, 2), got {prediction_sequence()}"
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_prediction_sequence_gives_four_then_two(lang, speak):
+    speak(lang)
+    got = nb02.prediction_sequence()
+    assert got == (4, 2), f"expected (4, 2), got {got}"
+
+
+def test_the_chinese_edition_shows_its_own_prediction_sequence(speak):
+    import inspect
+
+    speak("zh")
+    assert '"我叫小明"' in inspect.getsource(nb02.prediction_sequence)
+    speak("en")
+    assert '"My name is Xiaoming"' in inspect.getsource(nb02.prediction_sequence)
 
 
 def test_right_prediction_passes(capsys):
@@ -184,7 +198,9 @@ def clears_while_counting(memory):
     return n
 
 
-def test_count_cases_expect_what_the_solution_counts():
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_count_cases_expect_what_the_solution_counts(lang, speak):
+    speak(lang)
     for what, memory, expected, _ in count_cases():
         assert count_user_turns(memory) == expected, f"{what}: expected {expected}"
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import types
 
 import pytest
+from check_support import Twin, in_both_languages, twin
 
 from lesson_lib.exercises import nb03
+from lesson_lib.i18n import by_language
 from lesson_lib.protocol import find_problems, is_valid
 from lesson_lib.tools import ToolRegistry, execute_tool
 
@@ -16,10 +19,13 @@ PASSED = "All checks passed."
 
 
 def report_of(check, answer, capsys) -> str:
-    """What the check prints for `answer` (it must return a bool that agrees with the
-    report, and never raise)."""
-    returned = check(answer)
-    out = capsys.readouterr().out
+    """What the check prints for `answer`, in English (it must return a bool that agrees
+    with the report, and never raise), after the same answer, built with the Chinese
+    edition's data when it is a Twin, got the same verdict and report in Chinese."""
+    made = answer if isinstance(answer, Twin) else twin(lambda: answer)
+    runs = in_both_languages(check, made, capsys)
+    (returned, out), (zh_returned, zh_out) = runs["en"], runs["zh"]
+    assert zh_returned == ("全部检查通过。" in zh_out), zh_out
     assert isinstance(returned, bool), f"checks return True or False, got {returned!r}"
     assert returned == (PASSED in out), (
         f"the check returned {returned} but its report says:\n{out}")
@@ -32,10 +38,24 @@ def failed_lines(out: str) -> list[str]:
 
 # ----------------------------------------------------------------- exercise 1: your own tool
 
-def registry_with(fn) -> ToolRegistry:
-    registry = ToolRegistry()
-    registry.tool(fn)
-    return registry
+def registry_with(fn, zh: str | None = None) -> Twin:
+    """A registry with `fn`, built in each language: with `zh` as its docstring in Chinese
+    (what a Chinese learner writes)."""
+    def make() -> ToolRegistry:
+        registry = ToolRegistry()
+        doc = by_language(None, zh)
+        if doc is None:
+            registry.tool(fn)
+        else:
+            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__,
+                                      fn.__defaults__, fn.__closure__)
+            copy.__annotations__, copy.__doc__ = fn.__annotations__, doc
+            registry.tool(copy)
+        return registry
+    return twin(make)
+
+
+WHEN_ZH = "当用户想把摄氏度换算成华氏度时使用。"
 
 
 def good_tool(celsius: float) -> str:
@@ -48,10 +68,15 @@ def good_tool(celsius: float) -> str:
 
 
 good_tool.__name__ = "convert_temperature"
+GOOD_ZH = """当用户想把摄氏温度换算成华氏温度时使用。
+
+    Args:
+        celsius: 摄氏温度，例如 16。
+    """
 
 
 def test_my_tool_check_passes_a_correct_tool(capsys):
-    out = report_of(nb03.check_my_tool, registry_with(good_tool), capsys)
+    out = report_of(nb03.check_my_tool, registry_with(good_tool, GOOD_ZH), capsys)
     assert PASSED in out and not failed_lines(out), f"expected a pass, got:\n{out}"
     assert "✅ the model calls convert_temperature" in out, out
 
@@ -69,7 +94,7 @@ def test_my_tool_check_reports_the_notebook_stub(capsys):
     def convert_temperature(celsius: float) -> str:
         """Converts a temperature."""
 
-    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature, "换算温度。"), capsys)
     failed = failed_lines(out)
     assert len(failed) == 3, f"expected description and two value failures, got:\n{out}"
     assert "description says when to use it" in failed[0], out
@@ -83,7 +108,7 @@ def test_my_tool_check_reports_a_wrong_formula(capsys):
         """Use this when the user asks to convert Celsius to Fahrenheit."""
         return json.dumps({"fahrenheit": celsius * 9 / 5})  # forgot + 32
 
-    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature, WHEN_ZH), capsys)
     assert "100 °C gave 180.0, expected 212" in out, out
     assert PASSED not in out
 
@@ -93,7 +118,7 @@ def test_my_tool_check_reports_a_wrong_parameter(capsys):
         """Use this when the user asks to convert Celsius to Fahrenheit."""
         return "?"
 
-    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature, WHEN_ZH), capsys)
     assert "❌ it takes one required number, celsius" in out, out
     assert "convert_temperature(celsius: float) -> str" in out, "the hint should show the signature"
 
@@ -103,7 +128,7 @@ def test_my_tool_check_survives_a_tool_that_raises(capsys):
         """Use this when the user asks to convert Celsius to Fahrenheit."""
         raise RuntimeError("boom")
 
-    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature, WHEN_ZH), capsys)
     assert "RuntimeError: boom" in out and PASSED not in out, out
 
 
@@ -115,9 +140,13 @@ def test_my_tool_check_explains_a_missing_tool(answer, capsys):
 
 
 def test_my_tool_check_reports_when_the_model_does_not_call_it(capsys):
-    registry = ToolRegistry()
-    registry.tool(good_tool, name="play_song", description="Plays a song on the radio.")
-    out = report_of(lambda r: nb03.check_my_tool(r, name="play_song"), registry, capsys)
+    def make():
+        registry = ToolRegistry()
+        registry.tool(good_tool, name="play_song",
+                      description=by_language("Plays a song on the radio.", "在收音机上放一首歌。"))
+        return registry
+
+    out = report_of(lambda r: nb03.check_my_tool(r, name="play_song"), twin(make), capsys)
     assert "❌ the model calls play_song for 'What is 16 °C in Fahrenheit?'" in out, out
     assert "the model answered \"I can't check the weather" in out, "the hint shows the reply"
     assert "✅ running the model's call {\"celsius\": 16} gives 60.8 °F" in out, (
@@ -181,7 +210,9 @@ def test_results_check_reports_made_up_ids(capsys):
     assert "not found in 'tool_calls' of previous message" in out, out
 
 
-def test_exercise_2_data_looks_like_real_replies():
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_exercise_2_data_looks_like_real_replies(lang, speak):
+    speak(lang)
     for data in (nb03.TWO_CALLS, nb03.THREE_CALLS):
         for call in data["tool_calls"]:
             assert re.fullmatch(r"call_[A-Za-z0-9]{24}", call["id"]), call["id"]
@@ -264,7 +295,9 @@ def test_a_check_never_raises_at_the_learner(capsys):
         assert "KeyError" in out and PASSED not in out, out
 
 
-def test_repair_cases_are_broken_then_valid():
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_repair_cases_are_broken_then_valid(lang, speak):
+    speak(lang)
     cases = [case for _, case in nb03.REPAIR_CASES]
     first, second, third, *more = cases
     assert len(cases) == 7 and first is nb03.BROKEN_HISTORY
@@ -331,8 +364,10 @@ def only_calls_without_text(messages):
     (moves_results_up_only, "case 4 (a result stored before its call): the API accepts"),
     (only_calls_without_text, "case 7 (a call with a sentence beside it): the API accepts"),
 ])
-def test_repairs_that_pass_the_first_three_cases_are_caught(wrong, case, capsys):
-    assert all(is_valid(wrong(case)) for _, case in nb03.REPAIR_CASES[:3])  # the old three
+def test_repairs_that_pass_the_first_three_cases_are_caught(wrong, case, capsys, speak):
+    for lang in ("en", "zh"):
+        speak(lang)
+        assert all(is_valid(wrong(case)) for _, case in nb03.REPAIR_CASES[:3])  # the old three
     out = report_of(nb03.check_repair, wrong, capsys)
     assert f"❌ {case}" in out and PASSED not in out, out
 
@@ -342,7 +377,8 @@ def test_my_tool_description_must_say_when_to_use_it(capsys):
         """Converts Celsius to Fahrenheit."""
         return json.dumps({"fahrenheit": round(celsius * 9 / 5 + 32, 1)})
 
-    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    out = report_of(nb03.check_my_tool,
+                    registry_with(convert_temperature, "把摄氏度换算成华氏度。"), capsys)
     assert "❌ its description says when to use it: 'Converts Celsius to Fahrenheit.'" in out
     assert "it names the units, but not when to use the tool" in out, out
 
@@ -352,7 +388,7 @@ def test_my_tool_must_return_a_json_string(capsys):
         """Use this when the user asks to convert Celsius to Fahrenheit."""
         return round(celsius * 9 / 5 + 32, 1)
 
-    out = report_of(nb03.check_my_tool, registry_with(convert_temperature), capsys)
+    out = report_of(nb03.check_my_tool, registry_with(convert_temperature, WHEN_ZH), capsys)
     assert "❌ it returns a JSON string (got float 60.8)" in out, out
     assert "return json.dumps({\"celsius\": ..., \"fahrenheit\": ...})" in out, out
 

@@ -1,14 +1,17 @@
 """Notebook 04's exercise checks judge with the project's bank (lesson_lib.trimcheck): a
 correct trim passes, the naive stub and the seed's rule fail the cases they should, with
-the right hint, and a check never raises at the learner."""
+the right hint, and a check never raises at the learner. Each answer is checked in both
+editions: on the English bank, and on its Chinese twin (trimcheck.bank("zh")), with the same
+verdict and the same report."""
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
 
+import check_support
 import pytest
-from check_support import line_of, run, stub_source
+from check_support import line_of, stub_source, twin
 
 from lesson_lib.exercises.contract import failed_rules
 from lesson_lib.exercises.nb04 import (
@@ -19,6 +22,13 @@ from lesson_lib.exercises.nb04 import (
     show_trim,
 )
 from lesson_lib.trimcheck import TRIM_CASES, TrimCase, budget_trim, check_trim, judge_trim
+
+
+def run(check, answer, capsys, **kw):
+    """The verdict and report in English, after the Chinese edition (its own bank) gave the
+    same verdict and the same report in Chinese."""
+    return check_support.run(check, twin(lambda: answer), capsys, **kw)
+
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "04_trimming_pitfalls.ipynb"
 

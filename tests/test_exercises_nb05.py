@@ -1,29 +1,58 @@
 """Notebook 05's exercise checks pass a correct answer, fail wrong ones with the right hint,
-and never raise at the learner."""
+and never raise at the learner.
+
+
+from __future__ import annotations
+
+Each answer runs in both editions (check_support.twin): with the English data, and with the
+Chinese data a Chinese learner's notebook holds; the verdict and every message of the report
+must be the same.
+"""
 
 from __future__ import annotations
 
 import pytest
+from check_support import in_both_languages, twin
 
 from lesson_lib.agent import Agent
+from lesson_lib.exercises import nb05
 from lesson_lib.exercises.nb05 import (
-    PREDICT_INPUT,
     check_my_agent,
     check_predicted_roles,
     check_replay,
     offline_agent,
     roles_of,
 )
+from lesson_lib.i18n import by_language
 from lesson_lib.offline import offline_client
 from lesson_lib.tools import ToolRegistry
 
-DISHES = {"Chengdu": "mapo tofu", "Beijing": "Peking duck"}
+DISHES_EN = {"Chengdu": "mapo tofu", "Beijing": "Peking duck"}
+DISHES_ZH = {"成都": "麻婆豆腐", "北京": "北京烤鸭"}
+
+
+def dishes() -> dict:
+    return by_language(DISHES_EN, DISHES_ZH)
+
+
+class Built:
+    """An argument built in each language by `make()` (a registry whose descriptions and
+    data are the edition's own)."""
+
+    def __init__(self, make):
+        self.make = make
+
+
+def both(en, zh) -> Built:
+    """An argument with its Chinese twin."""
+    return Built(lambda: by_language(en, zh))
 
 
 def run(check, *args, capsys):
-    """The check's verdict and what it printed."""
-    passed = check(*args)
-    return passed, capsys.readouterr().out
+    """The check's verdict and what it printed, in English, after the same answer written
+    with the Chinese edition's data got the same verdict and report in Chinese."""
+    made = twin(lambda: tuple(a.make() if isinstance(a, Built) else a for a in args), many=True)
+    return in_both_languages(check, made, capsys)["en"]
 
 
 # ----------------------------------------------------------------- exercise 1
@@ -46,9 +75,11 @@ def test_predict_roles_accepts_the_tool_calls_label(capsys):
     assert passed, f"expected 'assistant(tool_calls)' to count as 'assistant', got:\n{out}"
 
 
-def test_predict_roles_matches_what_the_agent_really_does():
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_predict_roles_matches_what_the_agent_really_does(lang, speak):
+    speak(lang)
     agent = offline_agent()
-    agent.chat(PREDICT_INPUT)
+    agent.chat(nb05.PREDICT_INPUT)
     assert roles_of(agent.memory) == ["system", "user", "assistant", "tool", "tool",
                                       "assistant"], "the exercise's premise changed"
 
@@ -156,21 +187,26 @@ def test_replay_that_counts_first_is_not_told_to_use_the_agent_passed_in(capsys)
 
 # ----------------------------------------------------------------- exercise 3
 
-CHENGDU = {"city": "Chengdu"}
-QUESTION = "What should I eat in Chengdu?"
+CHENGDU = both({"city": "Chengdu"}, {"city": "成都"})
+QUESTION = both("What should I eat in Chengdu?", "成都有什么好吃的？")
+DOC = ("""Use this when the user asks what to eat in a city: a famous local dish.
+
+        Args:
+            city: City name in English, e.g. Chengdu.
+        """, """当用户问在某个城市该吃什么时使用：一道当地名菜。
+
+        Args:
+            city: 城市名，例如 成都。
+        """)
 
 
 def dish_registry(body=None, doc=True) -> ToolRegistry:
     tools = ToolRegistry()
 
     def recommend_local_dish(city: str) -> dict:
-        """Use this when the user asks what to eat in a city: a famous local dish.
+        return body(city) if body else {"city": city, "dish": dishes().get(city, "noodles")}
 
-        Args:
-            city: City name in English, e.g. Chengdu.
-        """
-        return body(city) if body else {"city": city, "dish": DISHES.get(city, "noodles")}
-
+    recommend_local_dish.__doc__ = by_language(*DOC)
     if not doc:
         recommend_local_dish.__doc__ = """TODO: say when the model should use this tool.
 
@@ -182,8 +218,8 @@ def dish_registry(body=None, doc=True) -> ToolRegistry:
 
 
 def test_my_agent_passes_a_right_answer(capsys):
-    agent = Agent(tools=dish_registry())
-    passed, out = run(check_my_agent, agent, QUESTION, CHENGDU, capsys=capsys)
+    passed, out = run(check_my_agent, Built(lambda: Agent(tools=dish_registry())), QUESTION,
+                      CHENGDU, capsys=capsys)
     assert passed, f"expected a working dish agent to pass, got:\n{out}"
     assert "❌" not in out and "mapo tofu" in out
 
@@ -194,7 +230,8 @@ def test_my_agent_is_judged_without_asking_any_model(monkeypatch, capsys):
     previous = llm.set_client(None)
     try:
         monkeypatch.setenv("LESSON_BACKEND", "openai")  # no key: a real client would fail
-        passed, out = run(check_my_agent, Agent(tools=dish_registry(), client=object()),
+        passed, out = run(check_my_agent,
+                          Built(lambda: Agent(tools=dish_registry(), client=object())),
                           QUESTION, CHENGDU, capsys=capsys)
         assert passed, out
         assert llm._client is None
@@ -204,13 +241,21 @@ def test_my_agent_is_judged_without_asking_any_model(monkeypatch, capsys):
 
 def test_my_agent_leaves_the_learners_agent_alone(capsys):
     seen = []
-    agent = Agent(tools=dish_registry(), on_tool=seen.append)
-    passed, _ = run(check_my_agent, agent, QUESTION, CHENGDU, capsys=capsys)
-    assert passed and seen == [] and agent.memory.message_count() == 1
+    agents = []
+
+    def make():
+        agents.append(Agent(tools=dish_registry(), on_tool=seen.append))
+        return agents[-1]
+
+    passed, _ = run(check_my_agent, Built(make), QUESTION, CHENGDU, capsys=capsys)
+    assert passed and seen == [] and [a.memory.message_count() for a in agents] == [1, 1]
 
 
 def test_my_agent_accepts_a_string_result(capsys):
-    agent = Agent(tools=dish_registry(body=lambda city: f"In {city}, try mapo tofu."))
+    def says(city):
+        return by_language(f"In {city}, try mapo tofu.", f"在{city}，尝尝麻婆豆腐。")
+
+    agent = Built(lambda: Agent(tools=dish_registry(body=says)))
     passed, out = run(check_my_agent, agent, QUESTION, CHENGDU, capsys=capsys)
     assert passed, f"expected a plain-text result to pass, got:\n{out}"
 
@@ -237,18 +282,25 @@ def raises(city):
 
 
 @pytest.mark.parametrize("agent, question, arguments, hint", [
-    (Agent(), QUESTION, CHENGDU, "Agent(tools=my_tools)"),
+    (Built(Agent), QUESTION, CHENGDU, "Agent(tools=my_tools)"),
     ("agent", QUESTION, CHENGDU, "got str"),
-    (Agent(tools=dish_registry()), "", CHENGDU, "ask something your tool can answer"),
-    (Agent(tools=dish_registry()), None, CHENGDU, "ask something your tool can answer"),
-    (Agent(tools=dish_registry(doc=False)), QUESTION, CHENGDU,
+    (Built(lambda: Agent(tools=dish_registry())), "", CHENGDU,
+     "ask something your tool can answer"),
+    (Built(lambda: Agent(tools=dish_registry())), None, CHENGDU,
+     "ask something your tool can answer"),
+    (Built(lambda: Agent(tools=dish_registry(doc=False))), QUESTION, CHENGDU,
      "a model picks a tool by its description alone"),
-    (Agent(tools=dish_registry(doc=False)), QUESTION, CHENGDU, "city: describe it"),
-    (Agent(tools=dish_registry()), QUESTION, "Chengdu", "write e.g. {\"city\": \"Chengdu\"}"),
-    (Agent(tools=dish_registry()), QUESTION, {"location": "Chengdu"},
+    (Built(lambda: Agent(tools=dish_registry(doc=False))), QUESTION, CHENGDU,
+     "city: describe it"),
+    (Built(lambda: Agent(tools=dish_registry())), QUESTION, both("Chengdu", "成都"),
+     "write e.g. {\"city\": \"Chengdu\"}"),
+    (Built(lambda: Agent(tools=dish_registry())), QUESTION,
+     both({"location": "Chengdu"}, {"location": "成都"}),
      "'city' is a required property"),
-    (Agent(tools=dish_registry(body=lambda city: None)), QUESTION, CHENGDU, "instead of None"),
-    (Agent(tools=dish_registry(body=raises)), QUESTION, CHENGDU, "raised KeyError"),
+    (Built(lambda: Agent(tools=dish_registry(body=lambda city: None))), QUESTION, CHENGDU,
+     "instead of None"),
+    (Built(lambda: Agent(tools=dish_registry(body=raises))), QUESTION, CHENGDU,
+     "raised KeyError"),
 ])
 def test_my_agent_fails_wrong_answers_with_a_hint(agent, question, arguments, hint, capsys):
     passed, out = run(check_my_agent, agent, question, arguments, capsys=capsys)
@@ -268,7 +320,7 @@ def test_the_notebooks_stub_is_reported_not_raised(capsys):
         """
         ...
 
-    passed, out = run(check_my_agent, Agent(), QUESTION, CHENGDU, capsys=capsys)
+    passed, out = run(check_my_agent, Built(Agent), QUESTION, CHENGDU, capsys=capsys)
     assert not passed and "Agent(tools=my_tools)" in out
     passed, out = run(check_my_agent, Agent(tools=tools), QUESTION, CHENGDU, capsys=capsys)
     assert not passed and "❌ recommend_local_dish's description says when to use it" in out, out

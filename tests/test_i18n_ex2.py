@@ -81,7 +81,7 @@ def test_the_loop_checks_in_chinese_and_in_english(speak, capsys):
     out = capsys.readouterr().out
     assert "动手实现 · 你的智能体循环：" in out
     assert "在上面的单元格里定义 my_loop(messages, registry, max_turns=5)，再运行这个检查" in out
-    assert "预测：" in out and "❌ (a) Hello!：还没有回答" in out
+    assert "预测：" in out and "❌ (a) 你好！：还没有回答" in out
     assert "提示：把 ... 换成一个整数（max_turns=4）" in out
     speak("en")
     nb06.check_predictions({"a": "one"})

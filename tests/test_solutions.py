@@ -66,7 +66,10 @@ def test_every_exercise_check_has_a_worked_solution():
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in CHECKS.items() if c))
-def test_the_solution_passes_its_check(name, capsys):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_solution_passes_its_check(name, lang, speak, capsys):
+    """In both editions: a Chinese learner who loads a solution is judged on Chinese data."""
+    speak(lang)
     module, check, defined = CHECKS[name]
     namespace: dict = {}
     path = SOLUTIONS / name
@@ -75,4 +78,4 @@ def test_the_solution_passes_its_check(name, capsys):
     assert not missing, f"{name} does not define {missing}, which its second line names"
     arguments = [namespace[n] for n in defined]
     assert getattr(importlib.import_module(module), check)(*arguments) is True
-    assert "All checks passed." in capsys.readouterr().out
+    assert {"en": "All checks passed.", "zh": "全部检查通过。"}[lang] in capsys.readouterr().out

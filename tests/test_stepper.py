@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from lesson_lib import clock
 from lesson_lib.app import chat_app
 from lesson_lib.memory import NaiveMemory, ShortTermMemory
 from lesson_lib.protocol import find_problems, is_valid
@@ -309,3 +310,23 @@ def test_a_memory_is_replayed_as_what_it_holds_now():
     memory.add_system("You are a helpful assistant.")
     memory.add({"role": "user", "content": "My name is Xiaoming."})
     assert StepperState(memory).recording.messages == memory.to_api_format()
+
+
+@pytest.mark.parametrize("record", [trim_pitfall, agent_loop_chain])
+def test_the_chinese_edition_records_the_same_conversation_in_chinese(record, speak):
+    """Notebooks 04 and 06 replay their recordings in the learner's language: the Chinese
+    one asks the same questions in Chinese, and breaks (or not) at the same steps."""
+    from lesson_lib.stepper import StepperState
+
+    shapes = {}
+    for lang in ("en", "zh"):
+        speak(lang)
+        with clock.frozen(clock.EXAMPLE):
+            recording = record()
+        steps = StepperState(recording)
+        asked = [m["content"] for m in recording.messages if m["role"] == "user"]
+        assert all(("小明" in q or "天气" in q or "几点" in q or "暖和" in q) == (lang == "zh")
+                   for q in asked), asked
+        shapes[lang] = ([m["role"] for m in recording.messages], sorted(recording.notes),
+                        steps.broken_at)
+    assert shapes["en"] == shapes["zh"]

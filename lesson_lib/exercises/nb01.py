@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lesson_lib.exercises import Report, run_check, signature_problem, wrong_signature
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, _, by_language, is_chinese, ngettext
 from lesson_lib.protocol import assistant_to_dict, find_problems
 
 NAME_QUESTION = {"en": "What's my name?", "zh": "我刚才说我叫什么名字？"}
@@ -110,6 +110,12 @@ def _accepted(report: Report, label: str, value: Any, name: str) -> bool:
                          f"{problems[0]}" if problems else "")
 
 
+def _learners_first(cases: list) -> list:
+    """The English case and its Chinese twin, the learner's language first: the Chinese
+    edition's reader is judged on 小明 first, then on Xiaoming, by the same rules."""
+    return cases[::-1] if is_chinese() else cases
+
+
 # ----------------------------------------------------------------- exercise 1
 
 def _turns_of(history: list[dict]) -> list[tuple[str, str]]:
@@ -168,9 +174,12 @@ def check_my_messages(my_messages: Callable) -> bool:
     def body(report: Report) -> None:
         english = _turns_of(_conversation(["My name is Xiaoming", "What's the weather in Chengdu?"]))
         chinese = _turns_of(_conversation(["我叫小明"]))
-        _messages_case(report, _(ENGLISH), my_messages, english, NAME_QUESTION["en"], "Xiaoming")
-        _messages_case(report, _(CHINESE), my_messages, chinese, NAME_QUESTION["zh"], "小明")
-        _messages_case(report, _("No earlier turns"), my_messages, [], NAME_QUESTION["en"], None)
+        cases = [(_(ENGLISH), english, NAME_QUESTION["en"], "Xiaoming"),
+                 (_(CHINESE), chinese, NAME_QUESTION["zh"], "小明")]
+        for label, turns, question, name in _learners_first(cases):
+            _messages_case(report, label, my_messages, turns, question, name)
+        _messages_case(report, _("No earlier turns"), my_messages, [],
+                       NAME_QUESTION[by_language("en", "zh")], None)
     return run_check(_("Exercise 1 · my_messages(turns, question)"), body)
 
 
@@ -243,8 +252,9 @@ def check_forget(my_forget: Callable) -> bool:
         return False
 
     def body(report: Report) -> None:
-        _forget_case(report, _(ENGLISH), my_forget, ["My name is Xiaoming",
-                     "What's the weather in Chengdu?", "What's my name?"], "Xiaoming", "en")
-        _forget_case(report, _(CHINESE), my_forget, ["帮我查一下成都天气", "我叫小明", "谢谢"],
-                     "小明", "zh")
+        cases = [(_(ENGLISH), ["My name is Xiaoming", "What's the weather in Chengdu?",
+                               "What's my name?"], "Xiaoming", "en"),
+                 (_(CHINESE), ["帮我查一下成都天气", "我叫小明", "谢谢"], "小明", "zh")]
+        for label, lines, secret, lang in _learners_first(cases):
+            _forget_case(report, label, my_forget, lines, secret, lang)
     return run_check(_("Exercise 3 · my_forget(history, secret)"), body)

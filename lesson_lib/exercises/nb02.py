@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -25,11 +26,26 @@ from lesson_lib.exercises import (
     wrong_signature,
 )
 from lesson_lib.exercises.contract import Broken, Rule, check_rules, expect, property_rule
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, Twins, _, is_chinese, ngettext
 from lesson_lib.memory import ShortTermMemory
 
-SYSTEM = "You are a helpful assistant."
-TURNS = ("My name is Xiaoming", "Thanks!", "What's my name?")  # what check_chat_turn types
+# The conversations of the checks, each with its Chinese twin: a Chinese learner is judged
+# on Chinese data by the same rules (DATA.NAME, or the module's NAME, in the language spoken
+# now; prediction_sequence too, so that the Chinese notebook shows its own).
+DATA = Twins(
+    SYSTEM=("You are a helpful assistant.", "你是一个乐于助人的助手。"),
+    TURNS=(("My name is Xiaoming", "Thanks!", "What's my name?"),  # what check_chat_turn types
+           ("我叫小明", "谢谢！", "我叫什么名字？")),
+    NAME=("xiaoming", "小明"),  # what the last reply must remember
+    ARGUMENTS=('{"location": "Chengdu"}', '{"location": "成都"}'),  # in the deep rule's call
+    HELLO=("Hi", "你好"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "prediction_sequence":
+        return _PREDICTION_SEQUENCE.prediction_sequence
+    return DATA.get(name, f"module {__name__!r}")
 
 
 # ----------------------------------------------------------------- exercise 1: chat_turn
@@ -40,9 +56,9 @@ def _roles(memory: ShortTermMemory) -> list[str]:
 
 def _check_turns(report: Report, chat_turn: Callable) -> None:
     memory = ShortTermMemory()
-    memory.add_system(SYSTEM)
+    memory.add_system(DATA.SYSTEM)
     replies, growth = [], []
-    for text in TURNS:
+    for text in DATA.TURNS:
         before = memory.message_count()
         replies.append(chat_turn(memory, text))
         growth.append(memory.message_count() - before)
@@ -54,13 +70,13 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
                   _("each turn adds 2 messages (yours added {growth})").format(growth=growth),
                   _("add the user's message before the call and the assistant's reply after it"))
     roles = _roles(memory)
-    wanted = ["system"] + ["user", "assistant"] * len(TURNS)
+    wanted = ["system"] + ["user", "assistant"] * len(DATA.TURNS)
     report.expect(roles == wanted, _("roles in memory: {roles}").format(roles=", ".join(roles)),
                   _("expected {roles}: user first, then the reply to it").format(
                       roles=", ".join(wanted)))
     said = [m["content"] for m in memory.to_api_format() if m["role"] == "user"]
-    report.expect(said == list(TURNS), _("the user messages hold the three texts, in order"),
-                  _("expected {expected}, got {got}").format(expected=list(TURNS), got=said))
+    report.expect(said == list(DATA.TURNS), _("the user messages hold the three texts, in order"),
+                  _("expected {expected}, got {got}").format(expected=list(DATA.TURNS), got=said))
     last = memory.to_api_format()[-1]
     stored = last.get("role") == "assistant"
     if not report.expect(stored,
@@ -76,9 +92,9 @@ def _check_turns(report: Report, chat_turn: Callable) -> None:
                       type=type(replies[-1]).__name__),
                   _("return reply.content, the same text you added to the memory"))
     text = getattr(replies[-1], "content", replies[-1])  # a message object: quote its text
-    report.expect("xiaoming" in str(text).lower(),
+    report.expect(DATA.NAME in str(text).lower(),
                   _("the reply to {question!r} remembers the name: {text!r}").format(
-                      question=TURNS[-1], text=text),
+                      question=DATA.TURNS[-1], text=text),
                   (N_("the model only knows what this one call sends: look at what your "
                       "chat_turn passes to chat()"),
                    N_("send the whole memory, chat(memory.to_api_format()), not just the "
@@ -109,6 +125,29 @@ def prediction_sequence() -> tuple[int, int]:
     m.add({"role": "user", "content": "What's my name?"})
     second = m.message_count()  # prediction 2
     return first, second
+
+
+_prediction_sequence_en = prediction_sequence  # the Chinese edition's twin follows
+
+
+def prediction_sequence() -> tuple[int, int]:
+    """练习 2 要你预测的两个消息条数，出自这段操作。"""
+    m = ShortTermMemory(max_messages=4)
+    m.add_system("你是一个乐于助人的助手。")
+    m.add({"role": "user", "content": "我叫小明"})
+    m.add({"role": "assistant", "content": "你好，小明！"})
+    m.add({"role": "user", "content": "成都是多云吗？"})
+    m.add({"role": "assistant", "content": "是的：多云，16°C。"})
+    m.add({"role": "user", "content": "谢谢！"})
+    first = m.message_count()   # 预测 1
+    m.clear_non_system()
+    m.add({"role": "user", "content": "我叫什么名字？"})
+    second = m.message_count()  # 预测 2
+    return first, second
+
+
+_PREDICTION_SEQUENCE = Twins(prediction_sequence=(_prediction_sequence_en, prediction_sequence))
+del prediction_sequence  # the module's prediction_sequence is the one of the language spoken
 
 
 FIRST_HINTS = {
@@ -143,7 +182,7 @@ def _check_one(report: Report, label: str, guess: object, answer: int, hints: di
 
 def check_prediction(first: object, second: object) -> bool:  # your two predicted counts
     """Compare the two predicted counts with what `prediction_sequence()` really gives."""
-    real_first, real_second = prediction_sequence()
+    real_first, real_second = _PREDICTION_SEQUENCE.prediction_sequence()
 
     def body(report: Report) -> None:
         _check_one(report, _("prediction 1 (system prompt + five messages)"), first, real_first,
@@ -158,13 +197,14 @@ def check_prediction(first: object, second: object) -> bool:  # your two predict
 
 def _call(call_id: str, city: str) -> dict:
     return {"id": call_id, "type": "function",
-            "function": {"name": "get_current_weather", "arguments": f'{{"location": "{city}"}}'}}
+            "function": {"name": "get_current_weather",
+                         "arguments": json.dumps({"location": city}, ensure_ascii=False)}}
 
 
 def _memory(messages: list[dict], system: bool = True) -> ShortTermMemory:
     memory = ShortTermMemory()
     if system:
-        memory.add_system(SYSTEM)
+        memory.add_system(DATA.SYSTEM)
     memory.add_many(messages)
     return memory
 
@@ -179,18 +219,24 @@ def _assistant(text: str) -> dict:
 
 def count_cases() -> list[tuple[str, ShortTermMemory, int, str]]:
     """(what, memory, expected count, hint) for check_count_user_turns."""
-    plain = [_user("My name is Xiaoming"), _assistant("Nice to meet you!"), _user("Thanks!"),
-             _assistant("You're welcome!"), _user("What's my name?"), _assistant("Xiaoming.")]
-    one_call = [_user("Weather in Chengdu?"),
-                {"role": "assistant", "content": None, "tool_calls": [_call("call_1", "Chengdu")]},
+    zh = is_chinese()
+    plain = ([_user("我叫小明"), _assistant("你好！"), _user("谢谢！"),
+              _assistant("不客气！"), _user("我叫什么名字？"), _assistant("小明。")] if zh else
+             [_user("My name is Xiaoming"), _assistant("Nice to meet you!"), _user("Thanks!"),
+              _assistant("You're welcome!"), _user("What's my name?"), _assistant("Xiaoming.")])
+    chengdu, shanghai, beijing = ("成都", "上海", "北京") if zh else ("Chengdu", "Shanghai",
+                                                                     "Beijing")
+    one_call = [_user("成都天气？" if zh else "Weather in Chengdu?"),
+                {"role": "assistant", "content": None, "tool_calls": [_call("call_1", chengdu)]},
                 {"role": "tool", "tool_call_id": "call_1", "content": '{"temperature": 16}'},
-                _assistant("Chengdu is cloudy, 16°C.")]
-    two_calls = [_user("Weather in Shanghai and Beijing?"),
+                _assistant("成都多云，16°C。" if zh else "Chengdu is cloudy, 16°C.")]
+    two_calls = [_user("上海和北京的天气？" if zh else "Weather in Shanghai and Beijing?"),
                  {"role": "assistant", "content": None,
-                  "tool_calls": [_call("call_a", "Shanghai"), _call("call_b", "Beijing")]},
+                  "tool_calls": [_call("call_a", shanghai), _call("call_b", beijing)]},
                  {"role": "tool", "tool_call_id": "call_a", "content": '{"temperature": 20}'},
                  {"role": "tool", "tool_call_id": "call_b", "content": '{"temperature": 12}'},
-                 _assistant("Shanghai 20°C, Beijing 12°C.")]
+                 _assistant("上海20°C，北京12°C。" if zh else
+                            "Shanghai 20°C, Beijing 12°C.")]
     cleared = _memory(plain)
     cleared.clear_non_system()
     by_role = _("count the messages whose role is 'user'")
@@ -198,7 +244,8 @@ def count_cases() -> list[tuple[str, ShortTermMemory, int, str]]:
         (_("an empty memory"), ShortTermMemory(), 0, by_role),
         (_("only a system prompt"), _memory([]), 0, _("the system message is not a user turn")),
         (_("system + 3 plain turns"), _memory(plain), 3, by_role),
-        (_("a question still waiting for its reply"), _memory([_user("Hi")]), 1, by_role),
+        (_("a question still waiting for its reply"), _memory([_user(DATA.HELLO)]), 1,
+         by_role),
         (_("no system prompt, 2 questions, 1 reply"),
          _memory(plain[:3], system=False), 2,
          _("not every memory has a system message, and the newest question may have no reply")),
@@ -320,14 +367,11 @@ def _add_stores_a_copy(cls: type) -> None:
              "memory too: {got}").format(got=got))
 
 
-ARGUMENTS = '{"location": "Chengdu"}'  # the tool call inside the message the deep rule adds
-
-
 def _with_a_call() -> dict:
     """An assistant message whose tool call holds a value two levels down (notebook 03)."""
     return {"role": "assistant", "content": None, "tool_calls": [
         {"id": "call_1", "type": "function",
-         "function": {"name": "get_current_weather", "arguments": ARGUMENTS}}]}
+         "function": {"name": "get_current_weather", "arguments": DATA.ARGUMENTS}}]}
 
 
 def _arguments(message: Any) -> Any:
@@ -344,9 +388,9 @@ def _copies_go_all_the_way_down(cls: type) -> None:
     edit = "['tool_calls'][0]['function']['arguments']"
 
     def unchanged(said: str, value: str, hints: tuple[str, str]) -> None:
-        """Broken(said, hints) unless the memory's call still holds ARGUMENTS."""
+        """Broken(said, hints) unless the memory's call still holds DATA.ARGUMENTS."""
         got = _arguments(memory.to_api_format()[-1])
-        if got != ARGUMENTS:
+        if got != DATA.ARGUMENTS:
             raise Broken(said.format(edit=edit, value=value, got=got), hints)
 
     message["tool_calls"][0]["function"]["arguments"] = '{"location": "Beijing"}'

@@ -31,14 +31,14 @@ from lesson_lib.exercises import (
     wrong_signature,
 )
 from lesson_lib.exercises.contract import Broken, Rule, check_rules, expect, property_rule
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, Twins, _, ngettext
 from lesson_lib.protocol import ProtocolError, assistant_to_dict, find_problems, validate_request
 from lesson_lib.tools import ToolRegistry, execute_tool
 
 # ----------------------------------------------------------------- exercise 1: your own tool
 
 TOOL_NAME = "convert_temperature"
-TOOL_QUESTION = "What is 16 °C in Fahrenheit?"
+_TOOL_QUESTION = ("What is 16 °C in Fahrenheit?", "16 °C 是多少华氏度？")
 CONVERSIONS = ((16, 60.8), (100, 212), (-40, -40), (0, 32))  # (°C, °F)
 
 
@@ -91,7 +91,7 @@ def _my_tool(report: Report, registry: Any, name: str) -> None:
 
 
 def _schema_findings(report: Report, schema: dict) -> None:
-    body = {"model": "check", "messages": [{"role": "user", "content": TOOL_QUESTION}],
+    body = {"model": "check", "messages": [{"role": "user", "content": DATA.TOOL_QUESTION}],
             "tools": [schema]}
     try:
         validate_request(body)
@@ -123,10 +123,10 @@ def _model_call(report: Report, schema: dict, name: str) -> str:
     """Ask the model the question; the arguments of its call to `name` (or a stand-in)."""
     from lesson_lib.llm import chat  # noqa: PLC0415  (lazy: the SDK is imported on first call)
 
-    message = chat([{"role": "user", "content": TOOL_QUESTION}], tools=[schema])
+    message = chat([{"role": "user", "content": DATA.TOOL_QUESTION}], tools=[schema])
     calls = [c for c in message.tool_calls or [] if c.function.name == name]
     report.expect(bool(calls), _("the model calls {name} for {question!r}").format(
-                      name=name, question=TOOL_QUESTION),
+                      name=name, question=DATA.TOOL_QUESTION),
                   _("the model answered {content!r:.160} instead: give the tool a name "
                     "and description that match the question").format(content=message.content))
     return calls[0].function.arguments if calls else json.dumps({"celsius": 16})
@@ -169,20 +169,33 @@ def _call(call_id: str, name: str, arguments: str) -> dict:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-TWO_CALLS_QUESTION = "What's the weather in Chengdu, and what time is it in New York?"
-TWO_CALLS: dict = {"role": "assistant", "content": None, "tool_calls": [
-    _call("call_S5WgR8uaxYAw5MfwocIEEKfb", "get_current_weather",
-          '{"location":"Chengdu","unit":"celsius"}'),
-    _call("call_CYsmRMm2JzFbx7lC6yqGJo9U", "get_current_time", '{"timezone":"America/New_York"}'),
-]}
+_TWO_CALLS_QUESTION = ("What's the weather in Chengdu, and what time is it in New York?",
+                       "成都天气怎么样？纽约现在几点？")
+
+
+def _two_calls(city: str) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [
+        _call("call_S5WgR8uaxYAw5MfwocIEEKfb", "get_current_weather",
+              json.dumps({"location": city, "unit": "celsius"}, ensure_ascii=False,
+                         separators=(",", ":"))),
+        _call("call_CYsmRMm2JzFbx7lC6yqGJo9U", "get_current_time",
+              '{"timezone":"America/New_York"}'),
+    ]}
+
 
 # The second reply the check tries: three calls, one with broken JSON (a trailing comma).
-THREE_CALLS_QUESTION = "Weather in Tokyo and London, and the time in UTC?"
-THREE_CALLS: dict = {"role": "assistant", "content": None, "tool_calls": [
-    _call("call_J8IlZS3Dowv3hE9G31Xj7syP", "get_current_weather", '{"location":"Tokyo"}'),
-    _call("call_WXM25MvDdtufCQ1zFWgkRJ6C", "get_current_weather", '{"location":"London",}'),
-    _call("call_xL9UOlLXZCrHcpxGcu1EkKFY", "get_current_time", '{"timezone":"UTC"}'),
-]}
+_THREE_CALLS_QUESTION = ("Weather in Tokyo and London, and the time in UTC?",
+                         "东京和伦敦的天气，还有 UTC 时间？")
+
+
+def _three_calls(tokyo: str, london: str) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [
+        _call("call_J8IlZS3Dowv3hE9G31Xj7syP", "get_current_weather",
+              f'{{"location":"{tokyo}"}}'),
+        _call("call_WXM25MvDdtufCQ1zFWgkRJ6C", "get_current_weather",
+              f'{{"location":"{london}",}}'),
+        _call("call_xL9UOlLXZCrHcpxGcu1EkKFY", "get_current_time", '{"timezone":"UTC"}'),
+    ]}
 
 
 def _calls_label(n: int) -> str:
@@ -203,7 +216,8 @@ def check_results_for(fn: Callable) -> bool:
 def _results_for(report: Report, fn: Callable) -> None:
     from openai.types.chat import ChatCompletionMessage  # noqa: PLC0415  (lazy)
 
-    for question, data in ((TWO_CALLS_QUESTION, TWO_CALLS), (THREE_CALLS_QUESTION, THREE_CALLS)):
+    for question, data in ((DATA.TWO_CALLS_QUESTION, DATA.TWO_CALLS),
+                           (DATA.THREE_CALLS_QUESTION, DATA.THREE_CALLS)):
         message = ChatCompletionMessage.model_validate(copy.deepcopy(data))
         label = _calls_label(len(message.tool_calls))
         try:
@@ -256,10 +270,12 @@ def _result_findings(report: Report, question: str, message: Any, results: list)
 _CHENGDU = _call("call_8V73l61ZeOm2SUqZSCAlnCB9", "get_current_weather",
                  '{"location":"成都","unit":"celsius"}')
 _CHENGDU_RESULT = execute_tool("get_current_weather", '{"location": "成都"}')
-_SHANGHAI = _call("call_G7KhcU5XyGGMR51h7JiI154T", "get_current_weather",
-                  '{"location":"Shanghai","unit":"celsius"}')
-_BEIJING = _call("call_c40UTMSHwFm566lhOTGC9M31", "get_current_weather",
-                 '{"location":"Beijing","unit":"celsius"}')
+_SHANGHAI = {lang: _call("call_G7KhcU5XyGGMR51h7JiI154T", "get_current_weather",
+                         f'{{"location":"{city}","unit":"celsius"}}')
+             for lang, city in (("en", "Shanghai"), ("zh", "上海"))}
+_BEIJING = {lang: _call("call_c40UTMSHwFm566lhOTGC9M31", "get_current_weather",
+                        f'{{"location":"{city}","unit":"celsius"}}')
+            for lang, city in (("en", "Beijing"), ("zh", "北京"))}
 
 
 def _tool(call: dict) -> dict:
@@ -279,63 +295,80 @@ _SHANGHAI_2 = _call("call_Qm3Vt9ZkLr2HwXbN7yPaE4dC", "get_current_weather",
                     '{"location":"上海","unit":"celsius"}')
 _CHENGDU_2 = _call("call_Uf6Bn1RsKe8TgYvD3jWqL0mZ", "get_current_weather",
                    '{"location":"成都","unit":"celsius"}')
-_TOKYO = _call("call_Hc7Xp4NaWs2EkRzT9bVuM5qJ", "get_current_weather", '{"location":"Tokyo"}')
-_GUANGZHOU = _call("call_Za1Lk8DyFo3PeUmC6hGtR9wB", "get_current_weather",
-                   '{"location":"Guangzhou"}')
-_HANGZHOU = _call("call_Nw5Jq2TbXv7CsMaY0pKeH3dL", "get_current_weather",
-                  '{"location":"Hangzhou"}')
+_TOKYO, _GUANGZHOU, _HANGZHOU = ({lang: _call(call_id, "get_current_weather",
+                                                f'{{"location":"{city}"}}')
+                                    for lang, city in (("en", en), ("zh", zh))}
+                                   for call_id, en, zh in (
+                                       ("call_Hc7Xp4NaWs2EkRzT9bVuM5qJ", "Tokyo", "东京"),
+                                       ("call_Za1Lk8DyFo3PeUmC6hGtR9wB", "Guangzhou", "广州"),
+                                       ("call_Nw5Jq2TbXv7CsMaY0pKeH3dL", "Hangzhou", "杭州")))
 
 
 def _asks(*calls: dict, content: str = "") -> dict:
     return {"role": "assistant", "content": content, "tool_calls": list(calls)}
 
 
-REPAIR_CASES: list[tuple[str, list[dict]]] = [
-    (N_("上海呢？ between a call and its result"), BROKEN_HISTORY),
-    (N_("a system note between two parallel results"), [
-        {"role": "system", "content": "You are a helpful assistant."},
-        {"role": "user", "content": "What's the weather in Shanghai and Beijing?"},
-        {"role": "assistant", "content": "", "tool_calls": [_SHANGHAI, _BEIJING]},
-        _tool(_BEIJING),
-        {"role": "system", "content": "Answer in one sentence."},
-        _tool(_SHANGHAI),
-    ]),
-    (N_("a history that is already valid"), [
-        {"role": "user", "content": "成都天气？"},
-        {"role": "assistant", "content": "", "tool_calls": [_CHENGDU]},
-        {"role": "tool", "tool_call_id": _CHENGDU["id"], "content": _CHENGDU_RESULT},
-        {"role": "assistant", "content": "成都多云，16°C，微风，湿度70%。"},
-    ]),
-    (N_("a result stored before its call"), [
-        {"role": "user", "content": "What's the weather in Tokyo?"},
-        _tool(_TOKYO),
-        _asks(_TOKYO),
-        {"role": "assistant", "content": "Tokyo has light rain, 20°C."},
-    ]),
-    (N_("two rounds, each broken"), [
-        {"role": "user", "content": "成都天气？"},
-        _asks(_CHENGDU_2),
-        {"role": "user", "content": "上海呢？"},
-        _tool(_CHENGDU_2),
-        _asks(_SHANGHAI_2),
-        {"role": "user", "content": "谢谢！"},
-        _tool(_SHANGHAI_2),
-    ]),
-    (N_("a question between two parallel results"), [
-        {"role": "user", "content": "What's the weather in Guangzhou and Hangzhou?"},
-        _asks(_GUANGZHOU, _HANGZHOU),
-        _tool(_GUANGZHOU),
-        {"role": "user", "content": "Well?"},
-        _tool(_HANGZHOU),
-    ]),
-    (N_("a call with a sentence beside it"), [
-        {"role": "system", "content": "You are a helpful assistant."},
-        {"role": "user", "content": "Is it raining in Tokyo?"},
-        _asks(_TOKYO, content="Let me check the weather in Tokyo."),
-        {"role": "user", "content": "Quick, please!"},
-        _tool(_TOKYO),
-    ]),
-]
+def _repair_cases(lang: str) -> list[tuple[str, list[dict]]]:
+    """The histories exercise 2 repairs, in one edition's language (the seed's own is
+    Chinese in both)."""
+    zh = lang == "zh"
+    shanghai, beijing, tokyo = _SHANGHAI[lang], _BEIJING[lang], _TOKYO[lang]
+    guangzhou, hangzhou = _GUANGZHOU[lang], _HANGZHOU[lang]
+    return [
+        (N_("上海呢？ between a call and its result"), BROKEN_HISTORY),
+        (N_("a system note between two parallel results"), [
+            {"role": "system", "content": "你是一个乐于助人的助手。" if zh else
+             "You are a helpful assistant."},
+            {"role": "user", "content": "上海和北京的天气怎么样？" if zh else
+             "What's the weather in Shanghai and Beijing?"},
+            {"role": "assistant", "content": "", "tool_calls": [shanghai, beijing]},
+            _tool(beijing),
+            {"role": "system", "content": "用一句话回答。" if zh else
+             "Answer in one sentence."},
+            _tool(shanghai),
+        ]),
+        (N_("a history that is already valid"), [
+            {"role": "user", "content": "成都天气？"},
+            {"role": "assistant", "content": "", "tool_calls": [_CHENGDU]},
+            {"role": "tool", "tool_call_id": _CHENGDU["id"], "content": _CHENGDU_RESULT},
+            {"role": "assistant", "content": "成都多云，16°C，微风，湿度70%。"},
+        ]),
+        (N_("a result stored before its call"), [
+            {"role": "user", "content": "东京天气怎么样？" if zh else
+             "What's the weather in Tokyo?"},
+            _tool(tokyo),
+            _asks(tokyo),
+            {"role": "assistant", "content": "东京小雨，20°C。" if zh else
+             "Tokyo has light rain, 20°C."},
+        ]),
+        (N_("two rounds, each broken"), [
+            {"role": "user", "content": "成都天气？"},
+            _asks(_CHENGDU_2),
+            {"role": "user", "content": "上海呢？"},
+            _tool(_CHENGDU_2),
+            _asks(_SHANGHAI_2),
+            {"role": "user", "content": "谢谢！"},
+            _tool(_SHANGHAI_2),
+        ]),
+        (N_("a question between two parallel results"), [
+            {"role": "user", "content": "广州和杭州的天气怎么样？" if zh else
+             "What's the weather in Guangzhou and Hangzhou?"},
+            _asks(guangzhou, hangzhou),
+            _tool(guangzhou),
+            {"role": "user", "content": "好了吗？" if zh else "Well?"},
+            _tool(hangzhou),
+        ]),
+        (N_("a call with a sentence beside it"), [
+            {"role": "system", "content": "你是一个乐于助人的助手。" if zh else
+             "You are a helpful assistant."},
+            {"role": "user", "content": "东京在下雨吗？" if zh else
+             "Is it raining in Tokyo?"},
+            _asks(tokyo, content="我查一下东京的天气。" if zh else
+                  "Let me check the weather in Tokyo."),
+            {"role": "user", "content": "快一点！" if zh else "Quick, please!"},
+            _tool(tokyo),
+        ]),
+    ]
 
 
 def check_repair(fn: Callable) -> bool:
@@ -349,7 +382,7 @@ def check_repair(fn: Callable) -> bool:
 
 def _repair(report: Report, fn: Callable) -> None:
     changed = []
-    for k, (what, case) in enumerate(REPAIR_CASES, start=1):
+    for k, (what, case) in enumerate(DATA.REPAIR_CASES, start=1):
         given = copy.deepcopy(case)
         fixed = fn(given)
         if not isinstance(fixed, list):
@@ -419,22 +452,52 @@ def _kept(case: list[dict], fixed: list, k: int) -> tuple[bool, str, str]:
 # text.
 
 ASSISTANT_TITLE = N_("Build it · your assistant_to_dict")
-ASSISTANT_QUESTION = {"role": "user", "content": "What's the weather in Chengdu?"}
+_ASSISTANT_QUESTION = ({"role": "user", "content": "What's the weather in Chengdu?"},
+                       {"role": "user", "content": "成都天气怎么样？"})
 
-TEXT_REPLY: dict = {"role": "assistant", "refusal": None,
-                    "content": "Chengdu is cloudy, 16 °C, with a light breeze."}
-ONE_CALL_REPLY: dict = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
-    _call("call_h8QQ0ei5skpfodyVRU2sXKdg", "get_current_weather",
-          '{"location":"Chengdu","unit":"celsius"}')]}
-TEXT_BESIDE_CALL_REPLY: dict = {**ONE_CALL_REPLY,
-                                "content": "Let me check the weather in Chengdu."}
-REFUSAL_REPLY: dict = {"role": "assistant", "content": None,
-                       "refusal": "I'm sorry, I can't help with that request."}
-PARALLEL_REPLY: dict = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
-    _call("call_G7KhcU5XyGGMR51h7JiI154T", "get_current_weather", '{"location":"Shanghai"}'),
-    _call("call_c40UTMSHwFm566lhOTGC9M31", "get_current_weather", '{"location":"Beijing"}'),
-    _call("call_CYsmRMm2JzFbx7lC6yqGJo9U", "get_current_time", '{"timezone":"America/New_York"}'),
-]}
+_TEXT_REPLY = tuple({"role": "assistant", "refusal": None, "content": text} for text in (
+    "Chengdu is cloudy, 16 °C, with a light breeze.", "成都多云，16 °C，微风。"))
+_ONE_CALL_REPLY = tuple(
+    {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+        _call("call_h8QQ0ei5skpfodyVRU2sXKdg", "get_current_weather",
+              f'{{"location":"{city}","unit":"celsius"}}')]}
+    for city in ("Chengdu", "成都"))
+_TEXT_BESIDE_CALL_REPLY = tuple({**reply, "content": text} for reply, text in zip(
+    _ONE_CALL_REPLY, ("Let me check the weather in Chengdu.", "我先查一下成都的天气。"),
+    strict=True))
+_REFUSAL_REPLY = tuple({"role": "assistant", "content": None, "refusal": text} for text in (
+    "I'm sorry, I can't help with that request.", "抱歉，我无法协助处理这个请求。"))
+_PARALLEL_REPLY = tuple(
+    {"role": "assistant", "content": None, "refusal": None, "tool_calls": [
+        _call("call_G7KhcU5XyGGMR51h7JiI154T", "get_current_weather",
+              f'{{"location":"{shanghai}"}}'),
+        _call("call_c40UTMSHwFm566lhOTGC9M31", "get_current_weather",
+              f'{{"location":"{beijing}"}}'),
+        _call("call_CYsmRMm2JzFbx7lC6yqGJo9U", "get_current_time",
+              '{"timezone":"America/New_York"}'),
+    ]} for shanghai, beijing in (("Shanghai", "Beijing"), ("上海", "北京")))
+
+# The data of every check here, each with its Chinese twin: a Chinese learner is judged on
+# Chinese conversations by the same rules (DATA.NAME, or the module's name NAME, is the one
+# of the language spoken now).
+DATA = Twins(
+    TOOL_QUESTION=_TOOL_QUESTION,
+    TWO_CALLS_QUESTION=_TWO_CALLS_QUESTION,
+    TWO_CALLS=(_two_calls("Chengdu"), _two_calls("成都")),
+    THREE_CALLS_QUESTION=_THREE_CALLS_QUESTION,
+    THREE_CALLS=(_three_calls("Tokyo", "London"), _three_calls("东京", "伦敦")),
+    REPAIR_CASES=(_repair_cases("en"), _repair_cases("zh")),
+    ASSISTANT_QUESTION=_ASSISTANT_QUESTION,
+    TEXT_REPLY=_TEXT_REPLY,
+    ONE_CALL_REPLY=_ONE_CALL_REPLY,
+    TEXT_BESIDE_CALL_REPLY=_TEXT_BESIDE_CALL_REPLY,
+    REFUSAL_REPLY=_REFUSAL_REPLY,
+    PARALLEL_REPLY=_PARALLEL_REPLY,
+)
+
+
+def __getattr__(name: str) -> Any:
+    return DATA.get(name, f"module {__name__!r}")
 
 
 def sdk_message(data: dict) -> Any:
@@ -486,7 +549,7 @@ def _part(call: Any, *path: str) -> Any:
 
 
 def _returns_a_dict(fn: Callable) -> None:
-    message = sdk_message(TEXT_REPLY)
+    message = sdk_message(DATA.TEXT_REPLY)
     got = fn(message)
     expect(isinstance(got, dict),
            _("for a text reply it returned {what}, not a dict").format(
@@ -494,7 +557,8 @@ def _returns_a_dict(fn: Callable) -> None:
 
 
 def _says_assistant(fn: Callable) -> None:
-    for label, data in ((_("a text reply"), TEXT_REPLY), (_("a reply with one call"), ONE_CALL_REPLY)):
+    for label, data in ((_("a text reply"), DATA.TEXT_REPLY),
+                        (_("a reply with one call"), DATA.ONE_CALL_REPLY)):
         got = fn(sdk_message(data))
         expect(got.get("role") == "assistant",
                _("for {label} the dict's role is {role!r}: {got}").format(
@@ -502,7 +566,8 @@ def _says_assistant(fn: Callable) -> None:
 
 
 def _plain_json(fn: Callable) -> None:
-    for label, data in ((_("a text reply"), TEXT_REPLY), (_("a reply with one call"), ONE_CALL_REPLY)):
+    for label, data in ((_("a text reply"), DATA.TEXT_REPLY),
+                        (_("a reply with one call"), DATA.ONE_CALL_REPLY)):
         got = fn(sdk_message(data))
         try:
             text = json.dumps(got, ensure_ascii=False)
@@ -517,7 +582,8 @@ PROTOCOL_KEYS = ("role", "content", "tool_calls")
 
 
 def _only_protocol_keys(fn: Callable) -> None:
-    for label, data in ((_("a text reply"), TEXT_REPLY), (_("a reply with one call"), ONE_CALL_REPLY)):
+    for label, data in ((_("a text reply"), DATA.TEXT_REPLY),
+                        (_("a reply with one call"), DATA.ONE_CALL_REPLY)):
         got = fn(sdk_message(data))
         extra = [k for k in got if k not in PROTOCOL_KEYS]
         expect(not extra, _("for {label} the dict has {extra} besides role, content and "
@@ -529,32 +595,33 @@ def _only_protocol_keys(fn: Callable) -> None:
 
 
 def _refusal_has_text(fn: Callable) -> None:
-    got = fn(sdk_message(REFUSAL_REPLY))
+    got = fn(sdk_message(DATA.REFUSAL_REPLY))
     content = got.get("content")
-    expect(content in ("", REFUSAL_REPLY["refusal"]),
+    expect(content in ("", DATA.REFUSAL_REPLY["refusal"]),
            _("the model refused ({refusal}): content None, no calls; the dict's content is "
              "{content}, which the API refuses without tool_calls").format(
-               refusal=repr(REFUSAL_REPLY["refusal"]), content=repr(content))
+               refusal=repr(DATA.REFUSAL_REPLY["refusal"]), content=repr(content))
            if content is None else
            _("the model refused ({refusal}): content None, no calls; the dict's content is "
-             "{content}").format(refusal=repr(REFUSAL_REPLY["refusal"]), content=repr(content)))
+             "{content}").format(refusal=repr(DATA.REFUSAL_REPLY["refusal"]),
+                                 content=repr(content)))
 
 
 def _keeps_text(fn: Callable) -> None:
-    got = fn(sdk_message(TEXT_REPLY))
-    expect(got.get("content") == TEXT_REPLY["content"],
+    got = fn(sdk_message(DATA.TEXT_REPLY))
+    expect(got.get("content") == DATA.TEXT_REPLY["content"],
            _("the model wrote {text!r}; the dict's content is {content}").format(
-               text=TEXT_REPLY["content"], content=_short(got.get("content"), 90)))
+               text=DATA.TEXT_REPLY["content"], content=_short(got.get("content"), 90)))
 
 
 def _no_empty_list(fn: Callable) -> None:
-    calls = fn(sdk_message(TEXT_REPLY)).get("tool_calls")
+    calls = fn(sdk_message(DATA.TEXT_REPLY)).get("tool_calls")
     expect(calls is None, _("a text reply made no calls, but the dict has "
                             "tool_calls={calls!r}").format(calls=calls))
 
 
 def _every_call(fn: Callable) -> None:
-    message = sdk_message(PARALLEL_REPLY)
+    message = sdk_message(DATA.PARALLEL_REPLY)
     got = fn(message)
     want = [c.function.name for c in message.tool_calls]
     calls = _its_calls(got)
@@ -570,7 +637,7 @@ def _every_call(fn: Callable) -> None:
 
 
 def _keeps_ids(fn: Callable) -> None:
-    message = sdk_message(PARALLEL_REPLY)
+    message = sdk_message(DATA.PARALLEL_REPLY)
     got = fn(message)
     want = [c.id for c in message.tool_calls]
     ids = [_part(c, "id") for c in _its_calls(got)]
@@ -579,7 +646,7 @@ def _keeps_ids(fn: Callable) -> None:
 
 
 def _says_function(fn: Callable) -> None:
-    calls = _its_calls(fn(sdk_message(ONE_CALL_REPLY)))
+    calls = _its_calls(fn(sdk_message(DATA.ONE_CALL_REPLY)))
     call = calls[0] if calls else None
     expect(_part(call, "type") == "function",
            _("the call in the dict has type {type!r}: {call}").format(
@@ -587,7 +654,7 @@ def _says_function(fn: Callable) -> None:
 
 
 def _name_and_arguments(fn: Callable) -> None:
-    for data in (PARALLEL_REPLY, THREE_CALLS):
+    for data in (DATA.PARALLEL_REPLY, DATA.THREE_CALLS):
         message = sdk_message(data)
         got = fn(message)
         for mine, theirs in zip(_its_calls(got), message.tool_calls, strict=False):
@@ -601,15 +668,15 @@ def _name_and_arguments(fn: Callable) -> None:
 
 
 def _calls_only_content(fn: Callable) -> None:
-    got = fn(sdk_message(ONE_CALL_REPLY))
+    got = fn(sdk_message(DATA.ONE_CALL_REPLY))
     expect(got.get("content") in (None, ""),
            _("the reply was one call and no text (content None); the dict's content is "
              "{content!r}").format(content=got.get("content")))
 
 
 def _text_beside_calls(fn: Callable) -> None:
-    got = fn(sdk_message(TEXT_BESIDE_CALL_REPLY))
-    text = TEXT_BESIDE_CALL_REPLY["content"]
+    got = fn(sdk_message(DATA.TEXT_BESIDE_CALL_REPLY))
+    text = DATA.TEXT_BESIDE_CALL_REPLY["content"]
     calls = _its_calls(got)
     expect(got.get("content") == text and len(calls) == 1,
            ngettext("the reply said {text!r} and made one call; the dict has content "
@@ -641,7 +708,7 @@ def _any_reply(fn: Callable, data: dict) -> str | None:
     except (TypeError, ValueError) as error:
         return _("for {label}, json.dumps(the dict) raised {error}: {message}").format(
             label=said, error=type(error).__name__, message=error)
-    problems = find_problems([ASSISTANT_QUESTION, got, *_tool_replies(data)])
+    problems = find_problems([DATA.ASSISTANT_QUESTION, got, *_tool_replies(data)])
     if problems:
         return _("for {said}, it returned {got}, and the API refuses "
                  "[user, that dict, its tool replies]: {problem}").format(

@@ -44,16 +44,16 @@ from lesson_lib.exercises.nb02 import MEMORY_RULES, TRIM_HINTS, method_problem
 from lesson_lib.i18n import N_, _, ngettext
 from lesson_lib.protocol import find_problems
 from lesson_lib.trimcheck import (
-    TRIM_CASES,
+    TRIM_HINTS as TRIM_CALL_HINTS,
+)
+from lesson_lib.trimcheck import (
     TrimCase,
     check_trim,
     history_label,
     judge_one,
     judge_trim,
     trim_case,
-)
-from lesson_lib.trimcheck import (
-    TRIM_HINTS as TRIM_CALL_HINTS,
+    trim_cases,
 )
 
 # ----------------------------------------------------------------- conversations as labelled data
@@ -371,7 +371,18 @@ def check_seed_trim(MyMemory: Any) -> bool:  # noqa: N803  your class, not an in
 
 # ----------------------------------------------------------------- exercises 1 and 2
 
-VALID_CASES: list[TrimCase] = [c for c in TRIM_CASES if not c.broken]  # what 04 can judge
+def valid_cases() -> list[TrimCase]:
+    """VALID_CASES, what 04 can judge: the bank's histories the API accepts, in the language
+    spoken now (the Chinese edition's bank is Chinese: trimcheck.bank)."""
+    return [c for c in trim_cases() if not c.broken]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "VALID_CASES":
+        return valid_cases()
+    if name == "TRIM_CASES":
+        return trim_cases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _unwritten(fn: Any, cases: Sequence[TrimCase]) -> str | None:
@@ -458,7 +469,7 @@ def check_my_trim(my_trim: Any,  # your function: my_trim(messages, max_messages
                   detail: bool = False) -> bool:  # True: a line for every case
     """Exercise 1: check_trim(my_trim, unit="messages") on the bank's valid histories; once
     every case passes, the same rules on random valid histories (RANDOM_RULES)."""
-    cases = VALID_CASES if cases is None else list(cases)
+    cases = valid_cases() if cases is None else list(cases)
     if callable(my_trim) and wrong_signature(_("Exercise 1 · my_trim"), signature_problem(
             my_trim, "my_trim(messages, max_messages)", [], 0)):
         return False
@@ -486,7 +497,7 @@ def check_turn_trim(my_turn_trim: Any,  # my_turn_trim(messages, max_messages) -
     """Exercise 2: exercise 1's cases and rules, and the kept history (after the system
     messages) must start with a user message."""
     title = _("Exercise 2 · my_turn_trim")
-    cases = VALID_CASES if cases is None else list(cases)
+    cases = valid_cases() if cases is None else list(cases)
     if callable(my_turn_trim) and wrong_signature(title, signature_problem(
             my_turn_trim, "my_turn_trim(messages, max_messages)", [], 0)):
         return False
@@ -548,7 +559,7 @@ def show_trim(trim: Callable,  # a trim function: trim(messages, max_messages) -
     what the API would refuse in red."""
     from lesson_lib.display import show_messages, side_by_side  # noqa: PLC0415
 
-    case = trim_case(name, VALID_CASES if cases is None else cases)
+    case = trim_case(name, valid_cases() if cases is None else cases)
     try:
         with finishing(lambda: _("this history: {history}").format(
                            history=history_label(case.messages, case.max_messages)),

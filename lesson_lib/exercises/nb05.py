@@ -58,15 +58,41 @@ from lesson_lib.exercises.scripted import (
     weather_calls,
     weather_tools,
 )
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, Twins, _, ngettext
 from lesson_lib.protocol import assistant_to_dict
 from lesson_lib.tools import default_registry
 
 ROLES = ("system", "user", "assistant", "tool")
-PREDICT_INPUT = "What's the weather in Shanghai and Beijing?"  # exercise 1's input
-REPLAY_INPUTS = ["My name is Xiaoming", "What's the weather in Chengdu?", "/clear",
-                 "What's my name?"]
-REPLAY_MORE = ["我叫小明", "What's the weather in Shanghai and Beijing?"]  # no hard-coding
+
+# The conversations the checks use, each with its Chinese twin: a Chinese learner is judged
+# on Chinese data by the same rules (DATA.NAME in the language spoken now; the module's
+# names PREDICT_INPUT, REPLAY_INPUTS … give the same).
+DATA = Twins(
+    PREDICT_INPUT=("What's the weather in Shanghai and Beijing?",  # exercise 1's input
+                   "上海和北京的天气怎么样？"),
+    REPLAY_INPUTS=(["My name is Xiaoming", "What's the weather in Chengdu?", "/clear",
+                    "What's my name?"],
+                   ["我叫小明", "成都天气怎么样？", "/clear", "我叫什么名字？"]),
+    REPLAY_MORE=(["我叫小明", "What's the weather in Shanghai and Beijing?"],  # no hard-coding
+                 ["我叫老张", "北京和上海的天气怎么样？"]),
+    SCRIPTED_ANSWER=("Here is what your tool found.", "这是你的工具查到的结果。"),
+    OWN_QUESTION=("What should I eat in Chengdu?", "成都有什么好吃的？"),
+    OWN_ARGUMENTS=({"city": "Chengdu"}, {"city": "成都"}),
+    NAME_INPUT=("My name is Xiaoming", "我叫小明"),
+    NAME_ANSWER=("Nice to meet you, Xiaoming!", "你好，小明！"),
+    ASK_INPUT=("What's my name?", "我叫什么名字？"),
+    ASK_ANSWER=("Your name is Xiaoming.", "你叫小明。"),
+    WEATHER_INPUT=("What's the weather?", "天气怎么样？"),
+    WEATHER_ANSWER=("It is cloudy, 16°C.", "多云，16°C。"),
+    BESIDE=("Let me check the weather first.", "我先查一下天气。"),
+    CHECKING=("Checking {n} cities.", "我查一下这 {n} 座城市。"),  # beside two calls
+    QUESTION_K=("question {k}", "问题 {k}"),  # the inputs of the property rule
+    ANSWER_K=("answer {k}", "回答 {k}"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    return DATA.get(name, f"module {__name__!r}")
 
 
 def offline_agent() -> Agent:
@@ -86,7 +112,7 @@ def roles_of(messages: Any) -> list[str]:
 # ----------------------------------------------------------------- exercise 1
 
 def check_predicted_roles(predicted: Any) -> bool:
-    """Exercise 1: the roles of a fresh agent's memory after PREDICT_INPUT."""
+    """Exercise 1: the roles of a fresh agent's memory after DATA.PREDICT_INPUT."""
     def body(r: Report) -> None:
         if predicted is ... or not isinstance(predicted, (list, tuple)):
             r.expect(False, _("predicted_roles is a list of role names"),
@@ -103,7 +129,7 @@ def check_predicted_roles(predicted: Any) -> bool:
                                      unknown=unknown, roles=", ".join(ROLES))):
             return
         agent = offline_agent()
-        agent.chat(PREDICT_INPUT)
+        agent.chat(DATA.PREDICT_INPUT)
         actual = roles_of(agent.memory)
         r.expect(given[:1] == ["system"], _("the list starts with the system prompt"),
                  _("Agent() writes its system prompt into memory before anything else"))
@@ -163,11 +189,11 @@ def check_replay(replay: Any) -> bool:
                         _("replay is a function of (agent, inputs)"),
                         _("define it as def replay(agent, inputs): ...")):
             return
-        agent, counts = _replayed(replay, REPLAY_INPUTS)
-        expected = _expected_counts(REPLAY_INPUTS)
-        if not r.expect(isinstance(counts, list) and len(counts) == len(REPLAY_INPUTS),
+        agent, counts = _replayed(replay, DATA.REPLAY_INPUTS)
+        expected = _expected_counts(DATA.REPLAY_INPUTS)
+        if not r.expect(isinstance(counts, list) and len(counts) == len(DATA.REPLAY_INPUTS),
                         _("it returns a list with one count per input ({n})").format(
-                            n=len(REPLAY_INPUTS)),
+                            n=len(DATA.REPLAY_INPUTS)),
                         _("got {got}: after each input, append agent.memory.message_count() "
                           "to the list you return").format(got=repr(counts))):
             return
@@ -184,13 +210,13 @@ def check_replay(replay: Any) -> bool:
                    "the model must never see the command").format(got=counts[2:]))
         given = [m.get("content") for m in agent.memory.to_api_format()
                  if m.get("role") == "user"]
-        r.expect(given == REPLAY_INPUTS[-1:],
+        r.expect(given == DATA.REPLAY_INPUTS[-1:],
                  _("the inputs went to the agent you were given"),
                  _("the agent passed in holds {given} from the user: use it, not a new "
                    "Agent()").format(given=given))
-        _other, more = _replayed(replay, REPLAY_MORE)
-        r.expect(more == _expected_counts(REPLAY_MORE),
-                 _("it works for other inputs too ({inputs})").format(inputs=REPLAY_MORE),
+        _other, more = _replayed(replay, DATA.REPLAY_MORE)
+        r.expect(more == _expected_counts(DATA.REPLAY_MORE),
+                 _("it works for other inputs too ({inputs})").format(inputs=DATA.REPLAY_MORE),
                  _("got {got}: compute the counts from the memory, don't write them "
                    "in").format(got=more))
     return run_check(_("Exercise 2 · replay"), body)
@@ -214,7 +240,6 @@ def _takes_two(fn: Any) -> bool:
 # on every model.
 
 TOOL_TITLE = N_("Exercise 3 · an agent with your own tool")
-SCRIPTED_ANSWER = "Here is what your tool found."
 
 
 def says_when(description: Any) -> bool:
@@ -236,7 +261,7 @@ def _scripted_turn(registry: Any, question: str, name: str, arguments: dict
     `arguments` and then to answer: the tool calls the agent ran."""
     script = Script()
     script.calls((name, arguments))
-    script.answer(SCRIPTED_ANSWER)
+    script.answer(DATA.SCRIPTED_ANSWER)
     client, events = ScriptedClient(script), []
     with answering(client):
         agent = Agent(tools=registry, client=client, on_tool=events.append)
@@ -302,14 +327,18 @@ def _cut(text: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-OWN_QUESTION, OWN_ARGUMENTS = "What should I eat in Chengdu?", {"city": "Chengdu"}
 
 
-def check_my_agent(agent: Any, question: Any = OWN_QUESTION,
-                   arguments: Any = OWN_ARGUMENTS) -> bool:
+_NOTEBOOKS = object()  # check_my_agent's default: the notebook's question and arguments
+
+
+def check_my_agent(agent: Any, question: Any = _NOTEBOOKS,
+                   arguments: Any = _NOTEBOOKS) -> bool:
     """Exercise 3: your tool, in an Agent: described so that a model can choose it, run with
     the arguments a model would send for `question` (by default the notebook's question and
-    {"city": "Chengdu"}), its result carried to the answer."""
+    {"city": "Chengdu"}, or their Chinese twins), its result carried to the answer."""
+    question = DATA.OWN_QUESTION if question is _NOTEBOOKS else question
+    arguments = DATA.OWN_ARGUMENTS if arguments is _NOTEBOOKS else arguments
     return run_check(_(TOOL_TITLE), lambda r: _check_tool(r, agent, question, arguments))
 
 
@@ -327,9 +356,6 @@ def check_my_agent(agent: Any, question: Any = OWN_QUESTION,
 # refuse some of it with a ProtocolError), so a rule can say what chat() wrote.
 
 AGENT_TITLE = N_("Build it · your Agent.chat")
-NAME_INPUT, NAME_ANSWER = "My name is Xiaoming", "Nice to meet you, Xiaoming!"
-ASK_INPUT, ASK_ANSWER = "What's my name?", "Your name is Xiaoming."
-WEATHER_INPUT, WEATHER_ANSWER = "What's the weather?", "It is cloudy, 16°C."
 
 
 class RecordingMemory:
@@ -431,8 +457,9 @@ def _stray(text: str, stray: StrayClient) -> str:
                     stray.calls).format(text=repr(text), n=stray.calls)
 
 
-def _script(calls: int = 0, answer: str = WEATHER_ANSWER) -> Script:
+def _script(calls: int = 0, answer: str | None = None) -> Script:
     script = Script()
+    answer = DATA.WEATHER_ANSWER if answer is None else answer
     if calls:
         script.calls(*weather_calls(calls))
     script.answer(answer)
@@ -441,7 +468,8 @@ def _script(calls: int = 0, answer: str = WEATHER_ANSWER) -> Script:
 
 def _goes_to_its_client(cls: type) -> None:
     """Only where the calls go: whatever else goes wrong is the other rules' to say."""
-    for talk, text in ((_plain(cls, NAME_ANSWER), NAME_INPUT), (_with_tools(cls, 1), WEATHER_INPUT)):
+    for talk, text in ((_plain(cls, DATA.NAME_ANSWER), DATA.NAME_INPUT),
+                       (_with_tools(cls, 1), DATA.WEATHER_INPUT)):
         try:
             talk.say(text, refused_ok=True)
         except (Strayed, NotImplementedError):
@@ -461,7 +489,7 @@ def _with_tools(cls: type, calls: int, tools: WatchedTools | None = None, *,
                 content: str | None = None) -> Conversation:
     script = Script()
     script.calls(*weather_calls(calls), content=content)
-    script.answer(WEATHER_ANSWER)
+    script.answer(DATA.WEATHER_ANSWER)
     return Conversation(cls, script, tools)
 
 
@@ -488,8 +516,8 @@ def _own_steps(cls: type) -> None:
 
             setattr(watched, name, spy)
     # lenient (the shared client answers too): where the calls go is another rule's
-    Conversation(watched, _script(answer=NAME_ANSWER), strict=False).say(NAME_INPUT)
-    Conversation(watched, _script(1), strict=False).say(WEATHER_INPUT, refused_ok=True)
+    Conversation(watched, _script(answer=DATA.NAME_ANSWER), strict=False).say(DATA.NAME_INPUT)
+    Conversation(watched, _script(1), strict=False).say(DATA.WEATHER_INPUT, refused_ok=True)
     calls = _(" and ").join(f"self.{n}()" for n in dict.fromkeys(used))
     expect(not used, (_("chat() handed its steps to the library: it called {calls} "
                         "(super().chat() does)") if "remember_answer" in used else
@@ -498,28 +526,29 @@ def _own_steps(cls: type) -> None:
 
 
 def _stores_user_first(cls: type) -> None:
-    said = _plain(cls, NAME_ANSWER).say(NAME_INPUT)
+    said = _plain(cls, DATA.NAME_ANSWER).say(DATA.NAME_INPUT)
     expect(bool(said.requests), _("chat({text}) made no model call").format(
-        text=repr(NAME_INPUT)))
+        text=repr(DATA.NAME_INPUT)))
     memory, sent = said.memory, said.requests[0].messages
-    expect(_user(NAME_INPUT) in memory,
+    expect(_user(DATA.NAME_INPUT) in memory,
            _("after chat({text}) the memory holds {memory}: the user's message is not in "
-             "it").format(text=repr(NAME_INPUT), memory=labels(memory)))
-    expect(memory.index(_user(NAME_INPUT)) == 1,
+             "it").format(text=repr(DATA.NAME_INPUT), memory=labels(memory)))
+    expect(memory.index(_user(DATA.NAME_INPUT)) == 1,
            _("after chat({text}) the memory holds {memory}: the user's message is not the "
-             "first thing added").format(text=repr(NAME_INPUT), memory=labels(memory)))
-    expect(bool(sent) and sent[-1] == _user(NAME_INPUT),
+             "first thing added").format(text=repr(DATA.NAME_INPUT), memory=labels(memory)))
+    expect(bool(sent) and sent[-1] == _user(DATA.NAME_INPUT),
            _("the request sent {sent}: it does not end with the user's message").format(
                sent=labels(sent)))
 
 
 def _sends_whole_memory(cls: type) -> None:
-    talk = _plain(cls, NAME_ANSWER, ASK_ANSWER)
-    talk.say(NAME_INPUT)
-    said = talk.say(ASK_INPUT)
+    talk = _plain(cls, DATA.NAME_ANSWER, DATA.ASK_ANSWER)
+    talk.say(DATA.NAME_INPUT)
+    said = talk.say(DATA.ASK_INPUT)
     expect(bool(said.requests), _("chat({text}) made no model call").format(
-        text=repr(ASK_INPUT)))
-    newest = max((i for i, m in enumerate(said.memory) if m == _user(ASK_INPUT)), default=None)
+        text=repr(DATA.ASK_INPUT)))
+    newest = max((i for i, m in enumerate(said.memory) if m == _user(DATA.ASK_INPUT)),
+                 default=None)
     held = said.memory[:newest + 1] if newest is not None else said.memory
     sent = said.requests[0].messages
     expect(sent == held, _("the second input's request sent {sent}; the memory held "
@@ -527,8 +556,8 @@ def _sends_whole_memory(cls: type) -> None:
 
 
 def _plain_takes_one_call(cls: type) -> None:
-    talk = _plain(cls, NAME_ANSWER)
-    said = talk.say(NAME_INPUT)
+    talk = _plain(cls, DATA.NAME_ANSWER)
+    said = talk.say(DATA.NAME_INPUT)
     n = len(said.requests)
     expect(n == 1, _("a plain answer took {n} model calls").format(n=n))
     offered = said.requests[0].tools
@@ -541,38 +570,38 @@ def _plain_takes_one_call(cls: type) -> None:
 
 
 def _returns_text(cls: type) -> None:
-    said = _plain(cls, NAME_ANSWER).say(NAME_INPUT)
+    said = _plain(cls, DATA.NAME_ANSWER).say(DATA.NAME_INPUT)
     got = said.returned
-    expect(isinstance(got, str) and got == NAME_ANSWER,
+    expect(isinstance(got, str) and got == DATA.NAME_ANSWER,
            _("the model answered {answer}; chat() returned a {kind} object").format(
-               answer=repr(NAME_ANSWER), kind=type(got).__name__)
+               answer=repr(DATA.NAME_ANSWER), kind=type(got).__name__)
            if not isinstance(got, (str, type(None))) else
            _("the model answered {answer}; chat() returned {got}").format(
-               answer=repr(NAME_ANSWER), got=repr(got)))
+               answer=repr(DATA.NAME_ANSWER), got=repr(got)))
 
 
 def _stores_answer(cls: type) -> None:
-    said = _plain(cls, NAME_ANSWER).say(NAME_INPUT)
-    memory, want = said.memory, {"role": "assistant", "content": NAME_ANSWER}
+    said = _plain(cls, DATA.NAME_ANSWER).say(DATA.NAME_INPUT)
+    memory, want = said.memory, {"role": "assistant", "content": DATA.NAME_ANSWER}
     last = memory[-1] if memory else None
     if isinstance(last, dict) and last.get("role") == "assistant":
         last = assistant_to_dict(last)
     objects = [type(m).__name__ for m in memory if not isinstance(m, dict)]
     expect(not objects, _("after the answer {answer} the memory holds {memory}: the answer "
                           "was stored as a {kind} object, not a dict").format(
-                              answer=repr(NAME_ANSWER), memory=labels(memory),
+                              answer=repr(DATA.NAME_ANSWER), memory=labels(memory),
                               kind=objects[0] if objects else ""))
     expect(last == want and len(memory) == 3,
            (_("after the answer {answer} the memory holds {memory}")
-            if any(m.get("content") == NAME_ANSWER for m in memory) else
+            if any(m.get("content") == DATA.NAME_ANSWER for m in memory) else
             _("after the answer {answer} the memory holds {memory}: the answer is not in "
-              "it")).format(answer=repr(NAME_ANSWER), memory=labels(memory)))
+              "it")).format(answer=repr(DATA.NAME_ANSWER), memory=labels(memory)))
 
 
 def _stores_an_empty_answer(cls: type) -> None:
     script = Script()
     script.answer(None)  # a final reply with neither text nor calls (content None)
-    said = Conversation(cls, script).say(NAME_INPUT)
+    said = Conversation(cls, script).say(DATA.NAME_INPUT)
     last = said.memory[-1] if said.memory else None
     content = last.get("content", None) if isinstance(last, dict) else None
     expect(isinstance(content, str),
@@ -582,7 +611,7 @@ def _stores_an_empty_answer(cls: type) -> None:
 
 
 def _tool_reply_two_calls(cls: type) -> None:
-    said = _with_tools(cls, 1).say(WEATHER_INPUT, refused_ok=True)
+    said = _with_tools(cls, 1).say(DATA.WEATHER_INPUT, refused_ok=True)
     n = len(said.requests)
     expect(n == 2, ngettext("the model replied with a tool call; chat() made {n} model call "
                             "and returned {returned}",
@@ -592,7 +621,7 @@ def _tool_reply_two_calls(cls: type) -> None:
 
 
 def _second_without_tools(cls: type) -> None:
-    said = _with_tools(cls, 1).say(WEATHER_INPUT, refused_ok=True)
+    said = _with_tools(cls, 1).say(DATA.WEATHER_INPUT, refused_ok=True)
     second = said.requests[1].tools
     expect(second is None,
            (_("the second request offered tools={tools} (the API refuses an empty list)")
@@ -602,7 +631,7 @@ def _second_without_tools(cls: type) -> None:
 
 def _second_without_tool_choice(cls: type) -> None:
     talk = _with_tools(cls, 1)
-    said = talk.say(WEATHER_INPUT, refused_ok=True)
+    said = talk.say(DATA.WEATHER_INPUT, refused_ok=True)
     sent = said.requests[1].body
     refused = [p for n, p in talk.client.refused if n == len(talk.client.requests)]
     expect("tool_choice" not in sent or sent["tool_choice"] is None,
@@ -613,24 +642,24 @@ def _second_without_tool_choice(cls: type) -> None:
 
 
 def _keeps_text_beside_calls(cls: type) -> None:
-    said = _with_tools(cls, 1, content=BESIDE).say(WEATHER_INPUT)
+    said = _with_tools(cls, 1, content=DATA.BESIDE).say(DATA.WEATHER_INPUT)
     stored = said.memory[call_index(said.memory)]
     content = stored.get("content") if isinstance(stored, dict) else None
-    expect(content == BESIDE,
+    expect(content == DATA.BESIDE,
            _("the model wrote {text} beside its call; the memory stores the call with "
-             "content {content}").format(text=repr(BESIDE), content=repr(content)))
+             "content {content}").format(text=repr(DATA.BESIDE), content=repr(content)))
 
 
 def _stores_the_call(cls: type) -> None:
     talk = _with_tools(cls, 2)
-    said = talk.say(WEATHER_INPUT)
+    said = talk.say(DATA.WEATHER_INPUT)
     expect_call_before_results(said.memory, str(_asked(talk)), _("after chat()"),
                                _("the memory"))
 
 
 def _call_is_a_dict(cls: type) -> None:
     talk = _with_tools(cls, 2)
-    said = talk.say(WEATHER_INPUT)
+    said = talk.say(DATA.WEATHER_INPUT)
     stored = said.memory[call_index(said.memory)]
     expect(isinstance(stored, dict),
            _("the call was stored as a {kind} object, not a dict").format(
@@ -647,7 +676,7 @@ def _call_is_a_dict(cls: type) -> None:
 
 def _runs_every_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
-    talk.say(WEATHER_INPUT)
+    talk.say(DATA.WEATHER_INPUT)
     asked = [(c.name, json.loads(c.arguments)) for c in _asked(talk).calls]
     ran = [(name, parsed(args)) for name, args in talk.tools.ran]
     cities = ", ".join(a["location"] for _name, a in asked)
@@ -668,19 +697,19 @@ def _shown(name: str, arguments: Any) -> str:
 
 def _answers_each_call(cls: type) -> None:
     talk = _with_tools(cls, 3)
-    said = talk.say(WEATHER_INPUT)
+    said = talk.say(DATA.WEATHER_INPUT)
     expect_each_call_answered(said.memory, _asked(talk), _("the memory"), _cut)
 
 
 def _written_together(cls: type) -> None:
     script = Script()
-    script.answer(NAME_ANSWER)
+    script.answer(DATA.NAME_ANSWER)
     script.calls(*weather_calls(2))
-    script.answer(WEATHER_ANSWER)
+    script.answer(DATA.WEATHER_ANSWER)
     talk = Conversation(cls, script, weather_tools(crash_at=2))
-    earlier = talk.say(NAME_INPUT).memory  # an earlier turn first: it must survive the crash
+    earlier = talk.say(DATA.NAME_INPUT).memory  # an earlier turn first: it must survive a crash
     try:
-        talk.say(WEATHER_INPUT)
+        talk.say(DATA.WEATHER_INPUT)
     except ToolCrashed:
         pass
     memory = talk.memory.to_api_format()
@@ -698,7 +727,7 @@ def _written_together(cls: type) -> None:
                "clearing or rebuilding the memory: nothing of this input's round is written "
                "until every call has run")))
     talk = Conversation(cls, _mixed_script())
-    for text in (NAME_INPUT, WEATHER_INPUT, ASK_INPUT):
+    for text in (DATA.NAME_INPUT, DATA.WEATHER_INPUT, DATA.ASK_INPUT):
         memory = talk.say(text).memory
         problem = first_problem(memory)
         expect(problem is None, _("after chat({text}) the memory {memory} is not a list the "
@@ -708,10 +737,10 @@ def _written_together(cls: type) -> None:
 
 def _mixed_script() -> Script:
     script = Script()
-    script.answer(NAME_ANSWER)
+    script.answer(DATA.NAME_ANSWER)
     script.calls(*weather_calls(2))
-    script.answer(WEATHER_ANSWER)
-    script.answer(ASK_ANSWER)
+    script.answer(DATA.WEATHER_ANSWER)
+    script.answer(DATA.ASK_ANSWER)
     return script
 
 
@@ -729,8 +758,8 @@ def _script_of(turns: list[int]) -> Script:
     for k, calls in enumerate(turns, 1):
         if calls:  # two calls come with a sentence beside them, as real models write
             script.calls(*weather_calls(calls, start=k),
-                         content=f"Checking {calls} cities." if calls == 2 else None)
-        script.answer(f"answer {k}")
+                         content=DATA.CHECKING.format(n=calls) if calls == 2 else None)
+        script.answer(DATA.ANSWER_K.format(k=k))
     return script
 
 
@@ -763,7 +792,7 @@ def _first_change(mine: Said, theirs: Said) -> str | None:
 def _any_conversation(cls: type, turns: list[int]) -> str | None:
     mine, theirs = Conversation(cls, _script_of(turns)), Conversation(Agent, _script_of(turns))
     for k, calls in enumerate(turns, 1):
-        text = f"question {k}"
+        text = DATA.QUESTION_K.format(k=k)
         what = _first_change(mine.say(text), theirs.say(text))
         if what:
             return _("replies [{replies}], at input {k} ({kind}): {what}").format(
@@ -771,7 +800,6 @@ def _any_conversation(cls: type, turns: list[int]) -> str | None:
     return None
 
 
-BESIDE = "Let me check the weather first."
 R_OWN = N_("chat() writes the steps itself (not super().chat(), run_tool_round or remember_answer)")
 R_CLIENT = N_("every model call goes through the agent's own client (client=self.client)")
 R_CHOICE = N_("the second call sends no tool_choice either (the API refuses it without tools)")

@@ -60,20 +60,51 @@ from lesson_lib.exercises.scripted import (
     weather_calls,
     weather_tools,
 )
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, _, by_language, ngettext
 from lesson_lib.protocol import assistant_to_dict
 
-DISH_QUESTION = "Which is colder, Beijing or Shanghai, and what local dish should I try there?"
 SEED_TOOLS = ("get_current_weather", "get_current_time")
 
+# The data each check uses, in the learner's language (a Chinese learner is judged on
+# Chinese questions by the same rules): read through dish_question(), prediction_questions()
+# …, or as the module's names DISH_QUESTION, PREDICTION_QUESTIONS … (module __getattr__).
+_DISH_QUESTION = {
+    "en": "Which is colder, Beijing or Shanghai, and what local dish should I try there?",
+    "zh": "北京和上海哪个更冷？在那里我该尝尝什么当地菜？"}
+
 # Exercise 1: key -> (question, max_turns). The model calls each takes are computed live.
-PREDICTION_QUESTIONS: dict[str, tuple[str, int]] = {
-    "a": ("Hello!", 5),
-    "b": ("What is the weather in Beijing, Shanghai and Chengdu, and the time in Tokyo?", 5),
-    "c": ("Which is colder, Tokyo or London, and what time is it there?", 5),
-    "d": ("Keep checking the weather in Shanghai until it is sunny.", 5),
-    "e": ("Keep checking the weather in Chengdu until it is sunny.", 4),
+_PREDICTION_QUESTIONS: dict[str, dict[str, tuple[str, int]]] = {
+    "en": {
+        "a": ("Hello!", 5),
+        "b": ("What is the weather in Beijing, Shanghai and Chengdu, and the time in Tokyo?", 5),
+        "c": ("Which is colder, Tokyo or London, and what time is it there?", 5),
+        "d": ("Keep checking the weather in Shanghai until it is sunny.", 5),
+        "e": ("Keep checking the weather in Chengdu until it is sunny.", 4),
+    },
+    "zh": {
+        "a": ("你好！", 5),
+        "b": ("北京、上海和成都的天气怎么样？东京现在几点？", 5),
+        "c": ("东京和伦敦哪个更冷？那里现在几点？", 5),
+        "d": ("一直查上海的天气，直到晴天为止。", 5),
+        "e": ("一直查成都的天气，直到晴天为止。", 4),
+    },
 }
+
+
+def _lang() -> str:
+    return by_language("en", "zh")
+
+
+def dish_question() -> str:
+    """Exercise 06b's question: which city is colder, and its dish."""
+    return _DISH_QUESTION[_lang()]
+
+
+def prediction_questions() -> dict[str, tuple[str, int]]:
+    """Exercise 1's questions: key -> (question, max_turns)."""
+    return dict(_PREDICTION_QUESTIONS[_lang()])
+
+
 PREDICTION_HINTS = {
     "a": N_("a greeting needs no tool: the first reply is already the answer"),
     "b": N_("parallel calls share one assistant message: one round of tools, then the answer"),
@@ -130,7 +161,18 @@ def _short(text: Any, limit: int = 70) -> str:
 # my_loop's signature, and tests/test_core_track_nb06.py holds it to the same rules.
 
 LOOP_TITLE = N_("Build it · your agent loop")
-QUESTION, ANSWER = "What's the weather in Chengdu?", "It is cloudy in Chengdu, 16°C."
+_QUESTION = {"en": "What's the weather in Chengdu?", "zh": "成都天气怎么样？"}
+_ANSWER = {"en": "It is cloudy in Chengdu, 16°C.", "zh": "成都多云，16°C。"}
+
+
+def loop_question() -> str:
+    """The user's input every run of my_loop starts from."""
+    return _QUESTION[_lang()]
+
+
+def loop_answer() -> str:
+    """The scripted model's answer, when it answers."""
+    return _ANSWER[_lang()]
 
 
 def library_loop(messages: list, registry: Any, max_turns: int = 5) -> tuple[str, int]:
@@ -177,7 +219,7 @@ def _looped(my_loop: Callable, script: Script, max_turns: int = 5, *,
 
     client, tools = ScriptedClient(script, forever=forever), weather_tools()
     messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": QUESTION}]
+                {"role": "user", "content": loop_question()}]
     returned = runaway = raised = None
     with answering(client):
         try:
@@ -200,7 +242,7 @@ def _answered(my_loop: Callable, *rounds: int, max_turns: int = 5) -> Looped:
     script = Script()
     for k, calls in enumerate(rounds):
         script.calls(*weather_calls(calls, start=k))
-    script.answer(ANSWER)
+    script.answer(loop_answer())
     ran = _looped(my_loop, script, max_turns)
     expect(ran.runaway is None, ran.runaway or "")
     return ran
@@ -229,12 +271,12 @@ def _plain_answer(my_loop: Callable) -> None:
     reply, _turns = ran.pair
     n = len(ran.requests)
     expect(n == 1, _("the model answered at once; my_loop made {n} model calls").format(n=n))
-    expect(reply == ANSWER,
+    expect(reply == loop_answer(),
            _("the model answered {answer}; my_loop returned the reply as a {kind} "
-             "object").format(answer=repr(ANSWER), kind=type(reply).__name__)
+             "object").format(answer=repr(loop_answer()), kind=type(reply).__name__)
            if not isinstance(reply, (str, type(None))) else
            _("the model answered {answer}; my_loop returned the reply {reply}").format(
-               answer=repr(ANSWER), reply=repr(reply)))
+               answer=repr(loop_answer()), reply=repr(reply)))
 
 
 def _counts_calls(my_loop: Callable) -> None:
@@ -255,7 +297,7 @@ def _counts_calls(my_loop: Callable) -> None:
 
 def _appends_answer(my_loop: Callable) -> None:
     ran = _answered(my_loop)
-    messages, want = ran.messages, {"role": "assistant", "content": ANSWER}
+    messages, want = ran.messages, {"role": "assistant", "content": loop_answer()}
     expect(len(messages) > 2, _("messages still holds [system, user] after my_loop: nothing "
                                 "was appended to the list it was given"))
     objects = [type(m).__name__ for m in messages if not isinstance(m, dict)]
@@ -264,7 +306,7 @@ def _appends_answer(my_loop: Callable) -> None:
                                                        kind=objects[0] if objects else ""))
     expect(normalized(messages[-1]) == want and len(messages) == 3,
            (_("after the answer, messages holds {messages}")
-            if any(m.get("content") == ANSWER for m in messages) else
+            if any(m.get("content") == loop_answer() for m in messages) else
             _("after the answer, messages holds {messages}: the answer is not in it")).format(
                 messages=labels(messages)))
 
@@ -287,8 +329,9 @@ def _keeps_going(my_loop: Callable) -> None:
                             "the model asked for tools twice, then answered; my_loop made {n} "
                             "model calls and returned {reply}", n).format(
                                 n=n, reply=_short(repr(reply))))
-    expect(reply == ANSWER, _("my_loop made the 3 calls but returned {reply}, not the answer "
-                              "{answer}").format(reply=_short(repr(reply)), answer=repr(ANSWER)))
+    expect(reply == loop_answer(),
+           _("my_loop made the 3 calls but returned {reply}, not the answer {answer}").format(
+               reply=_short(repr(reply)), answer=repr(loop_answer())))
 
 
 def _appends_call(my_loop: Callable) -> None:
@@ -314,16 +357,16 @@ def _call_is_a_dict(my_loop: Callable) -> None:
 
 def _keeps_text_beside_calls(my_loop: Callable) -> None:
     script = Script()
-    script.calls(*weather_calls(1), content=BESIDE)
-    script.answer(ANSWER)
+    script.calls(*weather_calls(1), content=beside())
+    script.answer(loop_answer())
     ran = _looped(my_loop, script)
     expect(ran.runaway is None, ran.runaway or "")
     at = call_index(ran.messages)
     stored = ran.messages[at] if at is not None else None
     content = stored.get("content") if isinstance(stored, dict) else None
-    expect(content == BESIDE,
+    expect(content == beside(),
            _("the model wrote {text} beside its call; messages holds the call with content "
-             "{content}").format(text=repr(BESIDE), content=repr(content)))
+             "{content}").format(text=repr(beside()), content=repr(content)))
 
 
 def _runs_every_call(my_loop: Callable) -> None:
@@ -396,7 +439,7 @@ def _script_for(rounds: list[int]) -> Script:
     script = Script()
     for k, calls in enumerate(rounds):
         script.calls(*weather_calls(calls, start=k))
-    script.answer(ANSWER)
+    script.answer(loop_answer())
     return script
 
 
@@ -431,9 +474,9 @@ def _first_change(mine: Looped, theirs: Looped, capped: bool) -> str | None:
     if ours != lib:
         return _("messages ends as {mine}, LoopAgent's {theirs}").format(mine=labels(ours),
                                                                          theirs=labels(lib))
-    if not capped and reply != ANSWER:
+    if not capped and reply != loop_answer():
         return _("it returned the reply {reply}, not the answer {answer}").format(
-            reply=_short(repr(reply)), answer=repr(ANSWER))
+            reply=_short(repr(reply)), answer=repr(loop_answer()))
     problem = first_problem(mine.messages)
     return _("messages is not valid: {problem}").format(problem=problem) if problem else None
 
@@ -450,7 +493,12 @@ def _any_run(my_loop: Callable, example: tuple[list[int], int]) -> str | None:
         rounds=shown, max_turns=max_turns, what=what) if what else None
 
 
-BESIDE = "Let me check the weather first."
+_BESIDE = {"en": "Let me check the weather first.", "zh": "我先查一下天气。"}
+
+
+def beside() -> str:
+    """What the model writes beside its tool call."""
+    return _BESIDE[_lang()]
 L_PAIR = N_("my_loop returns a pair (reply, turns)")
 L_PLAIN = N_("a reply without tool_calls ends the loop: one model call, and its text returned")
 L_TURNS = N_("turns counts the model calls, the answer's included")
@@ -569,7 +617,7 @@ def check_predictions(my_predictions: Any) -> bool:  # {"a": 1, "b": ..., ...}
             report.expect(False, _("my_predictions is a dict like {'a': 1, 'b': 2, ...}"),
                           _("got {kind}").format(kind=type(my_predictions).__name__))
             return
-        for key, (question, max_turns) in PREDICTION_QUESTIONS.items():
+        for key, (question, max_turns) in prediction_questions().items():
             guess = my_predictions.get(key, ...)
             where = f"({key}) {question}"
             if guess is ... or guess is None:
@@ -600,7 +648,7 @@ def check_predictions(my_predictions: Any) -> bool:  # {"a": 1, "b": ..., ...}
 # LoopAgent, driven by a scripted model through the chain, runs the tool for Beijing.
 
 CHAIN_TITLE = N_("two-step chain")
-COLDER = "Beijing"  # the simulated weather: 18 °C in Beijing, 22 °C in Shanghai
+_COLDER = {"en": "Beijing", "zh": "北京"}  # the simulated weather: 18 °C in Beijing, 22 in Shanghai
 
 
 def _registry_ok(report: Report, my_registry: Any) -> list[str]:
@@ -644,14 +692,16 @@ def _chain(my_registry: Any, name: str, city: str) -> Any:
     from lesson_lib.agent import LoopAgent  # noqa: PLC0415
 
     script = Script()
-    script.calls(("get_current_weather", {"location": "Beijing"}),
-                 ("get_current_weather", {"location": "Shanghai"}))
-    script.calls((name, {city: COLDER}))
-    script.answer("Beijing is colder: try its local dish.")
+    colder, warmer = by_language(("Beijing", "Shanghai"), ("北京", "上海"))
+    script.calls(("get_current_weather", {"location": colder}),
+                 ("get_current_weather", {"location": warmer}))
+    script.calls((name, {city: colder}))
+    script.answer(by_language("Beijing is colder: try its local dish.",
+                              "北京更冷：去尝尝那里的当地菜吧。"))
     client = ScriptedClient(script)
     with answering(client):
         agent = LoopAgent(tools=my_registry, max_turns=5, client=client)
-        return agent.run(DISH_QUESTION)
+        return agent.run(dish_question())
 
 
 def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
@@ -683,17 +733,48 @@ def _chain_steps(report: Report, my_registry: Any, own: list[str]) -> None:
     error = _error_in(mine[0].result) if mine else _("it did not run")
     if not report.expect(error is None, _("turn 2: {tool} ran for {city} without an error "
                                           "({result})").format(
-                             tool=own[0], city=COLDER,
-                             result=_short(mine[0].result if mine else "")),
+                             tool=own[0], city=colder(),
+                             result=_short(_readable(mine[0].result) if mine else "")),
                          _("it returned an error: {error}").format(error=error)):
         return
-    report.expect(DISHES_NAMED in mine[0].result,
-                  _("its result names {city}'s dish, {dish}").format(city=COLDER,
-                                                                      dish=DISHES_NAMED),
+    report.expect(dish_named() in _readable(mine[0].result),
+                  _("its result names {city}'s dish, {dish}").format(city=colder(),
+                                                                      dish=dish_named()),
                   _("look the dish up in DISHES, by the city it is given"))
 
 
-DISHES_NAMED = "Peking duck"  # what DISHES says of Beijing, in the notebook
+_DISHES_NAMED = {"en": "Peking duck", "zh": "北京烤鸭"}  # DISHES of Beijing, in the notebook
+
+
+def colder() -> str:
+    """The colder city of DISH_QUESTION, as the learner names it."""
+    return _COLDER[_lang()]
+
+
+def dish_named() -> str:
+    """What the learner's tool must answer for the colder city (the notebook's DISHES)."""
+    return _DISHES_NAMED[_lang()]
+
+
+_DATA = {"DISH_QUESTION": dish_question, "PREDICTION_QUESTIONS": prediction_questions,
+         "QUESTION": loop_question, "ANSWER": loop_answer, "BESIDE": beside,
+         "COLDER": colder, "DISHES_NAMED": dish_named}
+
+
+def __getattr__(name: str) -> Any:
+    """DISH_QUESTION, PREDICTION_QUESTIONS …: the data, in the language spoken now."""
+    if name in _DATA:
+        return _DATA[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _readable(result: Any) -> str:
+    """A tool's result as a reader sees it: JSON with its text unescaped (json.dumps writes
+    "北京烤鸭" as "\\u5317…" unless told ensure_ascii=False), anything else as it is."""
+    try:
+        return json.dumps(json.loads(result), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(result)
 
 
 def _error_in(result: str) -> str | None:

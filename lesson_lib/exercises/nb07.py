@@ -57,12 +57,11 @@ from lesson_lib.exercises import (
     wrong_signature,
 )
 from lesson_lib.exercises.contract import Broken, Finding, Rule, check_rules, property_rule
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, _, by_language, ngettext
 from lesson_lib.memory import _role_label
 from lesson_lib.protocol import find_problems
 from lesson_lib.tokens import count_message, count_messages, count_text, encoding_name_for
 from lesson_lib.trimcheck import (
-    TRIM_CASES,
     TRIM_HINTS,
     TrimCase,
     _current_turn,
@@ -79,6 +78,7 @@ from lesson_lib.trimcheck import (
     _validity,
     history_label,
     too_big,
+    trim_cases,
     unmarked_cut,
 )
 
@@ -104,8 +104,26 @@ def _short(text: str, limit: int = 60) -> str:
 
 TRIM_TITLE = N_("Build it · your token-budget trim")
 UNIT = "tokens"
-VALID = [c for c in TRIM_CASES if not c.broken]
-BROKEN = [c for c in TRIM_CASES if c.broken]
+
+
+def valid_cases() -> list[TrimCase]:
+    """The bank's histories the API accepts, in the language spoken now (trimcheck.bank)."""
+    return [c for c in trim_cases() if not c.broken]
+
+
+def broken_cases() -> list[TrimCase]:
+    """The bank's histories the API refuses before any trim."""
+    return [c for c in trim_cases() if c.broken]
+
+
+_BY_LANGUAGE = {"VALID": valid_cases, "BROKEN": broken_cases, "TRIM_CASES": trim_cases}
+
+
+def __getattr__(name: str) -> Any:
+    """VALID, BROKEN, TRIM_CASES …: the data of the language spoken now."""
+    if name in _BY_LANGUAGE:
+        return _BY_LANGUAGE[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Outcome(NamedTuple):
@@ -129,7 +147,7 @@ def _outcome(fn: Callable, case: TrimCase) -> _Outcome:
     """What `fn` does with (a copy of) one case; the rules of one check share it. A trim
     that does not finish is stopped once: each rule that asks again gets its Stuck."""
     try:
-        key: tuple | None = (fn, case.name)
+        key: tuple | None = (fn, case.name, by_language("en", "zh"))  # each bank's own
         if key in _OUTCOMES:
             return _stuck_or(_OUTCOMES[key])
     except TypeError:  # an unhashable callable: run it every time
@@ -145,7 +163,7 @@ def _outcome(fn: Callable, case: TrimCase) -> _Outcome:
     except Exception as error:  # the learner's code failed: a finding, not a crash
         outcome = _Outcome(None, error, given)
     if key is not None:
-        if len(_OUTCOMES) > 20 * len(TRIM_CASES):
+        if len(_OUTCOMES) > 20 * len(trim_cases()):
             _OUTCOMES.clear()
         _OUTCOMES[key] = outcome
     return _stuck_or(outcome)
@@ -210,10 +228,10 @@ def _smallest(fn: Callable, cases: Sequence[TrimCase],
                      getattr(what, "hints", ()))  # a finding with hints of its own: them
 
 
-def _bank_rule(name: str, cases: Sequence[TrimCase],
+def _bank_rule(name: str, cases: Callable[[], Sequence[TrimCase]],  # the cases, when judged
                finder: Callable[[TrimCase, _Outcome], str | None],
                hints: Sequence[str], needs: Sequence[str] = ()) -> Rule:
-    return Rule(name, lambda fn: _smallest(fn, cases, finder), tuple(hints), tuple(needs))
+    return Rule(name, lambda fn: _smallest(fn, cases(), finder), tuple(hints), tuple(needs))
 
 
 # ---- what each rule looks for in one case
@@ -492,40 +510,40 @@ _FITS = N_("it fits the budget, counted with count_messages()")
 _OLDEST = N_("it only removes messages, oldest first: nothing added, changed or moved")
 
 TRIM_RULES: list[Rule] = [
-    _bank_rule(_LIST, VALID, _returns_a_list,
+    _bank_rule(_LIST, valid_cases, _returns_a_list,
                (N_("end with `return` and the list of the message dicts you keep"),
                 N_("an exception shows its line: run your function on that case by hand, "
                    "trim_case(name).messages (from lesson_lib.trimcheck)"))),
-    _bank_rule(N_("it leaves the list it was given unchanged"), TRIM_CASES, _unchanged,
+    _bank_rule(N_("it leaves the list it was given unchanged"), trim_cases, _unchanged,
                (N_("the caller still needs its history: never del, pop or remove on the list "
                    "you were given, nor edit its messages"),
                 N_("work on a copy: kept = list(messages), then remove from kept")),
                needs=(_LIST,)),
-    _bank_rule(_ACCEPTED, VALID, _accepted,
+    _bank_rule(_ACCEPTED, valid_cases, _accepted,
                (N_("a unit is one message, or an assistant message with tool_calls together "
                    "with ALL the tool messages right after it: drop whole units, never part "
                    "of one"),
                 N_("walk the list once and group it: the tool messages that follow an "
                    "assistant(tool_calls) belong to its unit")),
                needs=(_LIST,)),
-    _bank_rule(_SYSTEMS, VALID, _systems_kept,
+    _bank_rule(_SYSTEMS, valid_cases, _systems_kept,
                (N_("a system message can stand anywhere (an instruction added mid-conversation), "
                    "not only at index 0: never choose one to drop"),),
                needs=(_LIST,)),
-    _bank_rule(_TURN, VALID, _turn_kept,
+    _bank_rule(_TURN, valid_cases, _turn_kept,
                (N_("find the latest user message first: it and everything after it (the tool "
                    "rounds it caused) is the current turn, and the model needs all of it"),
                 N_("only units before the current turn may be dropped; when that is not enough, "
                    "the next rules say what to do")),
                needs=(_LIST,)),
-    _bank_rule(_FITS, VALID, _fits,
+    _bank_rule(_FITS, valid_cases, _fits,
                (N_("count the whole list with count_messages(): each message's overhead and the "
                    "tool calls' arguments are tokens too, and characters are not tokens"),
                 N_("drop the oldest unit, count again, and go on while the list is over the "
                    "budget (an off-by-one here keeps one unit too many)")),
                needs=(_LIST,)),
     _bank_rule(N_("when the current turn alone is over the budget, its largest tool result is "
-                  "cut (marked 'truncated') to fit"), VALID, _cut,
+                  "cut (marked 'truncated') to fit"), valid_cases, _cut,
                (N_("dropping older units cannot help when the current turn itself is too big, "
                    "and dropping the tool result loses the answer: shorten it instead"),
                 N_("truncate_text(text, max_tokens) keeps the longest start of a text that fits "
@@ -533,19 +551,20 @@ TRIM_RULES: list[Rule] = [
                    "its tokens minus how far over you are")),
                needs=(_LIST,)),
     _bank_rule(N_("when nothing can fit, it raises ValueError saying by how many tokens (and "
-                  "only then)"), VALID, _raises,
+                  "only then)"), valid_cases, _raises,
                (N_("when the system messages and the current turn do not fit even with its tool "
                    "results cut, every list you could return is refused by the API: raise instead"),
                 N_("say by how much, e.g. ValueError(f\"over budget by {over} tokens\"), so the "
                    "caller can tell the user; as long as a trimmed list fits, return it")),
                needs=(_LIST,)),
-    _bank_rule(_OLDEST, VALID, _oldest_first,
+    _bank_rule(_OLDEST, valid_cases, _oldest_first,
                (N_("only remove messages: keep the others as they are, in their order (a tool "
                    "result cut with a 'truncated' marker is the one change allowed)"),
                 N_("drop from the oldest end: what stays (system messages aside) is the newest "
                    "part of the conversation")),
                needs=(_LIST,)),
-    _bank_rule(N_("it forgets no more than it must: it stops as soon as the list fits"), VALID,
+    _bank_rule(N_("it forgets no more than it must: it stops as soon as the list fits"),
+               valid_cases,
                _no_more_than_needed,
                (N_("check the budget after every unit you drop, and stop when the list fits: "
                    "a list exactly at the budget fits"),
@@ -553,7 +572,7 @@ TRIM_RULES: list[Rule] = [
                    "forgets")),
                needs=(_LIST,)),
     _bank_rule(N_("a broken history comes back valid, by the same rules (repair it first)"),
-               BROKEN, _repaired,
+               broken_cases, _repaired,
                (N_("histories break outside the trim: a run interrupted mid-round, a result "
                    "stored twice or before its call. The API refuses them whatever you drop"),
                 N_("run repair_messages(messages).messages first (it returns a valid copy), "

@@ -16,11 +16,22 @@ from typing import Any
 
 from lesson_lib import clock
 from lesson_lib.exercises import Report, run_check
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, Twins, _, ngettext
 
-NAME = "Xiaoming"
-NAME_MESSAGE = "My name is Xiaoming."
-NAME_QUESTION = "What is my name?"
+# The conversation of exercise 1, with its Chinese twin: a Chinese learner is judged on
+# 小明 by the same rules (DATA.NAME, or the module's NAME, in the language spoken now). How
+# many messages it takes depends on the data: Chinese costs fewer tokens (notebook 01), so
+# the Chinese notebook's first attempt sends one message more (solutions/08_forget.py).
+DATA = Twins(
+    NAME=("Xiaoming", "小明"),
+    NAME_MESSAGE=("My name is Xiaoming.", "我叫小明。"),
+    NAME_QUESTION=("What is my name?", "我叫什么名字？"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    return DATA.get(name, f"module {__name__!r}")
+
 FORGET_BUDGETS = {"ShortTermMemory": 10, "TokenBudgetMemory": 600}  # strategy → its budget
 FEWEST = 1  # one message is enough under both: see the hints
 FORGET_HINTS = {
@@ -78,7 +89,7 @@ def _forget_one(report: Report, strategy: str, messages: list[str]) -> None:
 
     state = ChatAppState(strategy=strategy, budget=FORGET_BUDGETS[strategy], backend="offline")
     label = f"{strategy}({state.strategy.budget_name}={state.budget})"
-    state.send(NAME_MESSAGE)
+    state.send(DATA.NAME_MESSAGE)
     for text in messages:
         before = len(state.entries)
         state.send(text)
@@ -93,12 +104,12 @@ def _forget_one(report: Report, strategy: str, messages: list[str]) -> None:
     report.expect(True, ngettext("{label}: the app answered your {n} message",
                                  "{label}: the app answered your {n} messages",
                                  len(messages)).format(label=label, n=len(messages)))
-    state.send(NAME_QUESTION)
-    request = _sent_with(state, NAME_QUESTION)
-    kept = [m for m in request if NAME in str(m.get("content") or "")]
+    state.send(DATA.NAME_QUESTION)
+    request = _sent_with(state, DATA.NAME_QUESTION)
+    kept = [m for m in request if DATA.NAME in str(m.get("content") or "")]
     if not report.expect(not kept, _("{label}: the request asking {question} no longer "
                                      "mentions {name}").format(
-                             label=label, question=repr(NAME_QUESTION), name=NAME)
+                             label=label, question=repr(DATA.NAME_QUESTION), name=DATA.NAME)
                          + (_(" (it still does in {kept} of its {n} messages)").format(
                              kept=len(kept), n=len(request)) if kept else ""),
                          _(FORGET_HINTS[strategy])):

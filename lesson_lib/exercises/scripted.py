@@ -44,7 +44,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from lesson_lib.exercises.contract import expect
-from lesson_lib.i18n import _, ngettext
+from lesson_lib.i18n import _, by_language, ngettext
 from lesson_lib.tools import WEATHER_TOOL, ToolRegistry, get_current_weather
 
 MODEL = "scripted-model"  # the model name the checks' requests carry
@@ -282,11 +282,13 @@ def weather_tools(crash_at: int | None = None) -> WatchedTools:
 
 
 CITIES = ("Chengdu", "Beijing", "Shanghai", "Guangzhou", "Hangzhou", "Shenzhen")
+CITIES_ZH = ("成都", "北京", "上海", "广州", "杭州", "深圳")  # the same cities, as a Chinese user names them
 
 
 def weather_calls(n: int, start: int = 0) -> list[tuple[str, dict]]:
-    """n weather calls, for n different cities."""
-    return [("get_current_weather", {"location": CITIES[(start + k) % len(CITIES)]})
+    """n weather calls, for n different cities (named in the learner's language)."""
+    cities = by_language(CITIES, CITIES_ZH)
+    return [("get_current_weather", {"location": cities[(start + k) % len(cities)]})
             for k in range(n)]
 
 
