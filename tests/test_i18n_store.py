@@ -59,7 +59,7 @@ def test_a_repair_in_chinese(speak):
     assert str(repair_messages(BROKEN)).splitlines() == [
         "repair_messages：改动 3 处",
         "  消息 3：call_a 的工具结果（存得太晚）已移回 assistant 消息 1 之后",
-        "  消息 4：删掉了 call_x 的工具结果：它附近没有调用请求它（孤立的结果）",
+        "  消息 4：删掉了 call_x 的工具结果：它附近没有调用请求它（孤儿结果）",
         "  消息 5：调用 call_b 一直没有得到结果：已用一条 'interrupted' 错误回答它"]
     early = repair_messages([user(), result("call_a"), asks("call_a"), answer()])
     assert [str(c) for c in early.changes] == [
