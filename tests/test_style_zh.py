@@ -30,10 +30,6 @@ NAMED = re.compile(r"(?:\*\*([^*\n]{1,60})\*\*|`([^`\n]{1,60})`|“([^”\n]{1,6
 # Labels that are the same in both interfaces (code names, keys) and bare marks.
 SAME_IN_BOTH = {"budget", "max_turns", "/clear", "Enter", "✓", "✗", "✓/✗", "✗/✓"}
 
-# Being edited by someone else while this sheet was written: each fails until the
-# replacements listed in the style sheet's report are made; strict, so a fixed one is noticed.
-PENDING_TERMS: set[str] = set()
-PENDING_UI: set[str] = set()
 
 
 def sheet_rows(name: str, text: str | None = None) -> list[list[str]]:
@@ -146,10 +142,8 @@ def documents() -> dict[str, list[tuple[str, str]]]:
 DOCUMENTS = documents()
 
 
-def cases(pending: set[str]) -> list:
-    return [pytest.param(name, id=name.rsplit("/", 1)[-1],
-                         marks=[pytest.mark.xfail(strict=True, reason="being edited elsewhere")]
-                         if name in pending else []) for name in DOCUMENTS]
+def cases() -> list:
+    return [pytest.param(name, id=name.rsplit("/", 1)[-1]) for name in DOCUMENTS]
 
 
 def test_the_style_sheet_has_both_tables():
@@ -168,7 +162,7 @@ def test_each_label_of_the_sheet_is_what_the_chinese_interface_shows():
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize("name", cases(PENDING_TERMS))
+@pytest.mark.parametrize("name", cases())
 def test_the_chinese_prose_uses_no_rejected_variant(name):
     terms, quoted = style_terms(), catalogue_messages()
     found = [f"{place}: {what}" for place, text in DOCUMENTS[name]
@@ -176,7 +170,7 @@ def test_the_chinese_prose_uses_no_rejected_variant(name):
     assert not found, f"{name} (docs/style_zh.md):\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("name", cases(PENDING_UI))
+@pytest.mark.parametrize("name", cases())
 def test_the_chinese_prose_names_the_chinese_interface(name):
     labels, shown = ui_labels(), chinese_interface()
     found = [f"{place}: {what}" for place, text in DOCUMENTS[name]
