@@ -89,24 +89,19 @@ vocabulary), and answers 0.
   search is one matrix-vector product and a partial sort. The matrix follows the database:
   every write is also logged (`memory_changes`: ids only), and a search first applies what
   changed since it last looked, so another process's delete is seen at once.
-- "fused" (the default): weighted reciprocal rank fusion of the two lists, score =
-  Σ weight / (60 + rank), the dense list's weight 1 and the lexical list's LEXICAL_WEIGHT
-  (0.5), or LEXICAL_WEIGHT_CJK (0.25) for a question with Chinese characters, whose words
-  can only match Chinese memories and pushed Chinese distractors above an English answer.
-  The weights were chosen on development cases (benchmarks/crosslang_dev.json among 20,000
-  distractors: 0.826 → 0.909). On the frozen cross-language set, scored once, recall@5 rose
-  from 0.930 to 0.949 alone (Chinese questions 0.894 → 0.939) and from 0.816 to 0.835 among
-  20,000 distractors; English same-language questions among the distractors fell from 27
-  to 25 of 30, and on the memory benchmark (lesson_lib.membench) the library's strategies
-  scored the same, a small-context agent one question less.
+- "fused" (the default): reciprocal rank fusion of the two lists, score = Σ 1 / (60 + rank).
   A memory found by words but outside the dense candidates gets nothing from that list, so
-  one first by words can fall behind memories found by both ("the cliff"; with the weights,
-  behind all 50 dense candidates). Ranking it in the dense list by its own cosine removes
-  the cliff but was measured to cost more, both times: with equal weights recall@5 on the
-  frozen set fell from 146 to 142 of 158; with these weights, on the development cases among
-  20,000 distractors, from 0.909 to 0.856 (English → Chinese 34 → 27 of 36), as distractors
-  that share a word gained dense credit over answers in the other language, which share
-  none. The cliff stays until a fusion beats both.
+  one first by words can fall behind memories found by both ("the cliff"). Ranking it in
+  the dense list by its own cosine removes the cliff but was measured to cost more: on the
+  frozen cross-language set (benchmarks/crosslang.py) recall@5 fell from 146 to 142 of 158,
+  as distractors that share a word gained dense credit over answers in the other language,
+  which share none. The cliff stays until a fusion beats both.
+  Weighting the lexical list less (0.5; 0.25 for a question with Chinese characters, chosen
+  on benchmarks/crosslang_dev.json) was tried and undone: it raised the frozen
+  cross-language set (alone 0.930 → 0.949, among 20,000 distractors 0.816 → 0.835), but on
+  longterm_eval's questions among 100,000 memories (benchmarks/longterm.py, a quiet machine)
+  fused recall@5 fell from 0.959 (en 0.917, zh 1.000) to 0.866 (en 0.771, zh 0.959), below
+  words alone (0.897): in a large memory the words are what finds an English name or number.
 
 A floor, `min_score` (a least cosine), lets "fused" and "dense" say "nothing": below it a
 memory is not a hit, so a question nothing is near gets [] and `recall` sends no context.
@@ -168,8 +163,6 @@ METHODS = ("fused", "dense", "lexical")
 DEFAULT_METHOD = "fused"
 RRF_K = 60            # reciprocal rank fusion's constant (Cormack et al., 2009)
 CANDIDATES = 50       # each list's length before fusion (at least 4 × k)
-LEXICAL_WEIGHT = 0.5      # the lexical ranking's weight in fusion (the dense one's is 1)
-LEXICAL_WEIGHT_CJK = 0.25  # ... for a question with Chinese characters (see _lexical_weight)
 MIN_SCORE = None      # search's and recall's default floor: none (see the module docstring)
 ABSTAIN_FLOOR = 0.18  # the measured floor for the offline embedder, chosen on development
 # cases only (benchmarks/abstain.py --sweep):
@@ -936,8 +929,7 @@ class LongTermMemory:
             elif method == "lexical":
                 ranked = lexical
             else:
-                ranked = _fuse(dense, lexical,  # see the module docstring: the cliff
-                               weights=(1.0, _lexical_weight(query)))
+                ranked = _fuse(dense, lexical)  # see the module docstring: the cliff
             if min_score is not None and method != "lexical":  # "nothing": below the floor
                 ranked = [item for item in ranked
                           if dense_of.get(item[0], -1.0) >= min_score]
@@ -1212,28 +1204,17 @@ def _pool() -> Any:
     return _POOL
 
 
-def _fuse(*lists: list[tuple[int, float]],
-          weights: Sequence[float] | None = None) -> list[tuple[int, float]]:
-    """Weighted reciprocal rank fusion: each list gives weight / (RRF_K + rank) to each of
-    its ids (weight 1 unless `weights` says; ids with equal scores in a list share the rank
-    of the first of them, so a tie stays a tie)."""
+def _fuse(*lists: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each list gives 1 / (RRF_K + rank) to each of its ids (ids
+    with equal scores in a list share the rank of the first of them, so a tie stays a tie)."""
     scores: dict[int, float] = {}
-    for number, ranked in enumerate(lists):
-        weight = 1.0 if weights is None else weights[number]
+    for ranked in lists:
         rank, last = 0, None
         for position, (memory_id, score) in enumerate(ranked, start=1):
             if score != last:
                 rank, last = position, score
-            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (RRF_K + rank)
+            scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
-
-
-def _lexical_weight(query: str) -> float:
-    """The lexical ranking's weight in fusion for this question: LEXICAL_WEIGHT_CJK when the
-    question holds Chinese characters, else LEXICAL_WEIGHT."""
-    if any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in query):
-        return LEXICAL_WEIGHT_CJK
-    return LEXICAL_WEIGHT
 
 
 BM25_K1, BM25_B = 1.2, 0.75  # BM25's usual constants (FTS5's defaults too)
