@@ -381,9 +381,20 @@ async def kernel_cpu(client: NotebookClient) -> float:
         return -1.0
 
 
+KERNEL_NOT_STARTED = ("Kernel didn't respond", "Kernel died before replying")
+
+
+def kernel_never_started(error: BaseException | None, starts: list) -> bool:
+    """Did the kernel fail to come up, before any cell ran? (A port taken between jupyter_client
+    choosing it and the kernel binding it, by another process on a busy machine: the kernel
+    cannot start, and nothing of the notebook is to blame.)"""
+    return (isinstance(error, RuntimeError) and not starts
+            and str(error).startswith(KERNEL_NOT_STARTED))
+
+
 def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIMEOUT,
                  secret: str | None = None, repo: Path | None = ROOT,
-                 watch_clock: bool = False) -> Run:
+                 watch_clock: bool = False, start_retries: int = 1) -> Run:
     """Execute a copy of the notebook at `path` in a kernel with environment `env`, as Run
     All does (the working directory is the notebook's folder), and list its problems.
     Unlike Run All, it carries on after an error, so every problem is found.
@@ -441,6 +452,14 @@ def run_notebook(path: Path, env: Mapping[str, str], *, timeout: int = CELL_TIME
     except (CellTimeoutError, DeadKernelError, RuntimeError) as error:
         aborted = error
     seconds = time.perf_counter() - started
+    if kernel_never_started(aborted, starts) and start_retries > 0:  # once more, anew
+        if watch_clock:
+            flag.unlink(missing_ok=True)
+            flag.parent.rmdir()
+        if repo is not None:
+            log.unlink()
+        return run_notebook(path, env, timeout=timeout, secret=secret, repo=repo,
+                            watch_clock=watch_clock, start_retries=start_retries - 1)
     run = Run(name, problems_in(nb, name, secret, lines), seconds, nb,
               cpu_seconds=cpu[0] if cpu and cpu[0] >= 0 else None)
     if aborted is not None:

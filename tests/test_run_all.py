@@ -272,6 +272,32 @@ def test_a_run_counts_the_kernel_s_cpu_not_its_waiting(tmp_path):
     assert idle_run.cpu_seconds < busy_run.cpu_seconds
 
 
+def test_a_kernel_that_never_came_up_is_started_once_more(tmp_path, monkeypatch):
+    """A kernel that cannot start (its port taken by another process meanwhile, on a busy
+    machine) is no problem of the notebook: the run starts a new kernel once; a second
+    failure is reported."""
+    import nbclient
+
+    path = notebook(tmp_path, "plain", [new_code_cell("x = 1")])
+    world = kernel_env(WORLDS["real-clock-pago-pago"])
+    real, calls = nbclient.NotebookClient.execute, []
+
+    def flaky(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) <= failures:
+            raise RuntimeError("Kernel didn't respond in 60 seconds")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(nbclient.NotebookClient, "execute", flaky)
+    failures = 1
+    assert run_notebook(path, world, repo=None, watch_clock=True).problems == []
+    assert len(calls) == 2
+    calls.clear()
+    failures = 2
+    problems = run_notebook(path, world, repo=None).problems
+    assert len(calls) == 2 and "Kernel didn't respond" in problems[0]
+
+
 def test_the_clock_watch_sees_the_library_read_the_clock(tmp_path):
     reads = notebook(tmp_path, "reads", [new_code_cell(
         "from lesson_lib.tools import get_current_time\nget_current_time('Asia/Tokyo')")])
