@@ -8,6 +8,8 @@ stays flat, but something is forgotten. This module makes that measurable:
 - `SCRIPT`: fifty user messages, the same for every memory. Xiaoming gives his name in the
   first one; then weather and time questions (tool rounds, some with parallel calls), small
   talk, one travel guide far bigger than any other message, and at the end "What's my name?".
+  While the series speaks Chinese it is the Chinese twin, turn for turn ("你好！我叫小明。" …
+  "我叫什么名字？"), and the guide is a Chinese page.
 - `lesson_tools()`: what the conversation may call: the seed's weather and time tools, and
   `get_travel_guide`, whose one result costs as many tokens as a dozen ordinary turns.
 - `Meter`: makes the model calls of a run and writes down what each request sent.
@@ -45,7 +47,7 @@ from lesson_lib.tools import (
 SMALL_WINDOW = 2_048   # tokens: the context window of a small model, drawn as a line
 TOKEN_BUDGET = 1_800   # tokens: the budget the lesson's TokenBudgetMemory keeps each request under
 
-SCRIPT: list[str] = [
+SCRIPT_EN: list[str] = [
     "Hi! My name is Xiaoming.",                                          # 1: the name
     "What's the weather in Chengdu?",
     "And in Shanghai?",
@@ -98,6 +100,66 @@ SCRIPT: list[str] = [
     "What's my name?",                                                   # 50: what is remembered?
 ]
 
+SCRIPT_ZH: list[str] = [  # the same fifty turns, as a Chinese learner says them
+    "你好！我叫小明。",                                                   # 1: the name
+    "成都天气怎么样？",
+    "上海呢？",
+    "东京现在几点？",
+    "北京和上海哪个更暖和？",                                              # 5: parallel calls
+    "谢谢！",
+    "成都、上海和东京的天气怎么样？",                                      # three in parallel
+    "我下个月打算去旅行。",
+    "广州天气怎么样？",
+    "香港呢？",                                                           # 10
+    "伦敦现在几点？",
+    "早上好！",
+    "伦敦和纽约哪个更冷？",
+    "悉尼的天气和时间分别是多少？",
+    "谢谢，很有帮助。",                                                   # 15
+    "纽约现在几点？",
+    "旧金山天气怎么样？",
+    "北京呢？",
+    "又见面了！",
+    "东京的天气和时间分别是多少？",                                        # 20
+    "成都和广州哪个更暖和？",
+    "谢谢你！",
+    "上海现在几点？",
+    "伦敦天气怎么样？",
+    "帮我找一份成都旅游攻略。",                                            # 25: the huge result
+    "谢谢！",
+    "成都天气怎么样？",
+    "成都现在几点？",
+    "东京和悉尼哪个更暖和？",
+    "下午好！",                                                           # 30
+    "纽约天气怎么样？",
+    "旧金山呢？",
+    "悉尼现在几点？",
+    "北京、上海和广州的天气怎么样？",
+    "谢谢！",                                                             # 35
+    "北京现在几点？",
+    "香港天气怎么样？",
+    "北京和成都哪个更冷？",
+    "你好！",
+    "上海的天气和伦敦的时间分别是多少？",                                  # 40
+    "旧金山现在几点？",
+    "东京天气怎么样？",
+    "谢谢你！",
+    "香港现在几点？",
+    "纽约和伦敦哪个更暖和？",                                              # 45
+    "悉尼天气怎么样？",
+    "东京现在几点？",
+    "太感谢了！",
+    "成都天气怎么样？",
+    "我叫什么名字？",                                                     # 50: what is remembered?
+]
+
+_DATA = i18n.Twins(SCRIPT=(SCRIPT_EN, SCRIPT_ZH))
+
+
+def __getattr__(name: str) -> Any:
+    """SCRIPT: the fifty turns in the language the series speaks now."""
+    return _DATA.get(name, __name__)
+
 
 # ----------------------------------------------------------------- the tools
 
@@ -109,6 +171,11 @@ def get_travel_guide(city: str) -> str:
     Args:
         city: City name, e.g. Chengdu.
     """
+    if i18n.is_chinese():  # a Chinese page, as a Chinese travel site would return it
+        days = [f"第 {d} 天：从春熙路走到文殊院，在锦里吃火锅（第 {d} 号摊位），再去人民公园喝茶。"
+                for d in range(1, 31)]  # 30 days: about the English page's tokens
+        return json.dumps({"city": city, "days": len(days), "guide": "".join(days)},
+                          ensure_ascii=False)
     days = [f"Day {d}: walk from Chunxi Road to the Wenshu Monastery, try the hotpot on Jinli "
             f"Street (stall {d}), then tea in People's Park." for d in range(1, 36)]
     return json.dumps({"city": city, "days": len(days), "guide": " ".join(days)})
@@ -231,7 +298,7 @@ def run_turn(memory: Any,              # where the conversation lives (any Short
 
 
 def run_conversation(memory: Any,                   # an empty memory (a system prompt is added)
-                     script: Sequence[str] = SCRIPT,  # the user messages, in order
+                     script: Sequence[str] | None = None,  # the user messages (None: SCRIPT)
                      *, name: str = "",             # what the tables and plots call it
                      registry: ToolRegistry | None = None,  # None: lesson_tools()
                      meter: Meter | None = None,    # None: a new Meter on the default backend
@@ -239,6 +306,7 @@ def run_conversation(memory: Any,                   # an empty memory (a system 
     """The whole script through `memory`, one metered turn at a time. An error (the API
     refusing a broken list, a trim function that raises) stops the run and is kept in
     `run.error`, with the turns done so far."""
+    script = script if script is not None else _DATA.SCRIPT
     registry = registry if registry is not None else lesson_tools()
     meter = meter if meter is not None else Meter()
     memory.add_system(default_prompt(system))

@@ -11,8 +11,9 @@ everything else.
 
 The minutes come from a pace, stated here so anyone can argue with it, not from a stopwatch:
 
-- prose is read at 140 words a minute (technical English with code words; Chinese
-  characters count a word per two characters);
+- prose is read at 140 words a minute (technical English with code words); the Chinese
+  edition's prose at 336 Chinese characters a minute (its English words, code names mostly,
+  at 140 a minute): a measured pace, derived below at HAN_PER_MINUTE;
 - a code cell costs 15 seconds to run and look at, plus 3 seconds a line of code and
   1 second a line of output (at most 30 output lines are read);
 - an exercise costs 10 minutes of work, a "Build it" exercise 20 (its reading is counted
@@ -40,6 +41,19 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 
 WORDS_PER_MINUTE = 140
+# The Chinese pace is measured, not assumed. Native readers given the same text in their own
+# language (IReST: ten paragraphs matched for content, length and difficulty across 17
+# languages; Trauzettel-Klosinski, Dietz et al., Investigative Ophthalmology & Visual Science
+# 53(9), 2012, Table 2) read Chinese at 1.67 texts a minute and English at 1.49: a Chinese
+# reader needs 1.49/1.67 of an English reader's time for the same content. The two editions
+# of this series are the same content, and their prose has 2.14 Chinese characters for each
+# English word the Chinese translates (measured over every notebook: CHARS_PER_WORD, kept in
+# step by tests/test_reading_times.py). At the English pace of 140 words a minute, that is
+# 140 × 2.14 × 1.67 / 1.49 ≈ 336 characters a minute.
+IREST_TEXTS_PER_MINUTE = {"zh": 1.67, "en": 1.49}
+CHARS_PER_WORD = 2.14
+HAN_PER_MINUTE = round(WORDS_PER_MINUTE * CHARS_PER_WORD
+                       * IREST_TEXTS_PER_MINUTE["zh"] / IREST_TEXTS_PER_MINUTE["en"])
 CELL_SECONDS, CODE_LINE_SECONDS, OUTPUT_LINE_SECONDS, OUTPUT_LINES_READ = 15, 3, 1, 30
 EXERCISE_MINUTES, BUILD_MINUTES = 10, 20
 
@@ -53,10 +67,16 @@ def _text(source: str | list[str]) -> str:
     return "".join(source) if isinstance(source, list) else source
 
 
-def _words(markdown: str) -> float:
+def _prose(markdown: str) -> tuple[int, int]:
+    """(words, Chinese characters) a reader reads in `markdown`: the words outside Chinese
+    text (English prose, or code names inside Chinese), and the Chinese characters."""
     markdown = re.sub(r"<!-- times -->.*<!-- /times -->", "", markdown, flags=re.S)  # not read
-    han = len(HAN.findall(markdown))
-    return len(HAN.sub(" ", markdown).split()) + han / 2
+    return len(HAN.sub(" ", markdown).split()), len(HAN.findall(markdown))
+
+
+def _prose_minutes(markdown: str) -> float:
+    words, han = _prose(markdown)
+    return words / WORDS_PER_MINUTE + han / HAN_PER_MINUTE
 
 
 def _output_lines(cell: dict) -> int:
@@ -81,14 +101,19 @@ class Times:
         return self.core + self.extra
 
 
-def cell_minutes(path: Path) -> list[tuple[float, bool]]:
-    """Each cell's minutes, and whether it is optional (a deep dive, an exercise)."""
+def cell_minutes(path: Path, chinese: bool = False) -> list[tuple[float, bool]]:
+    """Each cell's minutes, and whether it is optional (a deep dive, an exercise), for the
+    English notebook at `path` or (`chinese`) its Chinese twin: the twin's cells are the
+    English ones cell for cell (scripts/zh_sync.py), so the sections and exercises are read
+    from the English headings, the prose and the outputs from the twin's own cells."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    read = json.loads(chinese_of(path).read_text(encoding="utf-8"))["cells"] if chinese \
+        else cells
     result: list[tuple[float, bool]] = []
     section = in_exercises = False  # is the current ## section optional
     sub: bool | None = None          # is the current ### part optional (None: as its section)
     optional = False
-    for cell in cells:
+    for cell, twin in zip(cells, read, strict=True):
         source = _text(cell["source"])
         minutes = 0.0
         if cell["cell_type"] == "markdown":
@@ -105,21 +130,21 @@ def cell_minutes(path: Path) -> list[tuple[float, bool]]:
                     else:
                         sub = True if DEEP.search(line) else None
                 optional = section if sub is None else sub
-            minutes += _words(source) / WORDS_PER_MINUTE
+            minutes += _prose_minutes(_text(twin["source"]))
         elif cell["cell_type"] == "code":
             code = [line for line in source.splitlines() if line.strip()]
             minutes += (CELL_SECONDS + CODE_LINE_SECONDS * len(code)
-                        + OUTPUT_LINE_SECONDS * _output_lines(cell)) / 60
+                        + OUTPUT_LINE_SECONDS * _output_lines(twin)) / 60
             if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
                 minutes -= CODE_LINE_SECONDS * len(code) / 60  # a collapsed check is not read
         result.append((minutes, optional))
     return result
 
 
-def times(path: Path) -> Times:
-    """Minutes for the core path and for the rest of one notebook."""
+def times(path: Path, chinese: bool = False) -> Times:
+    """Minutes for the core path and for the rest of one notebook (or its Chinese twin)."""
     result = Times()
-    for minutes, optional in cell_minutes(path):
+    for minutes, optional in cell_minutes(path, chinese):
         if optional:
             result.extra += minutes
         else:
@@ -159,14 +184,26 @@ def read_throughs(path: Path) -> list[dict]:
             for log in sorted(READ_THROUGHS.glob(f"*/{path.stem}.json"))]
 
 
-def timed(path: Path) -> tuple[Times, int]:
-    """(minutes, how many read-throughs they come from): the mean of the read-throughs where
-    there are any, else the pace's estimate (and 0)."""
+def chinese_of(path: Path) -> Path:
+    """The Chinese twin of the English notebook at `path`."""
+    return path.parent / "zh" / path.name
+
+
+def timed(path: Path, chinese: bool = False) -> tuple[Times, int]:
+    """(minutes, how many read-throughs they come from) of the English notebook at `path`,
+    or of its Chinese twin: the mean of the read-throughs where there are any, else the
+    pace's estimate (and 0). The read-throughs are of the English notebook; the Chinese
+    twin's time is theirs, with the English prose's minutes swapped for the Chinese prose's
+    at the Chinese pace (the code, the outputs and the exercises are the same)."""
     logs = read_throughs(path)
+    own = times(path, chinese)
     if not logs:
-        return times(path), 0
+        return own, 0
     core = sum(log["total_core_minutes"] for log in logs) / len(logs)
     extra = sum(log["total_optional_minutes"] for log in logs) / len(logs)
+    if chinese:
+        english = times(path)
+        core, extra = core + own.core - english.core, extra + own.extra - english.extra
     return Times(core, extra), len(logs)
 
 
@@ -203,14 +240,15 @@ def zh_time_line(t: Times, readers: int = 0, deep: bool = True) -> str:
 
 def line_for(path: Path, chinese: bool = False) -> str:
     """The **Time** line of the notebook at `path` (its English file), in either language."""
-    return (zh_time_line if chinese else time_line)(*timed(path), deep=has_deep_dive(path))
+    return (zh_time_line if chinese else time_line)(*timed(path, chinese),
+                                                     deep=has_deep_dive(path))
 
 
-def table() -> list[tuple[str, int, int, int]]:
-    """(notebook, core minutes, everything, read-throughs) per notebook."""
+def table(chinese: bool = False) -> list[tuple[str, int, int, int]]:
+    """(notebook, core minutes, everything, read-throughs) per notebook, in either edition."""
     rows = []
     for p in NOTEBOOKS:
-        t, readers = timed(p)
+        t, readers = timed(p, chinese)
         rows.append((p.stem, rounded(t.core), rounded(t.everything), readers))
     return rows
 
@@ -238,8 +276,8 @@ def write() -> None:
 
 def write_chinese(lines: dict[str, str], block: str) -> None:
     """The same numbers in the Chinese edition: each twin's time line, the table in the
-    Chinese start notebook and README.zh-CN.md. The Chinese twin is timed as its English
-    original: the same lesson, read at the same pace."""
+    Chinese start notebook and README.zh-CN.md: each twin's own prose at the Chinese pace
+    (`timed`)."""
     import nbformat  # noqa: PLC0415
 
     for path in sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]*_*.ipynb")):
@@ -273,7 +311,7 @@ def readme_block(chinese: bool = False) -> str:
     head, minutes, total, h, m = (("核心路径 | 全部 | 怎么得来", "分钟", "合计", " 小时 ", " 分")
                                   if chinese else ("core path | everything | from", "min", "all",
                                                    " h ", ""))
-    rows = table()
+    rows = table(chinese)
     lines = ["<!-- times -->", f"| notebook | {head} |", "|---|---|---|---|"]
     lines += [f"| `{name}` | {core} {minutes} | {everything} {minutes} | {how(n, chinese)} |"
               for name, core, everything, n in rows]

@@ -57,6 +57,45 @@ def test_travel_guide_is_json_far_bigger_than_an_ordinary_turn():
                                       "get_travel_guide"]
 
 
+def test_the_chinese_script_is_the_same_fifty_turns_in_chinese(speak, model):
+    """The Chinese edition's script, turn for turn: the name first, the guide at 25, the
+    question last; the guide is a Chinese page of about the English one's size in tokens;
+    and the offline model does with each Chinese turn what it does with the English one
+    (the same tools, called as often), answering in Chinese."""
+    from lesson_lib.costs import SCRIPT_EN, SCRIPT_ZH
+
+    from lesson_lib import costs
+
+    speak("en")
+    english = count_text(get_travel_guide("Chengdu"))
+    speak("zh")
+    assert costs.SCRIPT is SCRIPT_ZH and len(SCRIPT_ZH) == len(SCRIPT_EN) == 50
+    assert SCRIPT_ZH[0] == "你好！我叫小明。" and SCRIPT_ZH[-1] == "我叫什么名字？"
+    assert SCRIPT_ZH[24] == "帮我找一份成都旅游攻略。"
+    guide = get_travel_guide("成都")
+    assert "春熙路" in guide and "\\u" not in guide  # Chinese, not escaped
+    assert abs(count_text(guide) - english) < 150
+    zh = run_conversation(ShortTermMemory(max_messages=100_000), meter=Meter(model))
+    speak("en")
+    en = run_conversation(ShortTermMemory(max_messages=100_000), meter=Meter(model))
+    assert zh.error is None and en.error is None
+
+    def calls(run):  # per turn, the tools called after its question, in order
+        found = []
+        for t in run.turns:
+            sent = t.requests[-1].messages
+            asked = max(i for i, m in enumerate(sent) if m["role"] == "user")
+            found.append([c["function"]["name"] for m in sent[asked:]
+                          for c in m.get("tool_calls") or []])
+        return found
+
+    assert calls(zh) == calls(en)
+    assert [len(t.requests) for t in zh.turns] == [len(t.requests) for t in en.turns]
+    assert zh.turns[-1].reply == "你刚才说你叫小明。"
+    assert zh.turns[40].reply.startswith("旧金山现在是 ")  # the city asked, not its zone's
+    assert zh.turns[18].reply.startswith("你好小明")  # 又见面了！ is a greeting
+
+
 def test_meter_records_the_prompt_tokens_the_model_reports(model):
     meter = Meter(model)
     messages = [{"role": "user", "content": "What's the weather in Chengdu?"}]

@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from check_support import expect_fail, expect_pass, run, stub_source
+from check_support import expect_fail, expect_pass, run, stub_source, twin
 from other_model import reword
 
 from lesson_lib.budget import model_summarizer, truncate_text
@@ -274,3 +274,89 @@ def test_the_notebooks_start_from_a_skeleton_and_a_first_attempt(capsys):
 
 # These tests read which cases a check names: every line is printed (conftest.every_line).
 pytestmark = pytest.mark.usefixtures("every_line")
+
+
+# ----------------------------------------------------------------- exercise 1 in both editions
+# The Chinese edition runs the Chinese script (你好！我叫小明。… 我叫什么名字？) and calls the
+# summarizer directly on 美美's first turns: each answer below is written twice, once for
+# each edition's data, and must get the same verdict and the same report, translated.
+
+def _chinese() -> bool:
+    from lesson_lib import i18n
+
+    return i18n.is_chinese()
+
+
+def solved_summarizer_zh(messages):
+    """The Chinese learner's version of solved_summarizer: 我叫…, carried as 用户叫…。"""
+    name = None
+    for m in messages:
+        text = m.get("content") or ""
+        if m["role"] == "system" and "用户叫" in text:
+            name = text.split("用户叫")[1].split("。")[0]
+        if m["role"] == "user" and "我叫" in text:
+            name = text.split("我叫")[1].strip("。！ ")
+    return f"摘要：用户叫{name}。" if name else "摘要：没有要保留的。"
+
+
+def test_both_editions_pass_a_summary_that_carries_the_name(capsys):
+    out = expect_pass(nb07.check_my_summarizer,
+                      twin(lambda: solved_summarizer_zh if _chinese() else solved_summarizer),
+                      capsys)
+    assert re.search(r"✅ all \d+ summaries keep the name Xiaoming", out), out
+
+
+def test_both_editions_pass_the_offline_model_as_summarizer(capsys):
+    offline = offline_client()
+    expect_pass(nb07.check_my_summarizer,
+                twin(lambda: model_summarizer(lambda messages: chat(messages, client=offline))),
+                capsys)
+
+
+def test_both_editions_fail_a_summary_of_the_last_questions(capsys):
+    def make():
+        head = "之前用户问过：" if _chinese() else "Earlier, the user asked: "
+        return lambda messages: head + " / ".join(
+            [m["content"] for m in messages if m["role"] == "user"][-3:])
+
+    out = expect_fail(nb07.check_my_summarizer, twin(make), capsys, "Carry its facts forward")
+    assert re.search(r"❌ summary \d+ of \d+ no longer has the name Xiaoming", out), out
+
+
+def test_both_editions_fail_a_summary_that_always_names_xiaoming(capsys):
+    expect_fail(nb07.check_my_summarizer,
+                twin(lambda: (lambda messages: "用户叫小明。") if _chinese()
+                     else (lambda messages: "The user's name is Xiaoming.")),
+                capsys, "summary keeps the name", "in any words")
+
+
+def test_both_editions_fail_a_transcript_and_a_summary_that_only_appends(capsys):
+    def transcript():
+        head = "摘要：" if _chinese() else "Summary: "
+        return lambda messages: head + " ".join(m.get("content") or "" for m in messages)
+
+    expect_fail(nb07.check_my_summarizer, twin(transcript), capsys, "not a transcript")
+
+    def appends():
+        first = "摘要：" if _chinese() else "Summary:"
+        return lambda messages: ((messages[0]["content"] if messages[0]["role"] == "system"
+                                  else first) + " "
+                                 + " ".join(m["content"] for m in messages if m["role"] == "user"))
+
+    expect_fail(nb07.check_my_summarizer, twin(appends), capsys,
+                "its summaries only grow: each of the")
+
+
+def test_the_chinese_check_judges_chinese_data(speak, capsys):
+    """What a Chinese learner's summarizer is given: 美美 introduces herself in Chinese, and
+    the conversation is the Chinese script."""
+    speak("zh")
+    seen: list[str] = []
+
+    def watching(messages):
+        seen.extend(m.get("content") or "" for m in messages if m["role"] == "user")
+        return solved_summarizer_zh(messages)
+
+    assert nb07.check_my_summarizer(watching) is True
+    assert seen[0] == "你好！我叫美美。" and "帮我找一份成都旅游攻略。" in seen, seen[:3]
+    assert "全部检查通过。" in capsys.readouterr().out

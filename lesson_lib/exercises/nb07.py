@@ -32,8 +32,8 @@ from typing import Any, NamedTuple
 
 from lesson_lib.budget import TokenBudgetMemory
 from lesson_lib.budget import _cut as _marker_cut
+from lesson_lib import costs
 from lesson_lib.costs import (
-    SCRIPT,
     SMALL_WINDOW,
     TOKEN_BUDGET,
     ConversationRun,
@@ -57,7 +57,7 @@ from lesson_lib.exercises import (
     wrong_signature,
 )
 from lesson_lib.exercises.contract import Broken, Finding, Rule, check_rules, property_rule
-from lesson_lib.i18n import N_, _, by_language, ngettext
+from lesson_lib.i18n import N_, Twins, _, by_language, ngettext
 from lesson_lib.memory import _role_label
 from lesson_lib.protocol import find_problems
 from lesson_lib.tokens import count_message, count_messages, count_text, encoding_name_for
@@ -82,11 +82,19 @@ from lesson_lib.trimcheck import (
     unmarked_cut,
 )
 
-NAME = "Xiaoming"
 SUMMARY_LIMIT = TOKEN_BUDGET // 4  # tokens: a summary keeps what matters, it is not a transcript
-SAMPLE = [{"role": "system", "content": "You are a helpful assistant."},
-          {"role": "user", "content": "Hi! My name is Xiaoming."},
-          {"role": "assistant", "content": "Nice to meet you, Xiaoming! How can I help?"}]
+# In the language spoken now (read as NAME, OTHER_NAME, SAMPLE): the name the conversation's
+# user gives, and the one the direct calls use, so a summary must take it from the messages
+_DATA = Twins(
+    NAME=("Xiaoming", "小明"),
+    OTHER_NAME=("Meimei", "美美"),
+    SAMPLE=([{"role": "system", "content": "You are a helpful assistant."},
+             {"role": "user", "content": "Hi! My name is Xiaoming."},
+             {"role": "assistant", "content": "Nice to meet you, Xiaoming! How can I help?"}],
+            [{"role": "system", "content": "你是一个乐于助人的助手。"},
+             {"role": "user", "content": "你好！我叫小明。"},
+             {"role": "assistant", "content": "很高兴认识你，小明！有什么可以帮你的？"}]),
+)
 
 
 def _offline_meter() -> Meter:
@@ -123,6 +131,8 @@ def __getattr__(name: str) -> Any:
     """VALID, BROKEN, TRIM_CASES …: the data of the language spoken now."""
     if name in _BY_LANGUAGE:
         return _BY_LANGUAGE[name]()
+    if name in ("NAME", "OTHER_NAME", "SAMPLE"):
+        return getattr(_DATA, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -618,7 +628,7 @@ def _unwritten(fn: Callable) -> bool:
     """The skeleton still raises NotImplementedError."""
     try:
         with finishing(lambda: "", who=N_("your trim")):
-            fn([dict(m) for m in SAMPLE], TOKEN_BUDGET)
+            fn([dict(m) for m in _DATA.SAMPLE], TOKEN_BUDGET)
     except NotImplementedError:
         return True
     except (Exception, Stuck):  # noqa: BLE001  anything else is the run's to report
@@ -642,10 +652,11 @@ def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, b
                     runs: Sequence[ConversationRun] = (),  # the library's runs, to compare
                     token_budget: int = TOKEN_BUDGET,
                     window: int = SMALL_WINDOW,
-                    script: Sequence[str] = SCRIPT) -> CostPlot | None:
+                    script: Sequence[str] | None = None) -> CostPlot | None:  # None: SCRIPT
     """Your trim in the conversation: run the script with it as the memory's trim
     (FunctionTrimMemory), print whether it got through within the budget, and return the
     cost plot of your run next to `runs`."""
+    script = script if script is not None else costs.SCRIPT
     name = _name(my_budget_trim)
     title = _("{name} in the {turns}-turn conversation").format(name=name, turns=len(script))
     if not callable(my_budget_trim) or _unwritten(my_budget_trim):
@@ -682,7 +693,6 @@ def compare_my_trim(my_budget_trim: Any,                 # your trim(messages, b
 # ----------------------------------------------------------------- exercise 1: a summarizer
 
 SUMMARIZER_TITLE = N_("Exercise 1 · my_summarizer")
-OTHER_NAME = "Meimei"  # the direct calls use another name: a summary must take it from the messages
 
 
 def _weather_round(n: int, question: str, city: str, reply: str) -> list[dict]:
@@ -694,12 +704,18 @@ def _weather_round(n: int, question: str, city: str, reply: str) -> list[dict]:
                     "arguments": json.dumps({"location": city})}}]},
             {"role": "tool", "tool_call_id": call,
              "content": json.dumps({"location": city, "temperature": 16, "unit": "celsius",
-                                    "condition": "cloudy"})},
+                                    "condition": "cloudy"}, ensure_ascii=False)},
             {"role": "assistant", "content": reply}]
 
 
-def first_dropped(name: str = OTHER_NAME) -> list[dict]:
-    """The first turns a memory drops: the user's name, then a weather round."""
+def first_dropped(name: str | None = None) -> list[dict]:
+    """The first turns a memory drops: the user's name (None: OTHER_NAME), then a weather
+    round, in the language spoken now."""
+    name = name or _DATA.OTHER_NAME
+    if by_language(False, True):
+        return [{"role": "user", "content": f"你好！我叫{name}。"},
+                {"role": "assistant", "content": f"很高兴认识你，{name}！有什么可以帮你的？"},
+                *_weather_round(1, "成都天气怎么样？", "成都", "成都多云，16°C。")]
     return [{"role": "user", "content": f"Hi! My name is {name}."},
             {"role": "assistant", "content": f"Nice to meet you, {name}! How can I help?"},
             *_weather_round(1, "What's the weather in Chengdu?", "Chengdu",
@@ -708,7 +724,9 @@ def first_dropped(name: str = OTHER_NAME) -> list[dict]:
 
 def later_dropped() -> list[dict]:
     """A later turn a memory drops: no name in it."""
-    return _weather_round(2, "And in Shanghai?", "Shanghai", "Shanghai is cloudy, 16°C.")
+    return _weather_round(2, *by_language(
+        ("And in Shanghai?", "Shanghai", "Shanghai is cloudy, 16°C."),
+        ("上海呢？", "上海", "上海多云，16°C。")))
 
 
 def _mentions(text: Any, name: str) -> bool:
@@ -716,10 +734,11 @@ def _mentions(text: Any, name: str) -> bool:
 
 
 def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages) -> str
-                        script: Sequence[str] = SCRIPT) -> bool:  # the turns to run
+                        script: Sequence[str] | None = None) -> bool:  # the turns (None: SCRIPT)
     """Exercise 1: what the learner's summaries keep (the name, in any words), called
     directly and then in TokenBudgetMemory(TOKEN_BUDGET, drop="turn") through the
     50-turn conversation, answered by the offline model."""
+    script = script if script is not None else costs.SCRIPT
     if not callable(my_summarizer):
         return not_done(_(SUMMARIZER_TITLE), _("define my_summarizer(messages) above and pass "
                                                "the function itself (no parentheses)"))
@@ -761,16 +780,17 @@ def check_my_summarizer(my_summarizer: Any,            # my_summarizer(messages)
 def _judge_direct(report: Report, my_summarizer: Callable, summary: str) -> None:
     """The summary of turns that say a name keeps it; the next summary, written from that
     one and a later turn, still does."""
-    if not report.expect(_mentions(summary, OTHER_NAME),
-                         _("given turns where the user says 'Hi! My name is {name}.', its "
-                           "summary keeps the name: {summary}").format(
-                             name=OTHER_NAME, summary=repr(_short(summary))),
+    other = _DATA.OTHER_NAME
+    if not report.expect(_mentions(summary, other),
+                         _("given turns where the user says {said}, its summary keeps the "
+                           "name: {summary}").format(said=repr(first_dropped()[0]["content"]),
+                                                     summary=repr(_short(summary))),
                          _("a summary stands for the messages it replaces: keep the facts the "
                            "user gave (here the name, said in the first message), in any "
                            "words")):
         return
     again = my_summarizer([{"role": "system", "content": summary}, *later_dropped()])
-    report.expect(_mentions(again, OTHER_NAME),
+    report.expect(_mentions(again, other),
                   _("given that summary (first, role system) and a later turn, its next "
                     "summary still has the name: {summary}").format(summary=_short(repr(again))),
                   _("the previous summary comes first, as a system message, and it is dropped "
@@ -801,12 +821,13 @@ def _judge_run(report: Report, run: ConversationRun, written: list[str], turns: 
                                               "dropped turns)").format(n=len(written)),
                          _("it is called only when turns are dropped")):
         return
-    lost = [k for k, text in enumerate(written, 1) if not _mentions(text, NAME)]
+    name = _DATA.NAME
+    lost = [k for k, text in enumerate(written, 1) if not _mentions(text, name)]
     report.expect(not lost,
-                  _("all {n} summaries keep the name {name}").format(n=len(written), name=NAME)
+                  _("all {n} summaries keep the name {name}").format(n=len(written), name=name)
                   if not lost else
                   _("summary {k} of {n} no longer has the name {name}: {summary}").format(
-                      k=lost[0], n=len(written), name=NAME,
+                      k=lost[0], n=len(written), name=name,
                       summary=_short(repr(written[lost[0] - 1]))),
                   _("the name was said in turn 1, so only the first summary sees it in the "
                     "messages; after that only your previous summary (the first message you "

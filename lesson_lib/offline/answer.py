@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lesson_lib.offline.understand import (
+    CJK,
     LIVE_DATA,
     TOPIC_ZH,
     WINDS_ZH,
@@ -26,6 +27,7 @@ from lesson_lib.offline.understand import (
     properties,
     read_result,
     split_name,
+    targets_in,
     tool_name,
 )
 from lesson_lib.places import lookup
@@ -125,15 +127,16 @@ def sentences(parts: list[str], lang: str) -> str:
 
 # ------------------------------------------------------------------ answers from tool results
 
-def result(name: str, arguments: Mapping, content: Any, lang: str) -> str:
-    """One sentence about one tool result, whatever its shape."""
+def result(name: str, arguments: Mapping, content: Any, lang: str, asked: str = "") -> str:
+    """One sentence about one tool result, whatever its shape (`asked`: the user's request,
+    whose places name a time zone the way the user did)."""
     data = read_result(content)
     if error_in(data):
         return failed(name, data, lang)
     if isinstance(data, Mapping) and ("temperature" in data or "condition" in data):
         return weather(data, arguments, lang)
     if isinstance(data, Mapping) and any(data.get(k) for k in _TIME_KEYS):
-        return clock(data, arguments, lang)
+        return clock(data, arguments, lang, asked)
     if isinstance(data, (Mapping, list)):
         return fields(name, data, lang)
     return plain(name, str(data), arguments, lang)
@@ -160,13 +163,15 @@ def weather(data: Mapping, arguments: Mapping, lang: str) -> str:
     return ", ".join(str(p) for p in parts if p) + "."
 
 
-def clock(data: Mapping, arguments: Mapping, lang: str) -> str:
+def clock(data: Mapping, arguments: Mapping, lang: str, asked: str = "") -> str:
     """"It is 2026-05-01 17:30:00 CST+0800 in Asia/Shanghai." / "北京时间现在是 2026 年 5 月 1 日
-    17:30。" (the tool's own words, in Chinese form)."""
+    17:30。" (the tool's own words, in Chinese form; "旧金山现在是 …" for a city the user
+    asked about, not "洛杉矶", the city its zone is named after)."""
     moment = next(data[k] for k in _TIME_KEYS if data.get(k))
     zone = data.get("timezone") or arguments.get("timezone") or ""
     if lang == "zh":
-        where = zone_zh(str(zone)) if zone else ""
+        named = [t.value for t in targets_in(asked) if t.timezone == zone and zone != "Asia/Shanghai"]
+        where = named[0] if named and CJK.search(named[0]) else zone_zh(str(zone)) if zone else ""
         return f"{where}{' ' if where.isascii() and where else ''}现在是 {date_zh(str(moment))}。"
     return f"It is {moment} in {zone}." if zone else f"It is {moment}."
 

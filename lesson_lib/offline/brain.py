@@ -745,7 +745,7 @@ def from_results(turn: Turn, plan: Plan, tools: list) -> str:
         parts.append(answer.comparison(asked, ranking, lang))
         results = [c for c in results if all(c is not r for r, _ in ranking)]
     parts += [until_note(call, turn, tools) for call in plan.calls if call.until]
-    parts += [answer.result(c.name, c.arguments, c.result, lang) for c in results]
+    parts += [answer.result(c.name, c.arguments, c.result, lang, turn.request) for c in results]
     called = {c.name for c in turn.answered()}  # a tool that answered needs no more asking
     open_asks = [(tool, param) for tool, param in plan.asks if u.tool_name(tool) not in called]
     parts += [answer.clarify(tool, param, lang) for tool, param in open_asks[:1]]

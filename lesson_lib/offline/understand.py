@@ -147,7 +147,7 @@ _ASKS_NAME = re.compile(
     r"|\bwho am i\b|我叫什么|我叫啥|我的名字是什么|我的名字叫什么|记得我的名字|记得我叫|知道我的名字"
     r"|知道我叫|我是谁")
 _GREETING = re.compile(r"(?i)^\s*(hi|hello|hey|good (morning|afternoon|evening)|greetings)\b"
-                       r"|^\s*(你好|您好|嗨|哈喽|早上好|下午好|晚上好)")
+                       r"|^\s*(你好|您好|嗨|哈喽|早上好|下午好|晚上好|又见面了)")
 _THANKS = re.compile(r"(?i)\b(thanks|thank you|thx|cheers)\b|谢谢|多谢|感谢")
 _SUMMARY = re.compile(r"(?i)\b(summari[sz]e|summary|recap|sum up)\b|总结|概括|归纳|回顾|摘要")
 _CONVERSATION = re.compile(r"(?i)\b(conversation|chat|dialog(ue)?|so far|discussed|talked|"
@@ -197,6 +197,7 @@ CONCEPTS: dict[str, str] = {
     "flight": "flight fly airline airport plane 航班 机票 飞机 起飞 飞往 值机",
     "stock": "stock share ticker 股价 股票 股市 股 买入 卖出 限价 市价",
     "calendar": "calendar event appointment 日历 日程 行程",
+    "travel": "travel guide itinerary sightseeing 旅游 旅行攻略 攻略 景点 游玩 玩什么",
     "email": "email mail 邮件 邮箱 发信",
     "note": "note memo 笔记 备忘 记一下 记下",
     "restaurant": "restaurant dining cuisine 餐厅 饭店 饭馆 料理 美食",
