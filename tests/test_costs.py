@@ -62,9 +62,8 @@ def test_the_chinese_script_is_the_same_fifty_turns_in_chinese(speak, model):
     question last; the guide is a Chinese page of about the English one's size in tokens;
     and the offline model does with each Chinese turn what it does with the English one
     (the same tools, called as often), answering in Chinese."""
-    from lesson_lib.costs import SCRIPT_EN, SCRIPT_ZH
-
     from lesson_lib import costs
+    from lesson_lib.costs import SCRIPT_EN, SCRIPT_ZH
 
     speak("en")
     english = count_text(get_travel_guide("Chengdu"))

@@ -30,9 +30,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from lesson_lib import costs
 from lesson_lib.budget import TokenBudgetMemory
 from lesson_lib.budget import _cut as _marker_cut
-from lesson_lib import costs
 from lesson_lib.costs import (
     SMALL_WINDOW,
     TOKEN_BUDGET,
