@@ -29,6 +29,8 @@ SOLUTIONS = ROOT / "solutions"
 POINTS, BUILD_POINTS = 1, 3
 TIMEOUT = 60  # seconds a cell may run before nbgrader stops it (the checks stop sooner)
 CHECKED_BY = re.compile(r"# Checked by: ([\w.]+)\.(check_\w+)\((\w+(?:, \w+)*)\)")
+SETUP_COMMENT = {"en": "the language this notebook speaks, wherever it is opened",
+                 "zh": "这个 notebook 说的语言，在哪里打开都一样"}
 # what the learner's cell says before the answer, in their language
 STUB = {"en": "# YOUR CODE HERE: write the answer the task above asks for",
         "zh": "# 在这里写你的代码：按上面的任务写出答案"}
@@ -107,7 +109,14 @@ def assignment(prefix: str, lang: str, keep: list[str] | None = None
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                   "language": "python"},
-                   "language_info": {"name": "python"}}
+                   "language_info": {"name": "python"},
+                   # the language travels with the notebook (lesson_lib.i18n), and its first
+                   # cell says it too: a Chinese assignment speaks Chinese wherever it is opened
+                   "lesson_lib": {"language": lang}}
+    nb.cells.append(nbformat.v4.new_code_cell(
+        f"from lesson_lib.i18n import use_language\n\nuse_language({lang!r})  "
+        f"# {SETUP_COMMENT[lang]}",
+        metadata={"nbgrader": _meta("setup-language", locked=True)}))
     total = 0
     for _, exercise, task, build in sorted(placed, key=lambda p: p[0]):
         name = exercise["file"].stem

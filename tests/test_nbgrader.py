@@ -197,3 +197,19 @@ def test_a_right_answer_s_feedback_says_every_check_passed(graded, lang):
     for student in SUBMITTED_RIGHT[lang]:
         page = _feedback(graded[lang], student)
         assert words("All checks passed.") in page and "❌" not in page, student
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_assignment_speaks_its_language_wherever_it_is_opened(tmp_path, lang):
+    """Its metadata names the language (lesson_lib.i18n reads it) and its first cell, locked,
+    says it again: a Chinese assignment downloaded or uploaded elsewhere stays Chinese."""
+    from lesson_lib import i18n
+
+    course_script.write_course(tmp_path, lang, only=["02"])
+    path = tmp_path / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["metadata"]["lesson_lib"] == {"language": lang}
+    assert i18n.notebook_language(str(path)) == lang
+    first = nb["cells"][0]
+    assert first["cell_type"] == "code" and f"use_language({lang!r})" in "".join(first["source"])
+    assert first["metadata"]["nbgrader"]["locked"] is True
