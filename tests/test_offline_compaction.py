@@ -321,6 +321,10 @@ def test_an_edited_or_foreign_item_cannot_be_verified(client):
                              "code": "invalid_encrypted_content"}, error
         with pytest.raises(ValueError, match="not made by the offline model"):
             cp.peek({**item, "encrypted_content": sealed})
+        with pytest.raises(ValueError, match="不是离线模型做的"):  # the teaching view in Chinese
+            cp.peek({**item, "encrypted_content": sealed}, lang="zh")
+    with pytest.raises(ValueError, match="读的是一个压缩条目"):
+        cp.peek({"type": "message"}, lang="zh")
 
 
 def test_a_compaction_item_needs_its_content_as_a_string(client):

@@ -335,7 +335,7 @@ def payload(kept: list, dropped: dict, read: int, users_in_clear: bool, tail: li
 
 # ----------------------------------------------------------------- the teaching view
 
-def peek(item: Any) -> dict:
+def peek(item: Any, lang: str = "en") -> dict:
     """TEACHING VIEW of the offline model only (never used by its clients): what an
     offline compaction item kept and dropped. Takes the item (an SDK object or a dict).
 
@@ -347,18 +347,26 @@ def peek(item: Any) -> dict:
          "read_tokens": 1630, "kept_tokens": 96, "model": "offline-rule-based-teacher"}
 
     A real item cannot be read (its content is encrypted with OpenAI's keys): peek
-    raises ValueError for it, as for anything the offline model did not make."""
+    raises ValueError for it, as for anything the offline model did not make, saying so in
+    `lang` ("en" or "zh")."""
     if hasattr(item, "model_dump"):
         item = item.model_dump()
+    zh = str(lang).lower().startswith("zh")
     if not isinstance(item, Mapping) or item.get("type") != "compaction":
-        raise ValueError("peek() reads a compaction item ({'type': 'compaction', "
-                         "'encrypted_content': ...}), as the offline model returns it in a "
-                         "response's output or from client.responses.compact()")
+        raise ValueError(
+            "peek() 读的是一个压缩条目（{'type': 'compaction', 'encrypted_content': ...}），"
+            "也就是离线模型在一次响应的 output 里、或由 client.responses.compact() 返回的那种"
+            if zh else
+            "peek() reads a compaction item ({'type': 'compaction', 'encrypted_content': ...}), "
+            "as the offline model returns it in a response's output or from "
+            "client.responses.compact()")
     try:
         opened = unseal(item.get("encrypted_content"))
     except ProtocolError:
-        raise ValueError("this compaction item was not made by the offline model: a real "
-                         "one is encrypted and cannot be read by anyone but its server"
-                         ) from None
+        raise ValueError(
+            "这个压缩条目不是离线模型做的：真实的条目是加密的，除了它的服务器谁也读不了"
+            if zh else
+            "this compaction item was not made by the offline model: a real one is encrypted "
+            "and cannot be read by anyone but its server") from None
     return {key: opened[key] for key in ("kept", "tail", "dropped", "users_in_clear",
                                          "read_tokens", "kept_tokens", "model")}
