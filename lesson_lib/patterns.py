@@ -97,7 +97,7 @@ class TaskState:
 
     def prompt(self, base: str = "") -> str:
         """`base`, then the task as a checklist: what the system prompt carries every call."""
-        lines = [f"Task: {self.goal}"]
+        lines = [_("Task: {goal}").format(goal=self.goal)]
         for step in self.steps:
             found = self.results.get(step)
             lines.append(f"[x] {step}: {found}" if found is not None else f"[ ] {step}")

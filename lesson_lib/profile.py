@@ -52,7 +52,8 @@ class ProfileEntry:
         text = text.format(value=_show(self.value), when=when, session=self.session_id)
         if not self.source:
             return text
-        return _("{entry} ({source})").format(entry=text, source=self.source)
+        # a source the library names (tools.PROFILE_SOURCE) is said in the language spoken
+        return _("{entry} ({source})").format(entry=text, source=_(self.source))
 
 
 class UserProfile:

@@ -29,7 +29,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from pydantic import TypeAdapter
 
 from lesson_lib import clock
-from lesson_lib.i18n import _
+from lesson_lib.i18n import N_, _
 from lesson_lib.places import lookup
 
 
@@ -618,7 +618,7 @@ def execute_tool(name: str, arguments_json: str) -> str:
 
 ProfileKey = Literal["name", "language", "units", "diet", "project"]
 PROFILE_KEYS: tuple[str, ...] = get_args(ProfileKey)  # a model cannot invent another key
-PROFILE_SOURCE = "model, from the user's words"  # what the profile's history says of each value
+PROFILE_SOURCE = N_("model, from the user's words")  # what the profile's history says of each value
 
 
 def profile_tools(profile: Any,                       # a lesson_lib.profile.UserProfile
