@@ -1191,3 +1191,15 @@ def test_a_question_about_a_preference_states_none(question):
                                   "Where can I find vegan food in Shanghai?", "I'm vegetarian"])
 def test_questions_about_something_else_do_not_ask_the_profile(text):
     assert u.asked_preferences(text) == []
+
+
+@pytest.mark.parametrize("text, is_time_now", [
+    ("东京现在几点？", True), ("What time is it in Tokyo?", True),
+    ("我去成都的高铁几点开？", False), ("我的航班几点起飞？", False),
+    ("What time does my train leave?", False), ("明天几点集合？", False)])
+def test_a_schedule_question_is_not_about_the_time_now(text, is_time_now):
+    """"高铁几点开" asks about a timetable (the user's own, found in memory), not the clock:
+    the time tool is not chosen for it, in either language."""
+    from lesson_lib.offline import understand
+
+    assert ("time" in understand.concepts(text)) is is_time_now

@@ -364,8 +364,15 @@ _CONCEPT_TABLE = _concept_table()
 CONCEPT_OF = {w: concept for concept, english, _ in reversed(_CONCEPT_TABLE) for w in english}
 
 
+# "火车几点开？" / "What time does my train leave?" ask about a schedule (the user's own, or
+# a timetable), not about the time now: their 几点 / "what time" is not the time concept.
+_SCHEDULE = re.compile(r"几点(?=(?:开|出发|发车|到|抵达|起飞|降落|走|集合|见面|上课|开始|结束))|"
+                       r"(?i:\bwhat time(?= (?:does|do|did|will|should)\b))")
+
+
 def concepts(text: str) -> set[str]:
     """The concepts of CONCEPTS that `text` mentions."""
+    text = _SCHEDULE.sub(" ", text or "")
     english = english_words(text)
     return {concept for concept, stems, chinese in _CONCEPT_TABLE
             if not stems.isdisjoint(english) or any(w in text for w in chinese)}
@@ -376,6 +383,7 @@ def words(text: str) -> frozenset[str]:
     """Everything a tool can be matched on: English stems, Chinese pieces, concepts.
     (Cached: a request is scored against every tool, and the same tools come back on
     every request.)"""
+    text = _SCHEDULE.sub(" ", text or "")
     return frozenset((english_words(text) - _STOP) | chinese_pieces(text) | concepts(text))
 
 
