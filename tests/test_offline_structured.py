@@ -512,3 +512,15 @@ def test_forced_strict_calls_are_always_valid(schema, text):
     validator = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     assert not list(validator.iter_errors(arguments)), (schema, text, arguments)
+
+
+@pytest.mark.parametrize("text, names", [
+    ("小明和老张 2026-05-03 飞成都。", ["小明", "老张"]),   # a space before the date
+    ("小明和老张 5 月 3 日飞成都。", ["小明", "老张"]),     # 日飞成 is no one
+    ("老张说他明天去成都。", ["老张"]),
+    ("我和王芳下周五去上海。", ["王芳"]),
+    ("成都的天气怎么样？", [])])                            # a place is not a person
+def test_chinese_names_are_people_not_pieces_of_places_or_dates(text, names):
+    from lesson_lib.offline.structured import chinese_names_in
+
+    assert chinese_names_in(text) == names

@@ -747,8 +747,9 @@ def names_in(text: str) -> list[str]:
 
 # A Chinese name opening a clause, or joined to one ("小明和小红"), told by what follows
 # it: "小明今年25岁", "小红住在上海", "小明和小红周六要去…".
-_AFTER_NAME_ZH = (r"(?=今年|现年|是|住|在|的|有|喜欢|要|想|和|与|跟|、|都|也|一起|去|周|星期|打算|准备|计划|"
-                  r"今天|明天|后天|下周|上午|下午|晚上|\d|[一二三四五六七八九十]+岁)")
+_AFTER_NAME_ZH = (r"(?=\s*(?:今年|现年|是|住|在|的|有|喜欢|要|想|和|与|跟|、|都|也|一起|去|周|星期|打算|"
+                  r"准备|计划|说|告诉|问|飞|坐|乘|带|今天|明天|后天|下周|上午|下午|晚上|\d|"
+                  r"[一二三四五六七八九十]+岁))")
 _NAME_ZH = re.compile(r"(?:^|(?<=[，。；：！？,.;:!?\s]))([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
 _WITH_ME_ZH = re.compile(r"我(?:和|跟|与|带着?)([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)  # 我和小红去…
 _MORE_NAMES_ZH = re.compile(r"^[和与跟、]([\u4e00-\u9fff]{2,3}?)" + _AFTER_NAME_ZH)
@@ -759,18 +760,42 @@ _NOT_NAMES_ZH = ("我们", "你们", "他们", "她们", "今天", "明天", "�
                  "请你", "帮我", "用户", "我的", "你的", "他的", "她的", "大家", "今年", "去年")
 
 
+# words a name does not start with: pronouns, requests, verbs of going, and dates (日飞成都)
+_NOT_NAME_STARTS_ZH = ("我", "你", "他", "她", "请", "帮", "飞", "去", "到", "坐", "乘", "回", "从",
+                       "日", "月", "年", "号")
+
+
+@dataclass
+class _Shifted:
+    """A match made on text[offset:], read as one on the whole text."""
+    match: re.Match
+    offset: int
+
+    def group(self, n: int) -> str:
+        return self.match.group(n)
+
+    def span(self, n: int) -> tuple[int, int]:
+        start, end = self.match.span(n)
+        return start + self.offset, end + self.offset
+
+
 def chinese_names_in(text: str) -> list[str]:
     """People's names written in Chinese at the start of a clause, and those joined to
     them ("小明和小红周六…": 小明, 小红)."""
-    found = []
+    matches = []
     for match in [*_NAME_ZH.finditer(text or ""), *_WITH_ME_ZH.finditer(text or "")]:
-        found.append(match.group(1))
+        matches.append(match)
         end = match.end()
         while more := _MORE_NAMES_ZH.match(text[end:]):
-            found.append(more.group(1))
+            matches.append(_Shifted(more, end))
             end += more.end()
-    return list(dict.fromkeys(n for n in found if n not in _NOT_NAMES_ZH
-                              and not n.startswith(("我", "你", "他", "她", "请", "帮"))))
+    places = [(m.start(), m.end()) for p in u.find_places(text or "") if p.zh
+              for m in re.finditer(re.escape(p.zh), text or "")]
+    return list(dict.fromkeys(
+        n for n, (start, end) in ((m.group(1), m.span(1)) for m in matches)
+        if n not in _NOT_NAMES_ZH and not n.startswith(_NOT_NAME_STARTS_ZH)
+        # not a piece of a place: 飞成都 is a flight to 成都, not a person 飞成
+        and not any(start < p_end and p_start < end for p_start, p_end in places)))
 
 
 _PHRASE = re.compile(
