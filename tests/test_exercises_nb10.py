@@ -86,6 +86,22 @@ def test_each_wrong_open_chat_fails_on_its_finding(wrong, finding, hint, capsys)
     assert "store.resume(" not in out, f"the first hint gives the answer away:\n{out}"
 
 
+@pytest.mark.parametrize("wrong", [always_new, any_users, found_but_new, returns_session,
+                                   first_session])
+def test_each_wrong_open_chat_gets_the_same_verdict_in_chinese(wrong, speak, capsys):
+    """The Chinese edition stores 我叫小明 (not the English turn) and judges it by the same
+    rules: the solution passes, each wrong version fails on the same finding."""
+    from lesson_lib.exercises import nb10
+
+    speak("zh")
+    assert nb10.NAME == {"role": "user", "content": "我叫小明"}
+    assert check_open_chat(open_chat) is True
+    assert "全部检查通过。" in capsys.readouterr().out
+    assert check_open_chat(wrong) is False
+    out = capsys.readouterr().out
+    assert "❌" in out and "My name is" not in out, out
+
+
 def test_asking_again_gives_the_next_step(capsys):
     first = expect_fail(check_open_chat, always_new, capsys)
     second = expect_fail(check_open_chat, always_new, capsys)

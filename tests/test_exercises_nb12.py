@@ -219,3 +219,17 @@ def test_the_items_own_id_is_told_to_be_the_call_id(wrong, capsys):
     out = capsys.readouterr().out.split("Exercise 1 · items_to_messages:")[-1]
     assert "an item has two ids: its own, id (fc_…, fco_…)" in out, out
     assert "a call lives in an assistant message" not in out, out
+
+
+def test_the_chinese_edition_judges_chinese_items(speak, capsys):
+    """A Chinese learner's conversation is in Chinese (我叫小明, 成都), judged by the same
+    rules: the right version passes, and a wrong one is shown the Chinese items it got."""
+    speak("zh")
+    from lesson_lib.exercises.nb12 import weather_round
+
+    assert "我叫小明" in json.dumps(weather_round(), ensure_ascii=False)
+    assert check_items_to_messages(written_here) is True
+    assert "全部检查通过。" in capsys.readouterr().out
+    assert check_items_to_messages(parts_kept) is False
+    out = capsys.readouterr().out
+    assert "我叫小明" in out and "My name is" not in out, out

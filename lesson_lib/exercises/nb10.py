@@ -24,11 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lesson_lib.exercises import Report, not_done, run_check, signature_problem, wrong_signature
-from lesson_lib.i18n import N_, _, is_chinese
+from lesson_lib.i18n import N_, Twins, _, is_chinese
 from lesson_lib.sessions import SessionStore, StoredMemory
 
-NAME = {"role": "user", "content": "My name is Xiaoming"}
-HI = {"role": "assistant", "content": "Nice to meet you, Xiaoming!"}
+# the first turn open_chat's check stores, in the language spoken (read as SAID.NAME, SAID.HI)
+SAID = Twins(NAME=({"role": "user", "content": "My name is Xiaoming"},
+                   {"role": "user", "content": "我叫小明"}),
+             HI=({"role": "assistant", "content": "Nice to meet you, Xiaoming!"},
+                 {"role": "assistant", "content": "很高兴认识你，小明！"}))
+
+
+def __getattr__(name: str):
+    """NAME, HI: in the language spoken now."""
+    return SAID.get(name, __name__)
 
 
 def _store(folder: str) -> tuple[SessionStore, Path]:
@@ -57,6 +65,7 @@ def _sessions(store: SessionStore, user: str, title: str) -> list:
 
 
 def _check_open_chat(report: Report, open_chat: Callable, store: SessionStore) -> None:
+    NAME, HI = SAID.NAME, SAID.HI  # noqa: N806 (the data, in the language spoken)
     first = _open(report, open_chat, store, "xiaoming", "trip")
     if first is None:
         return
@@ -73,7 +82,8 @@ def _check_open_chat(report: Report, open_chat: Callable, store: SessionStore) -
                    N_("look for the title among them, and create a session only when none has "
                       "it")))
     report.expect(NAME in again.to_api_format(),
-                  N_("the second open_chat resumes it: 'My name is Xiaoming' is in its window"),
+                  _("the second open_chat resumes it: {said} is in its window").format(
+                      said=repr(NAME["content"])),
                   (N_("the second open_chat(store, 'xiaoming', 'trip') gave a window without "
                       "the messages the first one stored"),
                    N_("a new session starts empty; store.resume(session_id) fills the window "

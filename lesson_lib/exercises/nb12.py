@@ -7,7 +7,8 @@
   `ITEMS_RULES`, with `lesson_lib.exercises.contract`; the last rule asks Hypothesis for the
   smallest conversation whose list `validate_messages` refuses.
 
-The check needs no model: the items are made here, in the shape the API lists them.
+The check needs no model: the items are made here, in the shape the API lists them, in the
+language spoken (the Chinese edition's conversation is the same, in Chinese).
 """
 
 from __future__ import annotations
@@ -17,13 +18,34 @@ from typing import Any
 
 from lesson_lib.exercises import not_done, signature_problem, wrong_signature
 from lesson_lib.exercises.contract import Rule, check_rules, expect, property_rule
-from lesson_lib.i18n import N_, _
+from lesson_lib.i18n import N_, Twins, _
 from lesson_lib.protocol import find_problems
 
 ITEMS_TITLE = N_("Exercise 1 · items_to_messages")
-INSTRUCTIONS = "You are a helpful assistant."
-WEATHER = '{"location":"Chengdu","unit":"celsius"}'
-RESULT = '{"location": "Chengdu", "temperature": 16, "condition": "cloudy"}'
+RESULT = '{"location": "Chengdu", "temperature": 16, "condition": "cloudy"}'  # the tool's own
+# What the conversations say, in the language spoken (read as TEXT.NAME …)
+TEXT = Twins(
+    INSTRUCTIONS=("You are a helpful assistant.", "你是一个乐于助人的助手。"),
+    WEATHER=('{"location":"Chengdu","unit":"celsius"}', '{"location":"成都","unit":"celsius"}'),
+    NAME=("My name is Xiaoming", "我叫小明"),
+    HI=("Nice to meet you, Xiaoming!", "很高兴认识你，小明！"),
+    ASK=("What's the weather in Chengdu?", "成都天气怎么样？"),
+    CLOUDY=("Chengdu is cloudy, 16°C.", "成都多云，16°C。"),
+    WHO=("What's my name?", "我叫什么名字？"),
+    TOLD=("You told me your name is Xiaoming.", "你刚才说你叫小明。"),
+    TWO=("Weather in Beijing and Shanghai?", "北京和上海的天气？"),
+    BEIJING=('{"location":"Beijing"}', '{"location":"北京"}'),
+    SHANGHAI=('{"location":"Shanghai"}', '{"location":"上海"}'),
+    WARMER=("Shanghai is warmer.", "上海更暖和。"),
+    HELLO=("Hi", "你好"),
+    SHORT_ASK=("Weather in Chengdu?", "成都天气？"),
+    DONE=("Done.", "好了。"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    """INSTRUCTIONS, WEATHER: in the language spoken now."""
+    return TEXT.get(name, __name__)
 
 
 # ----------------------------------------------------------------- items, as the API lists them
@@ -38,7 +60,8 @@ def message(role: str, text: str, n: int) -> dict:
 
 
 def call(call_id: str, n: int, name: str = "get_current_weather",
-         arguments: str = WEATHER) -> dict:
+         arguments: str | None = None) -> dict:  # None: TEXT.WEATHER
+    arguments = TEXT.WEATHER if arguments is None else arguments
     return {"id": f"fc_{n:04d}", "type": "function_call", "status": "completed",
             "arguments": arguments, "call_id": call_id, "name": name}
 
@@ -50,23 +73,23 @@ def output(call_id: str, n: int, result: str = RESULT) -> dict:
 
 def weather_round() -> list[dict]:
     """The seed's three rounds as a conversation holds them."""
-    return [message("user", "My name is Xiaoming", 1),
-            message("assistant", "Nice to meet you, Xiaoming!", 2),
-            message("user", "What's the weather in Chengdu?", 3),
+    return [message("user", TEXT.NAME, 1),
+            message("assistant", TEXT.HI, 2),
+            message("user", TEXT.ASK, 3),
             call("call_chengdu", 4), output("call_chengdu", 5),
-            message("assistant", "Chengdu is cloudy, 16°C.", 6),
-            message("user", "What's my name?", 7),
-            message("assistant", "You told me your name is Xiaoming.", 8)]
+            message("assistant", TEXT.CLOUDY, 6),
+            message("user", TEXT.WHO, 7),
+            message("assistant", TEXT.TOLD, 8)]
 
 
 def two_calls() -> list[dict]:
     """One question, two calls made at once (parallel), then their outputs."""
-    return [message("user", "Weather in Beijing and Shanghai?", 1),
-            call("call_bj", 2, arguments='{"location":"Beijing"}'),
-            call("call_sh", 3, arguments='{"location":"Shanghai"}'),
+    return [message("user", TEXT.TWO, 1),
+            call("call_bj", 2, arguments=TEXT.BEIJING),
+            call("call_sh", 3, arguments=TEXT.SHANGHAI),
             output("call_bj", 4, '{"temperature": 18}'),
             output("call_sh", 5, '{"temperature": 22}'),
-            message("assistant", "Shanghai is warmer.", 6)]
+            message("assistant", TEXT.WARMER, 6)]
 
 
 def _run(impl: Any, items: list, instructions: str | None = None) -> list:
@@ -86,12 +109,11 @@ def _short(messages: Any) -> str:
 # ----------------------------------------------------------------- the rules
 
 def _returns_list(impl: Any) -> None:
-    _run(impl, [message("user", "My name is Xiaoming", 1)])
+    _run(impl, [message("user", TEXT.NAME, 1)])
 
 
 def _message_text(impl: Any) -> None:
-    for role, text in (("user", "My name is Xiaoming"),
-                       ("assistant", "Nice to meet you, Xiaoming!")):
+    for role, text in (("user", TEXT.NAME), ("assistant", TEXT.HI)):
         got = _run(impl, [message(role, text, 1)])
         want = [{"role": role, "content": text}]
         said = (_("an assistant message item, {item}, gave {got}") if role == "assistant"
@@ -100,11 +122,11 @@ def _message_text(impl: Any) -> None:
 
 
 def _instructions_first(impl: Any) -> None:
-    got = _run(impl, [message("user", "My name is Xiaoming", 1)], INSTRUCTIONS)
-    expect(got[:1] == [{"role": "system", "content": INSTRUCTIONS}],
+    got = _run(impl, [message("user", TEXT.NAME, 1)], TEXT.INSTRUCTIONS)
+    expect(got[:1] == [{"role": "system", "content": TEXT.INSTRUCTIONS}],
            _("with instructions={instructions}, the list starts {start}").format(
-               instructions=repr(INSTRUCTIONS), start=_short(got[:1])))
-    plain = _run(impl, [message("user", "My name is Xiaoming", 1)])
+               instructions=repr(TEXT.INSTRUCTIONS), start=_short(got[:1])))
+    plain = _run(impl, [message("user", TEXT.NAME, 1)])
     expect(not any(m.get("role") == "system" for m in plain),
            _("with instructions=None, the list holds a system message: {got}").format(
                got=_short(plain)))
@@ -115,7 +137,7 @@ def _assistants_with_calls(messages: list) -> list[dict]:
 
 
 def _call_becomes_tool_calls(impl: Any) -> None:
-    got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
+    got = _run(impl, [message("user", TEXT.ASK, 1),
                       call("call_chengdu", 2), output("call_chengdu", 3)])
     asking = _assistants_with_calls(got)
     expect(len(asking) == 1, _("a function_call item gave no assistant message with "
@@ -140,11 +162,11 @@ ID_HINTS = (N_("an item has two ids: its own, id (fc_…, fco_…), the server's
 
 
 def _arguments_kept(impl: Any) -> None:
-    got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
+    got = _run(impl, [message("user", TEXT.ASK, 1),
                       call("call_chengdu", 2), output("call_chengdu", 3)])
     arguments = _assistants_with_calls(got)[0]["tool_calls"][0]["function"].get("arguments")
-    expect(arguments == WEATHER, _("the call's arguments {sent} became {got}").format(
-        sent=repr(WEATHER), got=repr(arguments)))
+    expect(arguments == TEXT.WEATHER, _("the call's arguments {sent} became {got}").format(
+        sent=repr(TEXT.WEATHER), got=repr(arguments)))
 
 
 def _calls_share_a_message(impl: Any) -> None:
@@ -157,7 +179,7 @@ def _calls_share_a_message(impl: Any) -> None:
 
 
 def _output_becomes_tool(impl: Any) -> None:
-    got = _run(impl, [message("user", "What's the weather in Chengdu?", 1),
+    got = _run(impl, [message("user", TEXT.ASK, 1),
                       call("call_chengdu", 2), output("call_chengdu", 3)])
     tools = [m for m in got if m.get("role") == "tool"]
     want = {"role": "tool", "tool_call_id": "call_chengdu", "content": RESULT}
@@ -169,14 +191,13 @@ def _output_becomes_tool(impl: Any) -> None:
 
 
 def _order_kept(impl: Any) -> None:
-    got = _run(impl, weather_round(), INSTRUCTIONS)
+    got = _run(impl, weather_round(), TEXT.INSTRUCTIONS)
     roles = [m.get("role") for m in got]
     want = ["system", "user", "assistant", "user", "assistant", "tool", "assistant", "user",
             "assistant"]
     expect(roles == want, _("the seed's three rounds gave the roles {roles}").format(
         roles=roles))
-    expect(got[1].get("content") == "My name is Xiaoming" and
-           got[-1].get("content") == "You told me your name is Xiaoming.",
+    expect(got[1].get("content") == TEXT.NAME and got[-1].get("content") == TEXT.TOLD,
            _("the seed's three rounds start with {first} and end with {last}").format(
                first=_short(got[1:2]), last=_short(got[-1:])))
 
@@ -184,7 +205,7 @@ def _order_kept(impl: Any) -> None:
 def _items_untouched(impl: Any) -> None:
     for items in (weather_round(), two_calls()):
         given = copy.deepcopy(items)
-        impl(given, INSTRUCTIONS)
+        impl(given, TEXT.INSTRUCTIONS)
         changed = [g for g, i in zip(given, items, strict=False) if g != i][:1]
         expect(given == items, _("after items_to_messages(items), the items were changed: "
                                  "{changed}").format(changed=_short(changed)))
@@ -195,10 +216,10 @@ def _conversations():
     calls (one to three, made at once) with their outputs, then the assistant's answer."""
     from hypothesis import strategies as st  # noqa: PLC0415
 
-    round_ = st.tuples(st.sampled_from(["Hi", "What's my name?", "Weather in Chengdu?"]),
+    round_ = st.tuples(st.sampled_from([TEXT.HELLO, TEXT.WHO, TEXT.SHORT_ASK]),
                        st.integers(0, 3), st.booleans())
     return st.tuples(st.lists(round_, min_size=1, max_size=4),
-                     st.sampled_from([None, INSTRUCTIONS]))
+                     st.sampled_from([None, TEXT.INSTRUCTIONS]))
 
 
 def _build(example: tuple) -> tuple[list, str | None]:
@@ -210,7 +231,7 @@ def _build(example: tuple) -> tuple[list, str | None]:
         items += [call(i, len(items) + k) for k, i in enumerate(ids)]
         items += [output(i, len(items) + k) for k, i in enumerate(ids)]
         if answered or calls:
-            items.append(message("assistant", "Done.", len(items)))
+            items.append(message("assistant", TEXT.DONE, len(items)))
     return items, instructions
 
 
