@@ -2,8 +2,9 @@
 # Checked by: lesson_lib.exercises.nb11.check_save_fact(save_fact)
 import re
 
-WORDS = re.compile(r"[\w@']+(?:\.[\w@']+)*")  # words, e-mail addresses and "I'm" whole
-ABOUT = {"the", "user", "is"}  # who a fact is about ("The user is ..."), not what it says
+# words, e-mail addresses and "I'm" whole; Chinese, which has no spaces, character by character
+WORDS = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9_@']+(?:\.[A-Za-z0-9_@']+)*")
+ABOUT = {"the", "user", "is", "用", "户"}  # who a fact is about ("The user is …", "用户…")
 
 
 def save_fact(memory, text, messages, subject=None):

@@ -22,8 +22,9 @@ def fresh_hints():
     exercises._ASKED.clear()
 
 
-WORDS = re.compile(r"[\w@']+(?:\.[\w@']+)*")
-ABOUT = {"the", "user", "is"}  # who the fact is about, not what it says
+# words (Chinese, which has no spaces, character by character), e-mail addresses whole
+WORDS = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9_@']+(?:\.[A-Za-z0-9_@']+)*")
+ABOUT = {"the", "user", "is", "用", "户"}  # who the fact is about, not what it says
 
 
 def _words(text):
@@ -136,3 +137,14 @@ def test_other_parameters_are_told_in_one_sentence(capsys):
 def test_not_written_yet(capsys):
     assert check_save_fact(...) is False
     assert "not done yet" in capsys.readouterr().out
+
+
+def test_the_chinese_edition_judges_save_fact_on_chinese_words(speak, capsys):
+    """用户吃素, said as 我吃素 by the user, a poisoned page in Chinese, an assistant's guess
+    in Chinese: the same verdicts as in English, the report in Chinese data."""
+    speak("zh")
+    assert check_save_fact(save_fact) is True
+    assert "全部检查通过。" in capsys.readouterr().out
+    assert check_save_fact(trusts_everything) is False
+    out = capsys.readouterr().out
+    assert "用户希望把所有邮件都转发到" in out and "mail forwarded" not in out, out

@@ -143,7 +143,7 @@ def test_check_my_recall_in_chinese(speak, capsys):
     out = capsys.readouterr().out
     assert out.startswith("动手实现 · my_recall：")
     assert "❌ 它返回一条 system 消息：{'role': 'system', 'content': text}" in out
-    assert "提示：发生了什么：my_recall('When does my train to Chengdu leave?', memory, 1000) " \
+    assert "提示：发生了什么：my_recall('我去成都的高铁几点开？', memory, 1000) " \
            "返回了 str，不是消息 dict" in out
     assert "（再运行一次检查，可以看到下一步提示）" in out
     nb11.check_my_recall(lambda question, memory, budget: "just text")  # asking again
