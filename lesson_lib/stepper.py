@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lesson_lib.display import MONO, ROLE_COLOURS, SANS, show_messages
-from lesson_lib.i18n import _, by_language, ngettext
+from lesson_lib.i18n import N_, _, by_language, ngettext
 from lesson_lib.protocol import ProtocolError, find_problems
 
 RECORDED_AT = "2026-05-01T09:30:00+00:00"  # the frozen clock of the recorded conversations
@@ -564,3 +564,17 @@ def agent_loop_chain() -> Recording:
 
 RECORDINGS = {"seed_three_rounds": seed_three_rounds, "trim_pitfall": trim_pitfall,
               "agent_loop_chain": agent_loop_chain}  # name → function that records it
+# what each recording shows, in a line (its docstring's, translatable): describe(name)
+_ABOUT = {"seed_three_rounds": N_("The source article's three rounds: a name, the weather in "
+                                  "Chengdu, the name again."),
+          "trim_pitfall": N_("Notebook 04's pitfall: NaiveMemory(max_messages=5) drops an "
+                             "assistant(tool_calls) and leaves its results behind; the fourth "
+                             "question's request gets the API's 400."),
+          "agent_loop_chain": N_("Notebook 06's chain: two weather calls in parallel, then a "
+                                 "time call that needs their results, then the answer "
+                                 "(LoopAgent, three model calls).")}
+
+
+def describe(name: str) -> str:
+    """What the recording `name` of RECORDINGS shows, in the language spoken."""
+    return _(_ABOUT[name])
