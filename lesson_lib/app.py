@@ -916,7 +916,7 @@ class ChatAppState:
         limit, limit_name = getattr(inner, "token_budget", None), "token_budget"
         if limit is None:  # a message-count memory: compare with the model's window
             limit, limit_name = (DEFAULT_CONTEXT_WINDOW if self.backend == "offline" else None,
-                                 _("the context window"))  # in the language spoken
+                                 N_("the context window"))  # data: shown with _()
         return {"messages": len(messages), "max_messages": getattr(inner, "max_messages", None),
                 "tokens": count_request(messages, tools),  # what the next request costs
                 "token_limit": limit, "token_limit_name": limit_name,

@@ -214,7 +214,8 @@ def rounded(minutes: float) -> int:
 
 def how(readers: int, chinese: bool = False) -> str:
     if chinese:
-        return f"{readers} 次计时通读" if readers else "按设定速度估算"
+        # the read-throughs are of the English notebook: its prose swapped for the Chinese
+        return f"{readers} 次计时通读，正文按中文速度换算" if readers else "按设定速度估算"
     if readers:
         return f"timed in {readers} read-through{'s' if readers > 1 else ''}"
     return "estimated from a stated pace"

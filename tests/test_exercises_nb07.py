@@ -64,16 +64,23 @@ def solved_budget_trim(messages, budget):
     return [m for u in units for m in u] + turn
 
 
-def solved_summarizer(messages):
-    """Third person, carried forward: the name from the user's words or the last summary."""
-    name = None
-    for m in messages:
-        text = m.get("content") or ""
-        if m["role"] == "system" and "the user's name is " in text:
-            name = text.split("the user's name is ")[1].split(".")[0]
-        if m["role"] == "user" and "My name is " in text:
-            name = text.split("My name is ")[1].strip(" .!")
-    return f"Summary: the user's name is {name}." if name else "Summary: nothing to keep."
+def summarizer_in(said: str, kept: str, end: str, head: str):
+    """A summarizer in one language, third person, carried forward: the name from the user's
+    words (`said` before it) or from the last summary (`kept` before it, up to `end`)."""
+    def summarize(messages):
+        name = None
+        for m in messages:
+            text = m.get("content") or ""
+            if m["role"] == "system" and kept in text:
+                name = text.split(kept)[1].split(end)[0]
+            if m["role"] == "user" and said in text:
+                name = text.split(said)[1].strip(" .!。！")
+        return f"{head}{kept}{name}{end}" if name else f"{head}-"
+    return summarize
+
+
+solved_summarizer = summarizer_in("My name is ", "the user's name is ", ".", "Summary: ")
+solved_summarizer_zh = summarizer_in("我叫", "用户叫", "。", "摘要：")  # the Chinese learner's
 
 
 # ----------------------------------------------------------------- Build it: my_budget_trim
@@ -285,18 +292,6 @@ def _chinese() -> bool:
     from lesson_lib import i18n
 
     return i18n.is_chinese()
-
-
-def solved_summarizer_zh(messages):
-    """The Chinese learner's version of solved_summarizer: 我叫…, carried as 用户叫…。"""
-    name = None
-    for m in messages:
-        text = m.get("content") or ""
-        if m["role"] == "system" and "用户叫" in text:
-            name = text.split("用户叫")[1].split("。")[0]
-        if m["role"] == "user" and "我叫" in text:
-            name = text.split("我叫")[1].strip("。！ ")
-    return f"摘要：用户叫{name}。" if name else "摘要：没有要保留的。"
 
 
 def test_both_editions_pass_a_summary_that_carries_the_name(capsys):
