@@ -96,14 +96,6 @@ vocabulary), and answers 0.
   frozen cross-language set (benchmarks/crosslang.py) recall@5 fell from 146 to 142 of 158,
   as distractors that share a word gained dense credit over answers in the other language,
   which share none. The cliff stays until a fusion beats both.
-  Since 2026-12-05 a memory found by words takes part in the fusion only when its cosine
-  to the question is at least half the best candidate's (LEXICAL_GATE): a Chinese question's
-  words match Chinese memories about other people and places, which pushed an English answer
-  out of the top 5; they share a word but not the meaning. Chosen on the development cases
-  (benchmarks/crosslang_dev.json with 20,000 distractors of seed 11: recall@5 109 → 117 of
-  132, zh 44 → 47 of 58, en 51 → 55 of 59; alone 129 → 132) at the largest fraction that
-  costs nothing on longterm_eval among 100,000 memories (missed 4 of 109 with or without
-  it; 0.6 misses 6, 0.8 misses 13).
   Weighting the lexical list less (0.5; 0.25 for a question with Chinese characters, chosen
   on benchmarks/crosslang_dev.json) was tried and undone: it raised the frozen
   cross-language set (alone 0.930 → 0.949, among 20,000 distractors 0.816 → 0.835), but on
@@ -171,8 +163,6 @@ METHODS = ("fused", "dense", "lexical")
 DEFAULT_METHOD = "fused"
 RRF_K = 60            # reciprocal rank fusion's constant (Cormack et al., 2009)
 CANDIDATES = 50       # each list's length before fusion (at least 4 × k)
-LEXICAL_GATE = 0.5    # fused: a memory found by words votes only if its cosine is at least
-#                       this fraction of the best memory's (see the module docstring)
 MIN_SCORE = None      # search's and recall's default floor: none (see the module docstring)
 ABSTAIN_FLOOR = 0.18  # the measured floor for the offline embedder, chosen on development
 # cases only (benchmarks/abstain.py --sweep):
@@ -938,11 +928,8 @@ class LongTermMemory:
                 ranked = dense
             elif method == "lexical":
                 ranked = lexical
-            else:  # words vote only for memories about the question (LEXICAL_GATE)
-                floor = dense[0][1] * LEXICAL_GATE if dense else None
-                voting = lexical if floor is None else [
-                    (i, score) for i, score in lexical if dense_of.get(i, -1.0) >= floor]
-                ranked = _fuse(dense, voting)  # see the module docstring: the cliff
+            else:
+                ranked = _fuse(dense, lexical)  # see the module docstring: the cliff
             if min_score is not None and method != "lexical":  # "nothing": below the floor
                 ranked = [item for item in ranked
                           if dense_of.get(item[0], -1.0) >= min_score]
