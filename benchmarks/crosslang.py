@@ -65,6 +65,23 @@ default is plain reciprocal rank fusion again, the score before this one): on
 longterm_eval's questions among 100,000 memories they cost fused recall@5 0.959 → 0.866
 (lesson_lib/longterm.py's docstring). tests/test_evals_frozen.py holds the evaluation
 alone to the score before this one's floor.
+
+Later score, of a change then undone (2026-12-05, scored once at commit 7d9f270 (the run
+repeated once, unchanged, to read the part of its output a pipe had cut), fusion letting a
+memory found by words vote only when its cosine was at least half the best candidate's (a
+"lexical gate" of 0.5, chosen on benchmarks/crosslang_dev.json with 20,000 distractors of
+seed 11: 109 → 117 of 132 there, alone 129 → 132; on longterm_eval among 100,000 memories
+4 of 109 missed with or without it); the default method (fused), k=5, 2 cores at load
+average 1.0). The evaluation's memories alone: recall@5 0.956 (151/158); en 0.970 (64/66),
+zh 0.939 (62/66), mixed 0.962 (25/26); same-language 1.000 (60/60), cross-language 0.917
+(66/72: en→zh 34/36, zh→en 32/36). Among 20,000 distractors: 0.810 (128/158), one fewer
+than the score before; en 0.864 (57/66), zh 0.712 (47/66), mixed 0.923 (24/26); zh→en
+18/36. Search time at 20,128 memories: p50 5.18 ms, p99 14.23 ms. The development set's
+gain among the distractors did not carry over, and on the memory benchmark (notebook 13,
+not tuned on) the retrieval strategy lost a "spread" question (78% → 75%) and the
+capstone's agent a "time" one: a question that asks two things has memories that share
+its words but each only half its meaning, and the gate took their votes away. Undone; the
+default is plain reciprocal rank fusion, the score before this one.
 """
 
 from __future__ import annotations

@@ -96,6 +96,11 @@ vocabulary), and answers 0.
   frozen cross-language set (benchmarks/crosslang.py) recall@5 fell from 146 to 142 of 158,
   as distractors that share a word gained dense credit over answers in the other language,
   which share none. The cliff stays until a fusion beats both.
+  Letting a memory found by words vote only when its cosine is at least half the best
+  candidate's was tried too (2026-12-05) and undone: alone the frozen cross-language set
+  rose 147 → 151 of 158, but among 20,000 distractors it fell 129 → 128, and a question
+  that asks two things lost memories that share its words but only half its meaning (the
+  memory benchmark's "spread" questions; benchmarks/crosslang.py has the figures).
   Weighting the lexical list less (0.5; 0.25 for a question with Chinese characters, chosen
   on benchmarks/crosslang_dev.json) was tried and undone: it raised the frozen
   cross-language set (alone 0.930 → 0.949, among 20,000 distractors 0.816 → 0.835), but on
