@@ -155,7 +155,7 @@ from lesson_lib import write_policy
 from lesson_lib.i18n import N_, _
 from lesson_lib.sessions import SessionStore, StoreError
 from lesson_lib.storage import _check_text, _now, _sa, check_storable
-from lesson_lib.terms import terms
+from lesson_lib.terms import chinese, terms
 
 SOURCES = {  # source: what a memory of that source is (said in the language spoken: _())
     "user": N_("a user fact (the user's own words)"),
@@ -331,6 +331,9 @@ GEMV_ROWS = 1024  # measured: a whole 10,000 × 256 matrix-vector product made O
 SCAN_APART = 16   # from this many pieces on (16,384 rows), a second thread scores pieces too,
                  # and the rough int8 copy is scanned instead of the float32 matrix
 SLACK = 1e-4      # added to each row's error bound: float32 rounding of both scores
+BALANCE = 10      # a script's level: the mean of its this many best cosines (CSLS's K, the
+                 # value of its paper; on the development cases 3 to 10 gave the same recall)
+SAMPLE = 2048     # rows of a script whose rough scores bound its BALANCE-th best (_levels)
 
 
 class _Matrix:
@@ -359,6 +362,7 @@ class _Matrix:
         self.error = np.zeros(64, dtype=np.float32)             # |row - codes × scale|
         self.length = np.zeros(64, dtype=np.float32)            # |codes × scale|
         self.ids = np.zeros(64, dtype=np.int64)
+        self.han = np.zeros(64, dtype=bool)                      # written in Chinese?
         self.row: dict[int, int] = {}
         self.stale: set[int] = set()  # memories whose rough copy is still to be made
         self.seq = -1  # the last change applied; -1: not loaded yet
@@ -366,11 +370,13 @@ class _Matrix:
     def __len__(self) -> int:
         return len(self.row)
 
-    def fill(self, ids: Sequence[int], vectors: Any) -> None:
-        """All rows at once (loading): ids[k]'s vector is vectors[k]."""
+    def fill(self, ids: Sequence[int], vectors: Any, han: Sequence[bool]) -> None:
+        """All rows at once (loading): ids[k]'s vector is vectors[k]; han[k]: is its text
+        written in Chinese."""
         np = self.np
         self.matrix = np.array(vectors, dtype=np.float32)  # a copy: rows change
         self.ids = np.array(ids, dtype=np.int64)
+        self.han = np.array(han, dtype=bool)
         self.row = {int(i): k for k, i in enumerate(self.ids)}
         size = len(self.ids)
         self.codes = np.empty(self.matrix.shape, dtype=np.int8)
@@ -396,7 +402,7 @@ class _Matrix:
         self.codes[rows], self.scale[rows], self.error[rows] = codes, scale, error
         self.length[rows] = self.np.linalg.norm(codes * scale[..., None], axis=-1)
 
-    def put(self, memory_id: int, vector: Any) -> None:
+    def put(self, memory_id: int, vector: Any, han: bool = False) -> None:
         np = self.np
         at = self.row.get(memory_id)
         if at is None:
@@ -410,9 +416,11 @@ class _Matrix:
                 self.error = np.concatenate([self.error, np.zeros(grow, np.float32)])
                 self.length = np.concatenate([self.length, np.zeros(grow, np.float32)])
                 self.ids = np.concatenate([self.ids, np.zeros(grow, np.int64)])
+                self.han = np.concatenate([self.han, np.zeros(grow, bool)])
             self.row[memory_id] = at
             self.ids[at] = memory_id
         self.matrix[at] = vector
+        self.han[at] = han
         self.stale.add(memory_id)
 
     def drop(self, memory_id: int) -> None:
@@ -424,17 +432,26 @@ class _Matrix:
         if at != last:
             moved = int(self.ids[last])
             for column in (self.matrix, self.codes, self.scale, self.error, self.length,
-                           self.ids):
+                           self.ids, self.han):
                 column[at] = column[last]
             self.row[moved] = at
-        for column in (self.matrix, self.codes, self.scale, self.error, self.length):
+        for column in (self.matrix, self.codes, self.scale, self.error, self.length, self.han):
             column[last] = 0
 
     def top(self, query: Any, n: int,
             helpers: Any = None,  # a thread pool whose worker may scan beside this thread
+            balance: bool = False,  # rank each script against its own best (see below)
             ) -> list[tuple[int, float]]:
         """The `n` nearest (memory id, cosine), best first (equal scores: the larger id,
-        the memory written later, first). Exact: what scoring every float32 row would give."""
+        the memory written later, first). Exact: what scoring every float32 row would give.
+
+        balance=True ranks each row by its cosine less the mean of the BALANCE best
+        cosines among the rows written in the same script as it (Chinese, or not): a
+        Chinese question's cosines to Chinese texts all run higher than to English ones,
+        so without it an English answer falls behind Chinese rows that are merely Chinese.
+        This is the neighbourhood term of CSLS (Conneau, Lample et al., "Word translation
+        without parallel data", ICLR 2018), per script. Only when each script has at least
+        BALANCE rows; the cosines returned are the plain ones."""
         np = self.np
         size = len(self.row)
         if size == 0:
@@ -445,18 +462,55 @@ class _Matrix:
         if -(-size // GEMV_ROWS) < SCAN_APART:  # small: every float32 row, in this thread
             rows = np.arange(size)
             scores = self._scan(self.matrix, query, size)
+            shift = self._levels(query, scores=scores) if balance else None
         else:  # big: the rough copy first (two threads), then the rows it cannot rule out
             codes, scale, error = rough_copy(query)
             rough = self._scan(self.codes, codes, size, helpers) * (self.scale[:size] * scale)
             slack = (self.error[:size] * np.float32(np.linalg.norm(query))
                      + self.length[:size] * error + np.float32(SLACK))
+            shift = self._levels(query, rough=rough, slack=slack) if balance else None
+            if shift is not None:
+                rough = rough - shift
             floor = np.partition(rough - slack, size - n)[size - n]  # the n-th best, at worst
             rows = np.flatnonzero(rough + slack >= floor)  # every row that could beat it
             scores = self.matrix[rows] @ query
-        nth = np.partition(scores, len(scores) - n)[len(scores) - n]
-        rows, scores = rows[scores >= nth], scores[scores >= nth]  # with all ties of the n-th
-        best = np.lexsort((-self.ids[rows], -scores))[:n]
+        ranked = scores if shift is None else scores - shift[rows]
+        nth = np.partition(ranked, len(ranked) - n)[len(ranked) - n]
+        keep = ranked >= nth  # with all ties of the n-th
+        rows, scores, ranked = rows[keep], scores[keep], ranked[keep]
+        best = np.lexsort((-self.ids[rows], -ranked))[:n]
         return [(int(self.ids[rows[i]]), float(scores[i])) for i in best]
+
+    def _levels(self, query: Any, scores: Any = None, rough: Any = None,
+                slack: Any = None) -> Any:
+        """Each row's script's level for `query`: the mean of the BALANCE best exact cosines
+        among the rows of its script (None when a script has fewer rows). From the exact
+        `scores` of every row, or from the rough ones: then only the rows whose rough score
+        could reach a bound are scored exactly. The bound is the BALANCE-th best rough score
+        (less its slack) of a sample of the script's rows (SAMPLE of them, evenly spread),
+        then of the rows that could beat that: never above the script's own BALANCE-th
+        best, and partial sorts of a few thousand rows, not of all of them."""
+        np = self.np
+        size = len(self.row)
+        han = self.han[:size]
+        chinese_rows = int(np.count_nonzero(han))
+        if min(chinese_rows, size - chinese_rows) < BALANCE:
+            return None
+        level = np.empty(2, dtype=np.float32)
+        highest = rough + slack if rough is not None else None
+        for script in (0, 1):
+            rows = np.flatnonzero(han) if script else np.flatnonzero(~han)
+            if scores is not None:
+                found = scores[rows]
+            else:
+                near = rows[::max(1, len(rows) // SAMPLE)]
+                for _step in range(2):  # the sample's bound, then the rows above it's own
+                    lowest = rough[near] - slack[near]
+                    bound = np.partition(lowest, len(near) - BALANCE)[len(near) - BALANCE]
+                    near = rows[highest[rows] >= bound]
+                found = self.matrix[near] @ query
+            level[script] = np.partition(found, len(found) - BALANCE)[len(found) - BALANCE:].mean()
+        return np.where(han, level[1], level[0])
 
     def cosines(self, query: Any, memory_ids: Sequence[int]) -> dict[int, float]:
         """{memory id: cosine with `query`} of those of `memory_ids` in the matrix, from the
@@ -919,7 +973,7 @@ class LongTermMemory:
                 matrix = self._synced(conn)
                 vector = self._vectors([query])[0] if len(matrix) else None
                 if method in ("fused", "dense") and vector is not None:
-                    dense = matrix.top(vector, n, _pool())
+                    dense = matrix.top(vector, n, _pool(), balance=method == "fused")
             if method == "lexical" or (method == "fused" and not apart):
                 lexical = self._lexical(conn, words, n)
             if beside is not None:
@@ -1142,14 +1196,15 @@ class LongTermMemory:
             ids = sorted({memory_id for _seq, memory_id in changed})
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
-                rows = {i: (model, vector) for i, model, vector in conn.execute(
-                    sa.select(m.c.id, m.c.model, m.c.vector).where(m.c.id.in_(chunk))).all()}
+                rows = {i: (model, vector, text) for i, model, vector, text in conn.execute(
+                    sa.select(m.c.id, m.c.model, m.c.vector, m.c.text)
+                    .where(m.c.id.in_(chunk))).all()}
                 for memory_id in chunk:
                     self._matrix.drop(memory_id)
                     self._other_models.discard(memory_id)
                     if memory_id in rows:
-                        model, vector = rows[memory_id]
-                        self._place(memory_id, model, vector)
+                        model, vector, text = rows[memory_id]
+                        self._place(memory_id, model, vector, text)
             self._matrix.seq = changed[-1][0]
         self._check_models()
         return self._matrix
@@ -1161,27 +1216,28 @@ class LongTermMemory:
         m, c = t.memories, t.changes
         seq = conn.execute(sa.select(sa.func.coalesce(sa.func.max(c.c.seq), 0))
                            .where(c.c.user_id == self.user_id)).scalar()
-        rows = conn.execute(sa.select(m.c.id, m.c.model, m.c.vector)
+        rows = conn.execute(sa.select(m.c.id, m.c.model, m.c.vector, m.c.text)
                             .where(m.c.user_id == self.user_id).order_by(m.c.id)).all()
-        ours = [(i, v) for i, model, v in rows if model == self.model]
-        self._other_models = {i for i, model, _vector in rows if model != self.model}
+        ours = [(i, v, text) for i, model, v, text in rows if model == self.model]
+        self._other_models = {i for i, model, _vector, _text in rows if model != self.model}
         dimensions = len(ours[0][1]) // 4 if ours else len(_pack(self._vectors(["x"])[0])) // 4
         matrix = _Matrix(dimensions)
         if ours:
-            matrix.fill([i for i, _vector in ours], np.frombuffer(
-                b"".join(v for _id, v in ours), dtype="<f4").reshape(len(ours), dimensions))
+            matrix.fill([i for i, _vector, _text in ours], np.frombuffer(
+                b"".join(v for _id, v, _text in ours), dtype="<f4").reshape(len(ours), dimensions),
+                [chinese(text) for _id, _vector, text in ours])
         matrix.seq = seq
         self._matrix = matrix
         self._check_models()
         return matrix
 
-    def _place(self, memory_id: int, model: str, vector: bytes) -> None:
+    def _place(self, memory_id: int, model: str, vector: bytes, text: str) -> None:
         import numpy as np  # noqa: PLC0415
 
         if model != self.model:
             self._other_models.add(memory_id)
             return
-        self._matrix.put(memory_id, np.frombuffer(vector, dtype="<f4"))
+        self._matrix.put(memory_id, np.frombuffer(vector, dtype="<f4"), chinese(text))
 
     def _check_models(self) -> None:
         if self._other_models:
@@ -1210,15 +1266,19 @@ def _pool() -> Any:
 
 
 def _fuse(*lists: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion: each list gives 1 / (RRF_K + rank) to each of its ids (ids
-    with equal scores in a list share the rank of the first of them, so a tie stays a tie)."""
+    """Reciprocal rank fusion: each list gives 1 / (RRF_K + rank) to each of its ids. Ids
+    with equal scores in a list share one rank, the mean of their positions (fractional
+    ranking), so a tie stays a tie and thirty memories tied for first by one rare word
+    count as thirty, not as thirty firsts."""
     scores: dict[int, float] = {}
     for ranked in lists:
-        rank, last = 0, None
-        for position, (memory_id, score) in enumerate(ranked, start=1):
-            if score != last:
-                rank, last = position, score
-            scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+        position = 0
+        for _score, tied in itertools.groupby(ranked, key=lambda item: item[1]):
+            ids = [memory_id for memory_id, _s in tied]
+            rank = position + (len(ids) + 1) / 2  # positions position+1 … position+len
+            position += len(ids)
+            for memory_id in ids:
+                scores[memory_id] = scores.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], -item[0]))
 
 
@@ -1295,7 +1355,6 @@ SAME_WITHIN = 0.90  # two facts in one language: the same thing from this simila
 SAME_ACROSS = 0.65  # one in Chinese, one not: translations score lower (benchmarks/updates.py)
 _VALUE = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)*|[零〇一二两三四五六七八九十百千万亿]+(?=[元块岁次年月日号个天点分公米斤人本])")
 MASK = "#"
-_HAN = re.compile(r"[\u3400-\u9fff]")
 _PUNCT = re.compile(r"[^\w\s]|_")
 
 
@@ -1349,7 +1408,7 @@ def same_thing(old: Any, new: Any, similar: Callable[[str, str], float]) -> bool
         a, b = " ".join(a.casefold().split()), " ".join(b.casefold().split())
     if a == b:
         return True
-    across = bool(_HAN.search(a)) != bool(_HAN.search(b))
+    across = chinese(a) != chinese(b)
     return similar(a, b) >= (SAME_ACROSS if across else SAME_WITHIN)
 
 

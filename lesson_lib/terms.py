@@ -28,6 +28,15 @@ s t don didn doesn isn wasn weren won shall may might must let lets ok also
 """.split())
 
 
+_HAN = re.compile(f"[{_CJK}]")
+
+
+def chinese(text: str) -> bool:
+    """Is `text` written, at least in part, in Chinese characters? (The line the offline
+    embedder's cosines are measured across: lesson_lib.longterm's search and update rule.)"""
+    return _HAN.search(text) is not None
+
+
 def stem(word: str) -> str:
     """A light English suffix stripper, the same for memories and questions: trips → trip,
     decided/deciding/decides → decid. Not a linguist's stemmer; it only has to agree with

@@ -161,6 +161,18 @@ def test_the_lexical_scores_are_bm25_over_the_user_s_own_memories():
     assert rare[0][1] > common[0][1] > 0
 
 
+def test_fusion_gives_tied_memories_the_mean_of_their_positions():
+    """Reciprocal rank fusion with ties: three memories tied for first by words share rank
+    2 (positions 1, 2, 3), not rank 1; a memory alone at the top of the dense list beats
+    each of them once both lists are counted, and a tie stays a tie."""
+    k = longterm.RRF_K
+    fused = dict(longterm._fuse([(9, 0.8), (5, 0.7)], [(1, 3.0), (2, 3.0), (3, 3.0), (9, 1.0)]))
+    assert fused[1] == fused[2] == fused[3] == pytest.approx(1 / (k + 2))
+    assert fused[9] == pytest.approx(1 / (k + 1) + 1 / (k + 4))
+    assert fused[5] == pytest.approx(1 / (k + 2))
+    assert [i for i, _s in longterm._fuse([(4, 0.5), (7, 0.5)])] == [7, 4]  # equal: larger id
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_equal_scores_go_to_the_newer_memory(memory, method):
     """Recency breaks ties: two memories that score the same come newest first by their
@@ -495,6 +507,45 @@ def test_the_rough_copy_and_two_threads_give_the_exact_ranking(monkeypatch):
                                    [alive[i] @ query for i in exact[:n]], atol=1e-6 * norm)
         with patch.object(longterm, "SCAN_APART", 10**9):  # every float32 row scanned
             assert [i for i, _ in matrix.top(query, 50)] == exact[:50]
+
+
+def test_balance_ranks_each_script_against_its_own_best(monkeypatch):
+    """top(balance=True): each row's cosine less the mean of the BALANCE best cosines of
+    its script's rows, computed one by one here; the same from the rough copy (a big
+    matrix) as from every float32 row; the plain cosines returned; and no change when a
+    script has fewer than BALANCE rows."""
+    import numpy as np
+
+    monkeypatch.setattr(longterm, "GEMV_ROWS", 7)
+    monkeypatch.setattr(longterm, "SAMPLE", 16)  # the sampled bound, then the exact one
+    rng = np.random.default_rng(5)
+    matrix, alive = _random_matrix(600)
+    han = {i: bool(rng.random() < 0.3) for i in alive}
+    for memory_id, vector in alive.items():
+        matrix.put(memory_id, vector, han[memory_id])
+    queries = rng.standard_normal((6, 16)).astype(np.float32)
+    queries[:3] += 2 * np.mean([v for i, v in alive.items() if han[i]], axis=0)  # lean Chinese
+    for query in queries:
+        cos = {i: float(v @ query) for i, v in alive.items()}
+        level = {}
+        for script in (False, True):
+            best = sorted((c for i, c in cos.items() if han[i] == script), reverse=True)
+            level[script] = float(np.mean(best[:longterm.BALANCE]))
+        expected = sorted(alive, key=lambda i: (-(cos[i] - level[han[i]]), -i))
+        for apart in (2, 10**9):  # the rough copy first / every float32 row
+            with patch.object(longterm, "SCAN_APART", apart), \
+                    ThreadPoolExecutor(max_workers=2) as pool:
+                for n in (1, 5, 50):
+                    found = matrix.top(query, n, pool, balance=True)
+                    assert [i for i, _ in found] == expected[:n]
+                    assert np.allclose([c for _, c in found], [cos[i] for i in expected[:n]],
+                                       atol=1e-5)
+        assert matrix.top(query, 50, balance=True) != matrix.top(query, 50)  # it matters
+    few, few_alive = _random_matrix(100)
+    for i, memory_id in enumerate(few_alive):
+        few.put(memory_id, few_alive[memory_id], i < longterm.BALANCE - 1)  # 9 Chinese rows
+    for query in queries:
+        assert few.top(query, 20, balance=True) == few.top(query, 20)
 
 
 def test_the_rough_scores_are_within_their_bound():
