@@ -82,6 +82,26 @@ not tuned on) the retrieval strategy lost a "spread" question (78% → 75%) and 
 capstone's agent a "time" one: a question that asks two things has memories that share
 its words but each only half its meaning, and the gate took their votes away. Undone; the
 default is plain reciprocal rank fusion, the score before this one.
+
+Later score (2026-12-05, scored once at commit c2db634fbb9924709598d39902eadcf768f76faa (the
+run repeated once, unchanged, to read the part of its output a pipe had cut), after two
+changes to fusion, both chosen on the development cases (benchmarks/crosslang_dev.json, with
+20,000 distractors of seed 11: 109 → 123 of 132; of seed 13, a check never tuned on: 109 →
+121; alone 129 → 131) and checked on longterm_eval among 100,000 memories (93 → 94 of 97)
+and on the memory benchmark of notebook 13 (unchanged, both parts): memories tied in one
+list share the mean of their positions (before: all of them the first position, so thirty
+distractors tied for first by one shared word each counted as a first), and the dense list
+ranks each memory's cosine less its script's level, the mean of the 10 best cosines among
+the memories written in the same script (CSLS's neighbourhood term, per script:
+lesson_lib.longterm's `_Matrix.top`); the default method (fused), k=5, 2 cores at load
+average 0.8). The evaluation's memories alone: recall@5 0.937 (148/158); en 0.924 (61/66),
+zh 0.939 (62/66), mixed 0.962 (25/26): every language at 0.9 or more; same-language 1.000
+(60/60), cross-language 0.875 (63/72: en→zh 31/36, zh→en 32/36). Among 20,000 distractors:
+recall@5 0.886 (140/158), over 0.85; en 0.879 (58/66), zh 0.879 (58/66), mixed 0.923
+(24/26); same-language 0.950 (57/60: en→en 28/30, zh→zh 29/30), cross-language 0.819 (59/72:
+en→zh 30/36, zh→en 29/36). Search time per query at 20,128 memories: p50 6.41 ms, p99 17.62
+ms. Two English questions alone lost their Chinese answer (en→zh 33 → 31), where Chinese
+questions gained theirs (zh→en 29 → 32); among the distractors every language gained.
 """
 
 from __future__ import annotations
