@@ -118,6 +118,10 @@ _SAME = [
     (r"\bno longer\b|\bnot any ?more\b|\b(?:rarely|seldom|hardly ever|hardly)\b", " never "),
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
+    (r"\b(?:not|n't|never been) (?:a |really a |much of a )?(?:big |huge )?fan of\b", " not like "),
+    (r"\b(?:a |really a )?(?:big |huge )?fan of\b", " like "),
+    (r"\b(?!(?:a|an|my|the|no|any|some|food|bad|severe|mild|serious)\b)([a-z]+) allerg(?:y|ies)\b",
+     r" allergic to \1 "),  # "a peanut allergy" is being allergic to peanuts
     (r"\bvegetarians?\b", " vegetarian "),
     (r"\bteetotal(?:ler|er)?\b", " not drink alcohol "),
     (r"\b(?:devs?|developers?)\b", " developer "),
@@ -247,7 +251,8 @@ _PERSON_EN = ("friend|friends|wife|husband|partner|girlfriend|boyfriend|mom|mum|
               "customer|fianc[eé]e?|family|in-laws?|nephew|niece|buddy|team|teammates?|"
               "landlord|tenant|students?|someone|somebody|everyone|everybody|people|"
               "nobody|guy|girl|man|woman|spouse|sis|bro|twin|stepmom|stepdad|ceo|"
-              "coach|tutor|guests?|patients?|cat|cats|dog|dogs|pets?|puppy|kitten|company|"
+              "coach|tutor|guests?|patients?|protagonist|main character|heroine|hero|villain|"
+              "narrator|cat|cats|dog|dogs|pets?|puppy|kitten|company|"
               "grandson|granddaughter|husband's|wife's")
 _OTHER = re.compile(
     rf"\b(?:he|she|they|he's|he’s|she's|she’s|they're|they’re|his|her|hers|their|theirs|him"
@@ -259,6 +264,7 @@ _OTHER = re.compile(
     r"教练|导师|病人|班主任|主任|校长|教授|同桌|师傅|师父|搭档|合伙人|房客|保姆|司机|助理|秘书|队长|"
     r"部长|组长|主管|总裁|董事长|丈母娘|婆婆|公公|岳父|岳母|嫂子|姐夫|妹夫|姨妈|伯伯|堂哥|堂姐|"
     r"猫咪|狗狗|猫|狗|宠物|公司|队友|网友|孙子|孙女|外甥|侄子|侄女|媳妇|男友|女友|"
+    r"主角|主人公|女主|男主|反派|角色(?!是)|"
     r"(?<![我你他她从大很最太较])(?:小|老|阿)(?!家|师|板|婆|公|是|了|年|人|实|样|区|乡|式|爸|妈|时|候|吃|会|学|早|说|少|心|孩|朋|鼠|虎|外)"
     r"[\u4e00-\u9fff]")
 _NOT_NAMES = {"honestly", "actually", "yes", "yeah", "no", "nope", "well", "oh", "ok", "okay",
@@ -294,7 +300,9 @@ _SUPPOSE = re.compile(r"\bif\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypotheti
                       r"(?:\bi|\bwe|\byou)(?: would|'d|’d)\b(?! (?:like|rather|prefer))|"
                       r"\bwould\b(?! (?:like|rather|prefer))|\bcould be\b|"
                       r"如果|假如|要是|假设|万一|假使|想象|设想|但愿|要不是|可能|也许|"
-                      r"说不定|或许|好像|似乎")
+                      r"说不定|或许|好像|似乎|假装|扮演|"
+                      r"\b(?:write|tell|make up) (?:me )?(?:a|an|one) (?:poem|story|song|tale|limerick)\b|"
+                      r"写(?:一)?(?:首|个|篇)(?:诗|故事|歌)|编(?:一)?个故事")
 _INJECTION = re.compile(r"\bignore (?:all |any |the |your |my )*(?:previous|prior|above|earlier|"
                         r"preceding|other)\b|\bdisregard\b|\bsystem prompt\b|\bsystem:|"
                         r"\b(?:remember|save|store|note|record)(?: that)? the user\b|"
@@ -337,6 +345,10 @@ _NOW = re.compile(r"\b(?:now|these days|nowadays|currently|at the moment)\b|现�
 _PAST = re.compile(r"\b(?:\w+ed|was|were|had|did|grew up|grew|went|spent|before|back then|"
                    r"in the past|formerly|previously)\b|之前|那时|当年|住了|"
                    r"待了|干了|做了|工作了")
+# "lol jk", "开玩笑的": said in jest, the message states nothing.
+_JOKE = re.compile(r"(?<!not )(?<!n't )(?<!no )\b(?:jk|j/k|just kidding|kidding|joking|yeah right)\b|"
+                   r"(?<!不是)(?<!不)(?<!没)(?<!别)开(?:个)?玩笑|逗你(?:的|玩)|说着玩")
+_PAST_NEG = re.compile(r"\bused to\b|以前|曾经")  # the past already counted as a negation
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*|[.!?。！？]+")
 _CLAUSES = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过(?!敏)|然而|而且|\bwhereas\b")
 _YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|of course|correct|right|indeed|absolutely|i do|"
@@ -418,10 +430,13 @@ def _normal(text: str) -> str:
 
 
 def _negations(text: str) -> int:
-    """How many negations `text` holds (parity decides)."""
+    """How many negations `text` holds (parity decides). A "nor" after another negation
+    goes on with it ("neither my wife nor I", "I don't drink nor smoke": one each)."""
     en = _NOT_NEG_EN.sub(" ", text)
     zh = _NOT_NEG_ZH.sub("  ", en)
-    count = len(_NEG_EN.findall(zh)) + len(_NEG_ZH.findall(zh))
+    english = [m.group(0) for m in _NEG_EN.finditer(zh)]
+    english = english[:1] + [w for w in english[1:] if w != "nor"]
+    count = len(english) + len(_NEG_ZH.findall(zh))
     if not count and _NEG_EN_ALSO.search(zh):
         count = 1
     return count
@@ -432,7 +447,8 @@ def _negations(text: str) -> int:
 _WISH = re.compile(r"\b(?:want|wants|wanted|would like|'d like|hope|hopes|wish|wishes|dream of|"
                    r"dreams of|plan|plans|planning|going|aim|aims|intend|intends) to\b"
                    r"(?! be (?:called|addressed|named))|"
-                   r"想要|想|希望|打算|计划|准备|梦想|盼望")
+                   r"\bthinking (?:about|of)\b|\bconsidering\b|"
+                   r"想要|想|希望|打算|计划|准备|梦想|盼望|考虑")
 
 
 def _negative(text: str) -> bool:
@@ -500,12 +516,14 @@ class _Clause:
     flip: bool = False  # the user answered "no" to it (an answer to the assistant's question)
     sentence: int = -1  # which sentence of the conversation it is in (-1: an answer)
     past: bool = False  # it tells the past, and the message says what holds now
+    corrects: bool = False  # its message corrects what the user said (actually, 说错了 …)
 
 
 def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
     """The message's clauses, each with what rules it out as a statement (its mode)."""
     normal = _normal(content)
-    message_mode = "injection" if _INJECTION.search(normal) else None
+    message_mode = "injection" if _INJECTION.search(normal) else \
+        "small_talk" if _JOKE.search(normal) else None
     contrast = bool(_NOW.search(normal))
     rejected = bool(_REJECT.search(normal))
     corrected = bool(_CORRECTION.search(normal))
@@ -535,8 +553,10 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
             if clause_mode is None and rejected and quoted:
                 clause_mode = None  # the user's own comment on a quote they reject
             out.append(_Clause(piece, clause_mode, about_user, sentence=number,
+                               corrects=corrected,
                                past=contrast and not _NOW.search(piece)
-                               and bool(_PAST.search(piece))))
+                               and bool(_PAST.search(piece))
+                               and not _PAST_NEG.search(piece)))
             subject = _last_subject(piece)
             if subject is not None:
                 about_user = subject
@@ -874,11 +894,14 @@ def judge(fact: str, messages: Iterable[Mapping]) -> Verdict:
             names |= _capitalised_names(_text(message.get("content")))
     best: tuple[float, int, str, str] | None = None
     decisive: list[tuple[str, str]] = []  # the clauses that say it, or its opposite, in order
-    for clause in _candidates(wanted, user_clauses(messages)):
+    clauses = user_clauses(messages)
+    for clause in _candidates(wanted, clauses):
         share, first = _cover(wanted, clause.text)
         if share < COVERAGE:
             continue
         reason = _verdict(wanted, clause, first, names)
+        if reason == "said" and any(_replaces(wanted, clause, later) for later in clauses):
+            reason = "negation"  # "I live in Austin." "Actually we moved to Dallas."
         if reason in ("said", "negation"):
             decisive.append((reason, clause.text))
         key = (share, -_RANK.index(reason), reason, clause.text)
@@ -894,6 +917,34 @@ def judge(fact: str, messages: Iterable[Mapping]) -> Verdict:
 # What says a fact changed: the newer of two statements that disagree wins only with one.
 _CHANGE = re.compile(r"\b(?:now|these days|nowadays|again|anymore|any more|no longer|started|"
                      r"switched|became|since)\b|现在|如今|目前|又|重新|开始|后来|不再|已经")
+
+
+_ALSO = re.compile(r"\b(?:also|too|as well|another)\b|也|还|又|另外")
+
+
+def _content(text: str) -> set[str]:
+    """A clause's content units: its words (stemmed, no stop words) and Chinese characters
+    (not the frame's)."""
+    return {u for u, _at in _units(text)
+            if u not in _FRAME_EN and u not in STOP_WORDS and u not in _FRAME_ZH}
+
+
+def _replaces(fact: _Fact, clause: _Clause, later: _Clause) -> bool:
+    """Does a later sentence of the user correct or update what `clause` says of the fact:
+    the same thing with another value, after "actually", "sorry", 说错了, "now", "moved" …
+    ("I live in Austin." "Actually we just moved to Dallas." takes back Austin; "我住在北京。"
+    "不好意思说错了，我住在天津。" takes back 北京)? Not when it adds ("I also live in …")."""
+    if later.sentence <= clause.sentence or clause.sentence < 0 or later.mode is not None \
+            or not (later.corrects or _CHANGE.search(later.text)) or _ALSO.search(later.text):
+        return False
+    if _last_subject(later.text) is False or _negative(later.text) != _negative(clause.text):
+        return False
+    said, now = _content(clause.text), _content(later.text)
+    facts = set(fact.words) | set(fact.chars)
+    kept = said & now & facts          # the thing: live, 住
+    dropped = (said - now) & facts     # its old value: austin, 北京
+    added = now - said                 # its new value: dallas, 天津
+    return bool(kept) and bool(dropped) and bool(added - facts)
 
 
 def _newest(decisive: list[tuple[str, str]]) -> Verdict:
