@@ -29,8 +29,12 @@ name and address of the fact must be said) supports it only when all of these ho
 - **still true**: when the user's clauses disagree, the newer wins if it says things changed
   ("我去年把车卖了，现在没车" refuses "用户有车"), else a plain "not" wins over a looser
   match ("我不养狗，但我很喜欢狗" refuses "用户养狗"), else nothing is stored; beside a
-  "now" the past is over ("I lived in Beijing, now I'm in Shanghai"). A short fact (three
-  words or characters or fewer) must be said whole.
+  "now" the past is over ("I lived in Beijing, now I'm in Shanghai"); a later sentence
+  that corrects or updates the same thing with another value takes the earlier one back
+  ("I live in Austin." "Actually we just moved to Dallas.", "我住在北京。" "说错了，我住在
+  天津。"). A short fact (three words or characters or fewer) must be said whole;
+- **meant**: not a joke ("lol jk", 开玩笑的), not make-believe ("write a poem in which I
+  am a dragon", 假装我是…), not a story's character (the protagonist, 主角, 女主).
 
 A short answer to the assistant's question ("Do you eat fish?" "No.") is read as the
 statement it makes ("I do not eat fish"). Only messages whose role is "user" count.

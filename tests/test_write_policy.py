@@ -384,3 +384,80 @@ def test_paraphrases_of_where_from_what_job_and_sensitive():
     assert supports("The user is a Python developer", user("I'm a Python dev at a fintech."))
     assert supports("用户对花粉过敏", user("我对花粉特别敏感。"))
     assert not supports("用户对花粉过敏", user("我妈对花粉特别敏感。"))
+
+
+# ----------------------------------------------------------------- development batches 19 to 23
+
+DEV2 = Path(ROOT) / "lesson_lib" / "data" / "write_policy_dev2.json"
+
+
+def test_the_second_development_set_keeps_its_score():
+    """lesson_lib/data/write_policy_dev2.json (289 cases written blind to the frozen set):
+    main's policy scored 261 of them with 6 negations stored as their opposite before the
+    rules below; 274 with 1 after. That is the floor."""
+    cases = json.loads(DEV2.read_text(encoding="utf-8"))["cases"]
+    assert len(cases) == 289 and not ({m["content"] for c in cases for m in c["messages"]}
+                                      & {m["content"] for c in benchmark.load()["cases"]
+                                         for m in c["messages"]})
+    accuracy, flipped, as_user = score(cases)
+    assert round(accuracy * len(cases)) >= 274 and flipped <= 1 and as_user == 0
+
+
+@pytest.mark.parametrize(("said", "fact", "stored", "reason"), [
+    # "nor" goes on with the negation before it: one "not", not two
+    ("Neither my wife nor I eat pork.", "The user eats pork", False, "negation"),
+    ("Neither my wife nor I eat pork.", "The user does not eat pork", True, "said"),
+    ("I don't drink nor smoke.", "The user smokes", False, "negation"),
+    ("I don't drink nor smoke.", "The user does not smoke", True, "said"),
+    # "used to" is the past, counted once (as a "not"), also beside a "now"
+    ("I used to live in Paris, now I'm in Lyon.", "The user lives in Paris", False, "negation"),
+    ("我以前住在北京，现在住在上海。", "用户住在北京", False, "negation"),
+    # a joke states nothing; "not kidding" is not a joke
+    ("I'm a professional napper, lol jk.", "The user is a professional napper", False,
+     "small_talk"),
+    ("我是亿万富翁，开玩笑的。", "用户是亿万富翁", False, "small_talk"),
+    ("说真的，不是开玩笑，我对虾过敏。", "用户对虾过敏", True, "said"),
+    ("I'm not kidding, I'm allergic to bees.", "The user is allergic to bees", True, "said"),
+    # considering is a wish, not the thing
+    ("I'm thinking about getting a dog.", "The user has a dog", False, "hypothetical"),
+    ("我正在考虑养一只猫。", "用户养了一只猫", False, "hypothetical"),
+    # make-believe supposes
+    ("Write a poem in which I am a dragon who hoards books.", "The user is a dragon", False,
+     "hypothetical"),
+    ("写一首诗，假装我是一条龙。", "用户是一条龙", False, "hypothetical"),
+    # a story's or a film's character is someone else
+    ("小说里的主角是个怕黑的警察。", "用户怕黑", False, "someone_else"),
+    ("这部电影的女主是个律师。", "用户是律师", False, "someone_else"),
+    ("The protagonist is a retired nurse.", "The user is a retired nurse", False,
+     "someone_else"),
+    # other words for a liking and an allergy
+    ("I'm not a fan of horror films.", "The user does not like horror films", True, "said"),
+    ("I'm not a fan of horror films.", "The user likes horror films", False, "negation"),
+    ("I'm a huge fan of jazz.", "The user likes jazz", True, "said"),
+    ("I have a peanut allergy.", "The user is allergic to peanuts", True, "said"),
+])
+def test_nor_used_to_jokes_plans_fiction_and_words(said, fact, stored, reason):
+    verdict = judge(fact, user(said))
+    assert (verdict.stored, verdict.reason) == (stored, reason), verdict
+
+
+@pytest.mark.parametrize(("first", "then", "old", "new"), [
+    ("I live in Austin.", "Actually we just moved to Dallas last month.",
+     "The user lives in Austin", "The user lives in Dallas"),
+    ("我住在北京。", "不好意思说错了，我住在天津。", "用户住在北京", "用户住在天津"),
+    ("My favourite colour is green.", "Sorry, I mean my favourite colour is blue.",
+     "The user's favourite colour is green", "The user's favourite colour is blue"),
+])
+def test_a_later_correction_takes_the_earlier_value_back(first, then, old, new):
+    assert not supports(old, user(first, then))
+    assert supports(new, user(first, then))
+    assert supports(old, user(first))  # alone, it was said
+
+
+@pytest.mark.parametrize(("first", "then", "fact"), [
+    ("I live in Austin.", "Actually I also work in Dallas.", "The user lives in Austin"),
+    ("我喜欢猫。", "其实我也喜欢狗。", "用户喜欢猫"),
+    ("I live in Austin.", "My sister actually moved to Dallas.", "The user lives in Austin"),
+])
+def test_what_adds_or_is_about_someone_else_takes_nothing_back(first, then, fact):
+    assert supports(fact, user(first, then))
