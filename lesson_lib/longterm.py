@@ -343,7 +343,7 @@ SCAN_APART = 16   # from this many pieces on (16,384 rows), a second thread scor
 SLACK = 1e-4      # added to each row's error bound: float32 rounding of both scores
 BALANCE = 10      # a script's level: the mean of its this many best cosines (CSLS's K, the
                  # value of its paper; on the development cases 3 to 10 gave the same recall)
-SAMPLE = 2048     # rows of a script whose rough scores bound its BALANCE-th best (_levels)
+SAMPLE = 2048     # evenly spread rows whose rough scores bound the n-th best first (_contenders)
 
 
 class _Matrix:
@@ -373,6 +373,7 @@ class _Matrix:
         self.length = np.zeros(64, dtype=np.float32)            # |codes × scale|
         self.ids = np.zeros(64, dtype=np.int64)
         self.han = np.zeros(64, dtype=bool)                      # written in Chinese?
+        self.scripts: Any = None  # (rows not in Chinese, rows in Chinese), made when needed
         self.row: dict[int, int] = {}
         self.stale: set[int] = set()  # memories whose rough copy is still to be made
         self.seq = -1  # the last change applied; -1: not loaded yet
@@ -387,6 +388,7 @@ class _Matrix:
         self.matrix = np.array(vectors, dtype=np.float32)  # a copy: rows change
         self.ids = np.array(ids, dtype=np.int64)
         self.han = np.array(han, dtype=bool)
+        self.scripts = None
         self.row = {int(i): k for k, i in enumerate(self.ids)}
         size = len(self.ids)
         self.codes = np.empty(self.matrix.shape, dtype=np.int8)
@@ -431,12 +433,14 @@ class _Matrix:
             self.ids[at] = memory_id
         self.matrix[at] = vector
         self.han[at] = han
+        self.scripts = None
         self.stale.add(memory_id)
 
     def drop(self, memory_id: int) -> None:
         at = self.row.pop(memory_id, None)
         if at is None:
             return
+        self.scripts = None
         self.stale.discard(memory_id)
         last = len(self.row)  # the old last row's index
         if at != last:
@@ -481,9 +485,8 @@ class _Matrix:
             shift = self._levels(query, rough=rough, slack=slack) if balance else None
             if shift is not None:
                 rough = rough - shift
-            floor = np.partition(rough - slack, size - n)[size - n]  # the n-th best, at worst
-            rows = np.flatnonzero(rough + slack >= floor)  # every row that could beat it
-            scores = self.matrix[rows] @ query
+            rows = _contenders(rough - slack, rough + slack, n)  # every row that could be
+            scores = self.matrix[rows] @ query                  # among the n best
         ranked = scores if shift is None else scores - shift[rows]
         nth = np.partition(ranked, len(ranked) - n)[len(ranked) - n]
         keep = ranked >= nth  # with all ties of the n-th
@@ -496,28 +499,22 @@ class _Matrix:
         """Each row's script's level for `query`: the mean of the BALANCE best exact cosines
         among the rows of its script (None when a script has fewer rows). From the exact
         `scores` of every row, or from the rough ones: then only the rows whose rough score
-        could reach a bound are scored exactly. The bound is the BALANCE-th best rough score
-        (less its slack) of a sample of the script's rows (SAMPLE of them, evenly spread),
-        then of the rows that could beat that: never above the script's own BALANCE-th
-        best, and partial sorts of a few thousand rows, not of all of them."""
+        could be among the script's BALANCE best are scored exactly (`_contenders`)."""
         np = self.np
         size = len(self.row)
         han = self.han[:size]
-        chinese_rows = int(np.count_nonzero(han))
-        if min(chinese_rows, size - chinese_rows) < BALANCE:
+        if self.scripts is None:
+            self.scripts = (np.flatnonzero(~han), np.flatnonzero(han))
+        if min(len(rows) for rows in self.scripts) < BALANCE:
             return None
         level = np.empty(2, dtype=np.float32)
-        highest = rough + slack if rough is not None else None
-        for script in (0, 1):
-            rows = np.flatnonzero(han) if script else np.flatnonzero(~han)
+        if rough is not None:
+            lowest, highest = rough - slack, rough + slack
+        for script, rows in enumerate(self.scripts):
             if scores is not None:
                 found = scores[rows]
             else:
-                near = rows[::max(1, len(rows) // SAMPLE)]
-                for _step in range(2):  # the sample's bound, then the rows above it's own
-                    lowest = rough[near] - slack[near]
-                    bound = np.partition(lowest, len(near) - BALANCE)[len(near) - BALANCE]
-                    near = rows[highest[rows] >= bound]
+                near = rows[_contenders(lowest[rows], highest[rows], BALANCE)]
                 found = self.matrix[near] @ query
             level[script] = np.partition(found, len(found) - BALANCE)[len(found) - BALANCE:].mean()
         return np.where(han, level[1], level[0])
@@ -578,6 +575,24 @@ class _Matrix:
         for piece in unfinished:
             score(piece, mine)
         return mine
+
+
+def _contenders(lowest: Any, highest: Any, n: int) -> Any:
+    """The rows whose highest possible score reaches the n-th best of the lowest ones:
+    every row that could be among the n best. The same rows a partial sort of all the
+    lowest scores would give, found from a sample first (SAMPLE rows, evenly spread: its
+    n-th best is never above the whole's), then from the rows that could beat that."""
+    import numpy as np  # noqa: PLC0415
+
+    size = len(lowest)
+    sample = lowest[::max(1, size // SAMPLE)]
+    if len(sample) < n:
+        sample = lowest
+    bound = np.partition(sample, len(sample) - n)[len(sample) - n]
+    rows = np.flatnonzero(highest >= bound)
+    near = lowest[rows]
+    bound = np.partition(near, len(near) - n)[len(near) - n]  # the n-th best of all
+    return rows[highest[rows] >= bound]
 
 
 def rough_copy(vectors: Any) -> tuple[Any, Any, Any]:

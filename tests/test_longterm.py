@@ -491,6 +491,7 @@ def test_the_rough_copy_and_two_threads_give_the_exact_ranking(monkeypatch):
 
     monkeypatch.setattr(longterm, "GEMV_ROWS", 7)  # many small pieces, the last one short
     monkeypatch.setattr(longterm, "SCAN_APART", 2)  # from 2 pieces on: int8 first, 2 threads
+    monkeypatch.setattr(longterm, "SAMPLE", 16)  # the contenders bounded from a sample first
     matrix, alive = _random_matrix(500)
     matrix.put(2, -matrix.matrix[matrix.row[2]])   # rewritten in place: its codes follow
     alive[2] = -alive[2]
