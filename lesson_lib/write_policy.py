@@ -121,11 +121,14 @@ _SAME = [
     (r"\b(smok|drink)ers?\b", r"\1e"),
     (r"\bno longer\b|\bnot any ?more\b|\b(?:rarely|seldom|hardly ever|hardly)\b", " never "),
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
-    (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never "),
+    (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never eat drink "),
     (r"\b(?:not|n't|never been) (?:a |really a |much of a )?(?:big |huge )?fan of\b", " not like "),
     (r"\b(?:a |really a )?(?:big |huge )?fan of\b", " like "),
     (r"\b(?!(?:a|an|my|the|no|any|some|food|bad|severe|mild|serious)\b)([a-z]+) allerg(?:y|ies)\b",
      r" allergic to \1 "),  # "a peanut allergy" is being allergic to peanuts
+    (r"\bgoes\b", " go "),
+    (r"\btouch(?:es|ed)?\b", " eat drink "),  # not touching it: neither eats nor drinks it
+    (r"\b(?:don't|do not|doesn't|does not|didn't|never) get along\b", " not like "),
     (r"\bvegetarians?\b", " vegetarian "),
     (r"\bteetotal(?:ler|er)?\b", " not drink alcohol "),
     (r"\b(?:devs?|developers?)\b", " developer "),
@@ -153,6 +156,7 @@ _SAME = [
     (r"每个月", "每月"),
     (r"每个星期|每星期|每周", "每周"),
     (r"搬到了|搬到|搬去了|搬去", "住在"),
+    (r"老家(?:是|在)", "来自"),
     (r"讨厌|不喜欢|受不了|反感|不爱", "不喜"),
     (r"喜欢|喜爱|热爱|钟爱|偏好|爱", "喜"),
     (r"很少|极少|几乎不|几乎没", "不"),
@@ -162,7 +166,7 @@ _SAME = [
     (r"对([\u4e00-\u9fff]{1,6}?)(?:特别|非常|很|有点|有些|比较)?敏感", r"对\1过敏"),
     (r"戒烟", "不抽烟"),
     (r"戒酒", "不喝酒"),
-    (r"戒了|戒掉了|戒掉|已经戒|戒", "不"),
+    (r"戒了|戒掉了|戒掉|已经戒|戒", "不吃喝"),  # quitting it: neither eats nor drinks it
     (r"从来不|从不|从来没有|从来没|从没有|从没", "不"),
     (r"吃素|素食者|素食主义者|素食", "素食"),
     (r"不是", "不"),
@@ -202,7 +206,7 @@ _FRAME_ZH.add("不")
 
 # Chinese words ↔ English stems, for code-switched messages ("我 don't eat 香菜").
 _LEXICON_WORDS = """
-喜 like|住 live|工作 work|上班 work|吃 eat|喝 drink|过敏 allergic|素食 vegetarian|纯素 vegan|
+喜 like|住 live|办公 work|家 home|去 go|工作 work|上班 work|吃 eat|喝 drink|过敏 allergic|素食 vegetarian|纯素 vegan|
 咖啡 coffee|茶 tea|辣 spicy|肉 meat|猫 cat|狗 dog|抽烟 smoke|吸烟 smoke|烟 smoke|开车 drive|
 驾照 license|酒 alcohol|学生 student|老师 teacher|医生 doctor|护士 nurse|程序员 programmer|
 工程师 engineer|北京 beijing|上海 shanghai|成都 chengdu|广州 guangzhou|深圳 shenzhen|
@@ -352,6 +356,8 @@ _PAST = re.compile(r"\b(?:\w+ed|was|were|had|did|grew up|grew|went|spent|before|
 # "lol jk", "开玩笑的": said in jest, the message states nothing.
 _JOKE = re.compile(r"(?<!not )(?<!n't )(?<!no )\b(?:jk|j/k|just kidding|kidding|joking|yeah right)\b|"
                    r"(?<!不是)(?<!不)(?<!没)(?<!别)开(?:个)?玩笑|逗你(?:的|玩)|说着玩")
+_TOPIC = re.compile(r"(?:[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}|[\u4e00-\u9fff]{1,4}(?<![吗呢吧么啊]))"
+                    r"\s*[?？]")
 _PAST_NEG = re.compile(r"\bused to\b|以前|曾经")  # the past already counted as a negation
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*|[.!?。！？]+")
 _CLAUSES = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过(?!敏)|然而|而且|\bwhereas\b")
@@ -494,6 +500,7 @@ def _fact(text: str) -> _Fact:
     stripped = _NOT_NEG_ZH.sub(" ", _NEG_ZH.sub(" ", plain))
     # a hyphenated word is read as its parts, as the user's clauses are ("gluten-free")
     parts = [p for w in _LATIN.findall(stripped) for p in (w.split("-") if "n't" not in w else [w])]
+    parts = [re.sub(r"['’]s$", "", p) for p in parts]  # driver's license: driver, license
     words = tuple(dict.fromkeys(_stem(w) for w in parts
                                 if len(w.strip("'-")) > 1 and w.strip("'-") not in _FRAME_EN
                                 and not _NEG_EN.fullmatch(w) and not w.endswith("n't")))
@@ -533,10 +540,16 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
     corrected = bool(_CORRECTION.search(normal))
     out: list[_Clause] = []
     about_user = True
-    for number, sentence in enumerate(_SENTENCES.findall(normal), start=first_sentence):
+    topic = ""
+    sentences = _SENTENCES.findall(normal)
+    for number, sentence in enumerate(sentences, start=first_sentence):
         sentence = sentence.strip()
         if not sentence:
             continue
+        if _TOPIC.fullmatch(sentence) and number - first_sentence + 1 < len(sentences):
+            topic = sentence.rstrip("?？ ")  # "Coffee? I never touch the stuff.": a topic
+            continue                          # asked, then said of: it begins the next one
+        sentence, topic = (f"{topic} {sentence}" if topic else sentence), ""
         quoted = [m.group(0) for m in _QUOTES.finditer(sentence)]
         bare = _QUOTES.sub(" ", sentence)
         mode = message_mode or _sentence_mode(bare)
@@ -608,6 +621,7 @@ _TOGETHER = re.compile(r"我(?:和|跟|与|同)[\u4e00-\u9fff]{1,6}?(?:都|一�
                        r"\b(?:and|&) (?:i|me)\b(?: both)?|\bboth of us\b")
 
 
+_WORKPLACE = re.compile(r"在[^，,。]{0,12}?(?:公司|单位|医院|学校|银行|工厂|店里|厂里)")
 _COPULA = re.compile(r"(?<![还就但总可于要只倒硬真])是(?!不是)|当了|当过|成为|作为|"
                      r"\b(?:am|is|are|was|were|be|become|became)\b|'m\b|'re\b|(?<=[a-z])'s\b(?= (?:a|an)\b)")
 
@@ -617,6 +631,7 @@ def _last_subject(text: str) -> bool | None:
     and I"); False: someone else (my friend, she, 我妈, 小王, the user in the third
     person); None: none named."""
     text = _TOGETHER.sub(" 我们 ", text)
+    text = _WORKPLACE.sub("在某处", text)  # "我在一家做芯片的公司当…": a place, not a subject
     copula = _COPULA.search(text)
     text = text[:copula.start()] if copula and copula.start() else text  # "我是老师": 我
     last_me = max((m.end() for m in _ME.finditer(text)), default=-1)
@@ -805,7 +820,18 @@ def _end(fact: _Fact, clause: str, first: int) -> int:
             if at >= 0:
                 end = max(end, at + len(zh))
     tail = re.match(r"\s*(?:n't|not|never|不了|不到|不起|不下|不惯|不动|不着)", clause[end:])
-    return end + (tail.end() if tail else 0)
+    end += tail.end() if tail else 0
+    rest = clause[end:]
+    cut = _WITHIN.search(rest)
+    rest = rest[:cut.start()] if cut else rest
+    if _negative(rest) and not _content(rest) - _PLACEHOLDERS:
+        return end + len(rest)  # the rest only comments on it, and says no
+    return end
+
+
+# Words that stand for the content in a comment on it: "isn't something I do", "这事我不会".
+_PLACEHOLDERS = {"something", "anything", "thing", "stuff", "someth", "anyth", "事", "东", "西",
+                 "种", "样"}
 
 
 _ZH_FOR = _zh_for()  # an English word's stem → the Chinese words for it
@@ -927,10 +953,11 @@ _ALSO = re.compile(r"\b(?:also|too|as well|another)\b|也|还|又|另外")
 
 
 def _content(text: str) -> set[str]:
-    """A clause's content units: its words (stemmed, no stop words) and Chinese characters
-    (not the frame's)."""
+    """A clause's content units: its words (stemmed, no stop words, no "not") and Chinese
+    characters (not the frame's)."""
     return {u for u, _at in _units(text)
-            if u not in _FRAME_EN and u not in STOP_WORDS and u not in _FRAME_ZH}
+            if u not in _FRAME_EN and u not in STOP_WORDS and u not in _FRAME_ZH
+            and not _NEG_EN.fullmatch(u) and not u.endswith(("n't", "n’t"))}
 
 
 def _replaces(fact: _Fact, clause: _Clause, later: _Clause) -> bool:

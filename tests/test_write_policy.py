@@ -391,16 +391,23 @@ def test_paraphrases_of_where_from_what_job_and_sensitive():
 DEV2 = Path(ROOT) / "lesson_lib" / "data" / "write_policy_dev2.json"
 
 
-def test_the_second_development_set_keeps_its_score():
-    """lesson_lib/data/write_policy_dev2.json (289 cases written blind to the frozen set):
+@pytest.mark.parametrize(("name", "size", "least", "flips"), [
+    ("write_policy_dev2.json", 289, 274, 1), ("write_policy_dev3.json", 52, 49, 0)])
+def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
+    """Batches 19 to 23 (write_policy_dev2.json, 289 cases written blind to the frozen set):
     main's policy scored 261 of them with 6 negations stored as their opposite before the
-    rules below; 274 with 1 after. That is the floor."""
-    cases = json.loads(DEV2.read_text(encoding="utf-8"))["cases"]
-    assert len(cases) == 289 and not ({m["content"] for c in cases for m in c["messages"]}
-                                      & {m["content"] for c in benchmark.load()["cases"]
-                                         for m in c["messages"]})
+    rules below, 274 with 1 after; batch 24 (write_policy_dev3.json, 52): 38 with 2 before,
+    49 with none after. Those are the floors."""
+    cases = json.loads((DEV2.parent / name).read_text(encoding="utf-8"))["cases"]
+    assert len(cases) == size and not ({m["content"] for c in cases for m in c["messages"]}
+                                       & {m["content"] for c in benchmark.load()["cases"]
+                                          for m in c["messages"]})
+    for c in cases:
+        assert set(c) == {"id", "lang", "label", "messages", "fact", "claim", "tags"}, c["id"]
+        assert not language_problem(c["messages"][-1]["content"], c["lang"]), c["id"]
+        assert (c["fact"] is None) == (c["label"] == "skip"), c["id"]
     accuracy, flipped, as_user = score(cases)
-    assert round(accuracy * len(cases)) >= 274 and flipped <= 1 and as_user == 0
+    assert round(accuracy * len(cases)) >= least and flipped <= flips and as_user == 0
 
 
 @pytest.mark.parametrize(("said", "fact", "stored", "reason"), [
@@ -437,6 +444,36 @@ def test_the_second_development_set_keeps_its_score():
     ("I have a peanut allergy.", "The user is allergic to peanuts", True, "said"),
 ])
 def test_nor_used_to_jokes_plans_fiction_and_words(said, fact, stored, reason):
+    verdict = judge(fact, user(said))
+    assert (verdict.stored, verdict.reason) == (stored, reason), verdict
+
+
+@pytest.mark.parametrize(("said", "fact", "stored", "reason"), [
+    # a comment after the content that says no
+    ("Driving isn't something I do; I take the bus everywhere.", "The user drives", False,
+     "negation"),
+    ("Driving isn't something I do; I take the bus everywhere.", "The user does not drive",
+     True, "said"),
+    ("开车这事我不会，出门都坐地铁。", "用户会开车", False, "negation"),
+    ("开车这事我不会，出门都坐地铁。", "用户不会开车", True, "said"),
+    # quitting it, or not touching it, is neither eating nor drinking it
+    ("I gave up meat back in 2019.", "The user does not eat meat", True, "said"),
+    ("I gave up meat back in 2019.", "The user eats meat", False, "negation"),
+    ("Meat 我已经戒了两年了。", "用户不吃肉", True, "said"),
+    ("Coffee? I never touch the stuff.", "The user does not drink coffee", True, "said"),
+    ("Coffee? I never touch the stuff.", "The user drinks coffee", False, "negation"),
+    # a workplace is a place, one's hometown where one is from, and other words
+    ("我在一家做芯片的公司当工程师。", "用户是工程师", True, "said"),
+    ("我老家是四川的，在成都长大。", "用户来自四川", True, "said"),
+    ("我没有 driver's license。", "The user does not have a driver's license", True, "said"),
+    ("Spicy food and I don't get along.", "The user does not like spicy food", True, "said"),
+    ("周末我一般去 hiking。", "The user goes hiking on weekends", True, "said"),
+    ("我 work from home，不用通勤。", "用户在家办公", True, "said"),
+    # a question stays a question, also a short one
+    ("我能吃海鲜吗？", "用户能吃海鲜", False, "question"),
+    ("Coffee?", "The user drinks coffee", False, "not_said"),
+])
+def test_comments_quitting_topics_and_places(said, fact, stored, reason):
     verdict = judge(fact, user(said))
     assert (verdict.stored, verdict.reason) == (stored, reason), verdict
 
