@@ -98,6 +98,20 @@ them; this file's cases still unread), all on 2026-12-04:
   fact in the first person, by the offline embedder, is at least a threshold): at 0.5 to
   0.8 it gained 1 or 2 of dev2's 289 and lost 1 of write_policy_dev's 443, so it was not
   kept and not scored here.
+- commit ea7dab9e1811ad07adf1e5c79c0ffcdceee41a5a (2026-12-05: a new development batch, 24,
+  written blind by the lead for what the per-part numbers point at, stores said in other
+  words, most of them negations (lesson_lib/data/write_policy_dev3.json, 52 cases, scored
+  38/52 with two negations stored as their opposite before any change); general rules
+  tuned on it: a comment after the content that says no ("Driving isn't something I do",
+  开车这事我不会), quitting or not touching it is neither eating nor drinking it, a topic
+  asked then said of ("Coffee? I never touch the stuff."), a workplace is a place, 老家是,
+  a possessive 's, "don't get along", working from home; 49/52 with none after, dev and
+  dev2 kept), scored once: accuracy 0.889 (104/117); store 0.836 (51/61), skip 0.917
+  (33/36), other 1.000 (20/20); en 0.902 (37/41), zh 0.903 (56/62), mixed 0.786 (11/14);
+  store en 18/21, zh 29/33, mixed 4/7; skip en 12/13, zh 17/19, mixed 4/4. Negations
+  stored as their opposite: 1 of 41. Third parties stored as the user: 0 of 20. Kept.
+  (One sentence first written for batch 24 was found, by the test that keeps the sets
+  apart, to be in this file too; it was replaced before this score.)
 The target (0.95, no negation stored as its opposite) is not reached. The one negation
 stored since 7fefd4a was not looked for case by case (the cases stay unread); the earlier
 policy (15463da) stored none here, but its development set shows it storing the opposite of

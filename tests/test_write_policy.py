@@ -5,7 +5,7 @@ long-term memory (MemoryPoisoningError naming why).
 The floors: the development set (lesson_lib/data/write_policy_dev.json) at 0.98 in each
 language with no negation stored as its opposite and no third party stored as the user; the
 frozen evaluation (lesson_lib/data/write_policy_eval.json, benchmarks/write_policy.py) at
-the kept policy's later score, 0.880: at least 0.88, no third party stored as the user, and
+the kept policy's later score, 0.889 (104/117): at least that, no third party stored as the user, and
 at most the one negation stored as its opposite that it has (an open failure, see the
 benchmark's docstring: the target is none). Its first score, before this policy: 0.385,
 29 negations and 18 third parties.
@@ -283,14 +283,14 @@ def test_the_policy_on_its_development_set(dev):
 
 def test_the_frozen_evaluation_keeps_its_floor(tmp_path):
     """Through the benchmark's own judge (remember_user_fact on a fresh user's SQLite
-    memory): the later score, 0.880, is the floor (0.88); no third party is stored as the
-    user, and no more than the one known negation as its opposite."""
+    memory): the later score, 0.889 (104/117), is the floor; no third party is stored as
+    the user, and no more than the one known negation as its opposite."""
     cases = benchmark.load()["cases"]
     with SessionStore(f"sqlite:///{tmp_path}/frozen.db") as store:
         results = benchmark.judge(store, cases)
     parts = benchmark.table(cases, results)
     right, n = parts["all"]
-    assert right / n >= 0.88, parts
+    assert right >= 104, parts
     assert sum(r["flipped"] for r in results) <= 1
     assert sum(r["as_user"] for r in results) == 0
     assert parts["other"][0] == parts["other"][1], parts
