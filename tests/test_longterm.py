@@ -173,6 +173,40 @@ def test_fusion_gives_tied_memories_the_mean_of_their_positions():
     assert [i for i, _s in longterm._fuse([(4, 0.5), (7, 0.5)])] == [7, 4]  # equal: larger id
 
 
+def test_bm25_counts_terms_as_a_split_would():
+    """_bm25 counts a term by str.count on a marked string (it does not split each memory):
+    the same scores as BM25 computed from the split terms, on random memories with
+    repeated, adjacent and overlapping terms (ab, abc), Chinese pairs and empty ones."""
+    import math
+    import random
+
+    def by_hand(wanted, rows, total):
+        docs = [(i, text.split()) for i, text in rows]
+        if not docs:
+            return []
+        total = max(total, len(docs))
+        mean = sum(len(w) for _i, w in docs) / len(docs) or 1.0
+        df = {w: sum(1 for _i, words in docs if w in words) for w in set(wanted)}
+        out = []
+        for i, words in docs:
+            norm = longterm.BM25_K1 * (1 - longterm.BM25_B + longterm.BM25_B * len(words) / mean)
+            score = sum(math.log(1 + (total - df[w] + 0.5) / (df[w] + 0.5)) * words.count(w)
+                        * (longterm.BM25_K1 + 1) / (words.count(w) + norm)
+                        for w in sorted(set(wanted)) if w in words)
+            if score > 0:
+                out.append((i, round(score, 9)))
+        return sorted(out, key=lambda item: (-item[1], -item[0]))
+
+    rng = random.Random(7)
+    vocab = ["a", "ab", "abc", "b", "peanut", "花生", "生酱", "x1"]
+    for _ in range(2000):
+        rows = [(i, " ".join(rng.choice(vocab) for _ in range(rng.randint(0, 8))))
+                for i in range(rng.randint(0, 12))]
+        wanted = rng.sample(vocab, rng.randint(1, 4))
+        total = rng.randint(0, 30)
+        assert longterm._bm25(wanted, rows, total) == by_hand(wanted, rows, total)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_equal_scores_go_to_the_newer_memory(memory, method):
     """Recency breaks ties: two memories that score the same come newest first by their
