@@ -32,7 +32,7 @@ name and address of the fact must be said) supports it only when all of these ho
   "now" the past is over ("I lived in Beijing, now I'm in Shanghai"); a later sentence
   that corrects or updates the same thing with another value takes the earlier one back
   ("I live in Austin." "Actually we just moved to Dallas.", "我住在北京。" "说错了，我住在
-  天津。"). A short fact (three words or characters or fewer) must be said whole;
+  天津。": refused as "corrected"). A short fact (three words or characters or fewer) must be said whole;
 - **meant**: not a joke ("lol jk", 开玩笑的), not make-believe ("write a poem in which I
   am a dragon", 假装我是…), not a story's character (the protagonist, 主角, 女主).
 
@@ -81,6 +81,7 @@ REASONS = {  # reason: what it means, for the refusal's message
     "one_off": N_("it is a one-off request, not a lasting fact: {clause}"),
     "small_talk": N_("it is small talk, not a fact about the user: {clause}"),
     "not_said": N_("it is not in anything the user said"),
+    "corrected": N_("the user took it back, or said later that it changed: {clause}"),
 }
 
 
@@ -906,7 +907,7 @@ def user_clauses(messages: Iterable[Mapping]) -> list[_Clause]:
     return out
 
 
-_RANK = ["said", "negation", "someone_else", "quoted", "injection", "question",
+_RANK = ["said", "negation", "corrected", "someone_else", "quoted", "injection", "question",
          "hypothetical", "one_off", "small_talk"]
 
 
@@ -931,8 +932,8 @@ def judge(fact: str, messages: Iterable[Mapping]) -> Verdict:
             continue
         reason = _verdict(wanted, clause, first, names)
         if reason == "said" and any(_replaces(wanted, clause, later) for later in clauses):
-            reason = "negation"  # "I live in Austin." "Actually we moved to Dallas."
-        if reason in ("said", "negation"):
+            reason = "corrected"  # "I live in Austin." "Actually we moved to Dallas."
+        if reason in ("said", "negation", "corrected"):
             decisive.append((reason, clause.text))
         key = (share, -_RANK.index(reason), reason, clause.text)
         if best is None or key[:2] > best[:2]:
@@ -988,10 +989,10 @@ def _newest(decisive: list[tuple[str, str]]) -> Verdict:
     if len(kinds) == 1 or _CHANGE.search(clause):
         return Verdict(reason == "said", reason, clause)
     said = [c for r, c in decisive if r == "said"]
-    opposite = [c for r, c in decisive if r == "negation"]
-    if all(_negative(c) for c in said) and not any(_negative(c) for c in opposite):
+    opposite = [(r, c) for r, c in decisive if r != "said"]  # negated, or taken back
+    if all(_negative(c) for c in said) and not any(_negative(c) for _r, c in opposite):
         return Verdict(True, "said", said[-1])  # "I don't have a car, 我一般打车": the "not" is meant
-    return Verdict(False, "negation", opposite[-1])
+    return Verdict(False, *opposite[-1])
 
 
 def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:

@@ -488,9 +488,21 @@ def test_comments_quitting_topics_and_places(said, fact, stored, reason):
      "The user's favourite colour is green", "The user's favourite colour is blue"),
 ])
 def test_a_later_correction_takes_the_earlier_value_back(first, then, old, new):
-    assert not supports(old, user(first, then))
+    verdict = judge(old, user(first, then))
+    assert (verdict.stored, verdict.reason) == (False, "corrected"), verdict
+    assert "took it back" in explain(verdict)  # the refusal names the rule, not a "not"
     assert supports(new, user(first, then))
     assert supports(old, user(first))  # alone, it was said
+
+
+def test_a_correction_s_refusal_speaks_chinese(memory):
+    use_language("zh")
+    try:
+        with pytest.raises(MemoryPoisoningError, match="收回"):
+            memory.remember_user_fact("用户住在北京", user("我住在北京。", "不好意思说错了，我住在天津。"))
+    finally:
+        use_language(None)
+    assert memory.user_facts() == []  # nothing written
 
 
 @pytest.mark.parametrize(("first", "then", "fact"), [
