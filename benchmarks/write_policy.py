@@ -123,6 +123,21 @@ them; this file's cases still unread), all on 2026-12-04:
   here on purpose, but tests/test_write_policy.py's floor test, run on them, failed: 101
   of 117 (store en 16/21). Undone unscored, rule by rule never tried here; the batch stays
   in the development set as found.
+- not kept (2026-12-05, a later session, on f4a9ab9): a reading by meaning, with every rule still
+  in force. Where no clause says the fact in its words, a clause that passes every other
+  rule (a plain statement of the user with the fact's yes or no, not a request, a wish or
+  the past, saying each number and name) supported it when the offline embedder's cosine
+  between it and the fact said in the first person ("The user is a teacher" → "I am a
+  teacher") was at least 0.5 (chosen on the development cases: dev2 274 → 279 of 289,
+  dev3 86 → 92 of 102, dev 443 kept, no negation stored). The frozen floor test, run on
+  it, failed: scored here once, accuracy 0.915 (107/117); store 0.885 (54/61), skip 0.917
+  (33/36), other 1.000 (20/20); en 0.927 (38/41), zh 0.903 (56/62), mixed 0.929 (13/14);
+  **negations stored as their opposite: 2 of 41** (one more), third parties 0 of 20. A
+  development batch written for that failure (27: negations said without a "not") showed
+  why: "I'm allergic to kiwi" is nearer "I eat kiwi" (0.755) than "I do not eat kiwi"
+  (0.752), "我吃素" nearer "我吃肉" (0.762) than "我不吃肉" (0.637), so meaning stored
+  "The user eats kiwi" and "The user eats meat". Three more points of accuracy for a
+  negation stored as its opposite: not kept, the cases unread.
 The target (0.95, no negation stored as its opposite) is not reached. The one negation
 stored since 7fefd4a was not looked for case by case (the cases stay unread); the earlier
 policy (15463da) stored none here, but its development set shows it storing the opposite of

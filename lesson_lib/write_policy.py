@@ -9,7 +9,8 @@ them; a small lexicon lets "过敏" say "allergic" in a code-switched message; e
 name and address of the fact must be said) supports it only when all of these hold:
 
 - **the same yes or no**: not, n't, never, no, no longer, quit, used to, can't stand,
-  不, 没(有), 未, 别, 不再, 戒了, 讨厌, 以前 … counted on both sides ("I'm not vegetarian"
+  不, 没(有), 未, 别, 不再, 戒了, 讨厌, 以前 … and a no said without a "not" (avoid, steer
+  clear of, sold, gave away, died; 远离, 忌口, 卖给…了, 走丢了) counted on both sides ("I'm not vegetarian"
   supports "The user is not vegetarian", never "The user is vegetarian"); words that only
   look negative are not counted (不过, 不错, 非常, 差不多, 不得不, not only); a fact that goes
   on past its first clause is read with the next clause ("我们决定六月去杭州，不去成都了"),
@@ -32,8 +33,10 @@ name and address of the fact must be said) supports it only when all of these ho
   "now" the past is over ("I lived in Beijing, now I'm in Shanghai"); a later sentence
   that corrects or updates the same thing with another value takes the earlier one back
   ("I live in Austin." "Actually we just moved to Dallas.", "我住在北京。" "说错了，我住在
-  天津。": refused as "corrected"). A short fact (three words or characters or fewer) must be said whole;
-- **meant**: not a joke ("lol jk", 开玩笑的), not make-believe ("write a poem in which I
+  天津。": refused as "corrected"). A short fact (three words or characters or fewer) must be said whole,
+  and a Chinese fact's verb must be said ("我对猕猴桃过敏" does not say "用户吃猕猴桃");
+- **meant**: not a joke ("lol jk", 开玩笑的) or sarcasm ("Oh great, I just love Monday
+  meetings"), not make-believe ("write a poem in which I
   am a dragon", 假装我是…), not a story's character (the protagonist, 主角, 女主).
 
 A short answer to the assistant's question ("Do you eat fish?" "No.") is read as the
@@ -123,6 +126,17 @@ _SAME = [
     (r"\bno longer\b|\bnot any ?more\b|\b(?:rarely|seldom|hardly ever|hardly)\b", " never "),
     (r"('m|\bam|\bis|\bare|'re)( not)?(?: really| very| that| so| too)? into\b", r"\1\2 like"),
     (r"\b(?:quit|quitted|stopped|gave up|given up|give up|stop)\b", " never eat drink "),
+    # saying no without a "not": avoiding it, swearing it off, getting rid of it
+    (r"\b(?:steer(?:s|ed|ing)? clear of|(?:stay|keep)(?:s|ed|ing)? away from|kept away from|"
+     r"avoid(?:s|ed|ing)?|"
+     r"sw(?:ore|orn|ear|ears) off|cut(?:ting)? out)\b", " never eat drink use watch "),
+    (r"(?:\b(?:is|are)|'s|'re)? off (?:my|the) (?:menu|table|list)\b|\boff[- ]limits\b",
+     " never eat drink use "),
+    (r"\b(?:'m|am|im) done with\b", " never "),
+    (r"\b(?:sold|got rid of|get rid of|gave away|given away|threw (?:out|away)|thrown "
+     r"(?:out|away)|donated|died|passed away|ran away|ditch(?:ed)?)\b", " never have "),
+    # "Spanish is my first language": the user speaks it
+    (r"\b([a-z]+) is my (?:first|native|mother) (?:language|tongue)\b", r" i speak \1 "),
     (r"\b(?:not|n't|never been) (?:a |really a |much of a )?(?:big |huge )?fan of\b", " not like "),
     (r"\b(?:a |really a )?(?:big |huge )?fan of\b", " like "),
     (r"\b(?!(?:a|an|my|the|no|any|some|food|bad|severe|mild|serious)\b)([a-z]+) allerg(?:y|ies)\b",
@@ -158,6 +172,7 @@ _SAME = [
     (r"每个星期|每星期|每周", "每周"),
     (r"搬到了|搬到|搬去了|搬去", "住在"),
     (r"老家(?:是|在)", "来自"),
+    (r"(?<![要若就倒还可])是((?:(?![的个])[\u4e00-\u9fff]){2,3})人(?![员士物家])", r"来自\1"),  # 我是东北人: from there
     (r"讨厌|不喜欢|受不了|反感|不爱", "不喜"),
     (r"喜欢|喜爱|热爱|钟爱|偏好|爱", "喜"),
     (r"很少|极少|几乎不|几乎没", "不"),
@@ -165,6 +180,11 @@ _SAME = [
     (r"滴酒不沾|一滴酒都不喝|不沾酒", "不喝酒"),
     (r"(?:一口|一点|从来)?都?不(?:碰|沾)", "不吃喝"),  # 不碰: neither eats nor drinks it
     (r"对([\u4e00-\u9fff]{1,6}?)(?:特别|非常|很|有点|有些|比较)?敏感", r"对\1过敏"),
+    (r"忌口", "不吃"),
+    (r"远离|避开|躲着|躲开|告别了?", "不吃喝用看"),  # keeping away from it says no
+    (r"(?:卖|送|转)(?:给[\u4e00-\u9fff]{1,4})?(?:了|掉了|掉)|送人了|扔了|扔掉了?|处理掉了?|"
+     r"走丢了|跑丢了|去世了|死了",
+     "没有"),  # 卖给表哥了: no longer has it
     (r"戒烟", "不抽烟"),
     (r"戒酒", "不喝酒"),
     (r"戒了|戒掉了|戒掉|已经戒|戒", "不吃喝"),  # quitting it: neither eats nor drinks it
@@ -244,7 +264,7 @@ _LEXICON_WORDS = """
 女儿 daughter|儿子 son|父母 parents|退休 retired|学校 school|大学 college university|
 研究生 master graduate|博士 phd|专业 major|计算机 computer science|上学 study school|
 苹果手机 iphone|安卓 android|微信 wechat|支付宝 alipay|地铁 subway metro|公交 bus|打车 taxi|
-出租车 taxi|通勤 commute|元 yuan|人民币 yuan|钱 money|编程 program|糖尿病 diabetic|怀孕 pregnant|左撇子 left-handed|素 vegetarian|
+出租车 taxi|通勤 commute|元 yuan|来自 from|东北 northeast|人民币 yuan|钱 money|编程 program|糖尿病 diabetic|怀孕 pregnant|左撇子 left-handed|素 vegetarian|
 """
 _LEXICON = [(zh, tuple(en.split())) for zh, _sep, en in
             (pair.strip().partition(" ") for pair in _LEXICON_WORDS.split("|")) if zh]
@@ -256,7 +276,7 @@ _PERSON_EN = ("friend|friends|wife|husband|partner|girlfriend|boyfriend|mom|mum|
               "father|parents?|son|daughter|kids?|children|child|baby|brother|sister|"
               "siblings?|cousin|uncle|aunt|grandma|grandpa|grandmother|grandfather|"
               "grandparents?|colleague|coworker|co-worker|roommate|flatmate|housemate|"
-              "boss|manager|neighbou?r|classmate|teacher|doctor|dentist|nurse|client|"
+              "boss|manager|neighbou?rs?|classmate|teacher|doctor|dentist|nurse|client|"
               "customer|fianc[eé]e?|family|in-laws?|nephew|niece|buddy|team|teammates?|"
               "landlord|tenant|students?|someone|somebody|everyone|everybody|people|"
               "nobody|guy|girl|man|woman|spouse|sis|bro|twin|stepmom|stepdad|ceo|"
@@ -356,7 +376,10 @@ _PAST = re.compile(r"\b(?:\w+ed|was|were|had|did|grew up|grew|went|spent|before|
                    r"待了|干了|做了|工作了")
 # "lol jk", "开玩笑的": said in jest, the message states nothing.
 _JOKE = re.compile(r"(?<!not )(?<!n't )(?<!no )\b(?:jk|j/k|just kidding|kidding|joking|yeah right)\b|"
-                   r"(?<!不是)(?<!不)(?<!没)(?<!别)开(?:个)?玩笑|逗你(?:的|玩)|说着玩")
+                   r"(?<!不是)(?<!不)(?<!没)(?<!别)开(?:个)?玩笑|逗你(?:的|玩)|说着玩|"
+                   # sarcasm: "Oh great, I just adore being stuck in traffic"
+                   r"^(?:oh,? )?(?:great|sure|wonderful|fantastic|joy)\b[^.!?]*\bjust "
+                   r"(?:love|adore|like)\b")
 _TOPIC = re.compile(r"(?:[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}|[\u4e00-\u9fff]{1,4}(?<![吗呢吧么啊]))"
                     r"\s*[?？]")
 _PAST_NEG = re.compile(r"\bused to\b|以前|曾经")  # the past already counted as a negation
@@ -492,6 +515,13 @@ class _Fact:
     strict: tuple[str, ...]  # numbers and names: each must be said
     negated: frozenset[str] = frozenset()  # the content units its negation reaches
     text: str = ""  # the fact, normalised: its words as written (for _mask_words)
+    verb: str = ""  # a Chinese fact's verb (吃 in 用户吃猕猴桃): it must be said
+
+
+# A Chinese fact is read character by character, so "用户吃猕猴桃" would be three quarters
+# said by "我对猕猴桃过敏" (being allergic is not eating it): its verb must be said, as an
+# English fact of two words must be said whole.
+_VERB_ZH = re.compile(r"^\s*(?:不|没有|没)?([吃喝抽用看有穿开骑玩听])(?=[\u4e00-\u9fff])")
 
 
 def _fact(text: str) -> _Fact:
@@ -514,8 +544,9 @@ def _fact(text: str) -> _Fact:
     strict = tuple(dict.fromkeys([*re.findall(r"\d+", _numbers(original)), *map(_stem, names),
                                   *addresses]))
     negated = _negated(plain, {*words, *chars}) if negative else set()
+    verb = _VERB_ZH.match(plain)
     return _Fact(negative, bool(_WISH.search(plain)), bool(_PAST.search(plain)), words, chars,
-                 strict, frozenset(negated), plain)
+                 strict, frozenset(negated), plain, verb.group(1) if verb and verb.group(1) in chars else "")
 
 
 # ----------------------------------------------------------------- the user's clauses
@@ -529,6 +560,7 @@ class _Clause:
     sentence: int = -1  # which sentence of the conversation it is in (-1: an answer)
     past: bool = False  # it tells the past, and the message says what holds now
     corrects: bool = False  # its message corrects what the user said (actually, 说错了 …)
+    join: int = -1  # two clauses judged as one: where the second starts
 
 
 def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
@@ -673,6 +705,7 @@ def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
     fact_text = "".join(fact.chars)
     # a character inside a word the fact does not say is not the fact's: 车 in 电动车
     own = _mask_words(clause, fact.text)
+    verb_said = not fact.verb
     for char in fact.chars:
         at = own.find(char)
         if at < 0:  # an English word for it ("vegetarian" for "素食")
@@ -681,10 +714,13 @@ def _cover(fact: _Fact, clause: str) -> tuple[float, int]:
         if at >= 0:
             said += 1
             first = min(first, at)
+            verb_said = verb_said or char == fact.verb
     total = len(fact.words) + len(fact.chars)
     if not total:
         return 0.0, first
     if total <= SHORT and said < total:  # a short fact is said whole, or not at all
+        return 0.0, first
+    if not verb_said:
         return 0.0, first
     if any(s not in words and s not in clause and not any(
             zh in clause for zh in _ZH_FOR.get(s, ())) for s in fact.strict):
@@ -767,7 +803,11 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
         return "someone_else"  # "对海鲜过敏的是我姐", "the one who's allergic is my sister"
     start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
     said = clause.text[start:_end(fact, clause.text, first)]
-    if _negative(said) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
+    negative = _negative(said)
+    if start < clause.join < start + len(said) and _negative(said[:clause.join - start]) \
+            and _negative(said[clause.join - start:]):
+        negative = True  # "我酒量不行，基本不喝": each clause says no, the two are not a yes
+    if negative != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
         return "negation"  # the opposite, even said of today, is never stored
     reached = _negated(said, set(fact.negated) | set(fact.words) | set(fact.chars))
     if fact.negated and reached and not reached & fact.negated and not clause.flip:
@@ -825,7 +865,7 @@ def _end(fact: _Fact, clause: str, first: int) -> int:
     rest = clause[end:]
     cut = _WITHIN.search(rest)
     rest = rest[:cut.start()] if cut else rest
-    if _negative(rest) and not _content(rest) - _PLACEHOLDERS:
+    if _negative(rest) and not _content(_NEG_ZH.sub(" ", rest)) - _PLACEHOLDERS:
         return end + len(rest)  # the rest only comments on it, and says no
     return end
 
@@ -1010,7 +1050,7 @@ def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:
             continue
         alone = max(_cover(fact, clause.text)[0], _cover(fact, after.text)[0])
         joined = _Clause(clause.text + "，" + after.text, None, clause.inherited,
-                         sentence=clause.sentence)
+                         sentence=clause.sentence, join=len(clause.text) + 1)
         together = _cover(fact, joined.text)[0]
         if alone >= COVERAGE and together <= alone:
             continue

@@ -392,14 +392,18 @@ DEV2 = Path(ROOT) / "lesson_lib" / "data" / "write_policy_dev2.json"
 
 
 @pytest.mark.parametrize(("name", "size", "least", "flips"), [
-    ("write_policy_dev2.json", 289, 274, 1), ("write_policy_dev3.json", 102, 86, 2)])
+    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 172, 151, 0)])
 def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     """Batches 19 to 23 (write_policy_dev2.json, 289 cases written blind to the frozen set):
     main's policy scored 261 of them with 6 negations stored as their opposite before the
     rules below, 274 with 1 after; batches 24 and 25 (write_policy_dev3.json, 52 and 50):
     38 and 37 with 2 each before; 49 with none after the rules for batch 24, while batch
-    25's rules were undone (the frozen set fell with them) and it stays at 37 with its two.
-    Those are the floors."""
+    25's rules were undone (the frozen set fell with them) and it stays at 37 with its two;
+    batch 27 (26 negations said without a "not"): 11 with seven stored as their opposite
+    before, 24 with none after the rules for it; batch 28 (44, a general mix written blind
+    after them): 31 with two stored as their opposite before its own rules, 38 with none
+    after, which took dev2 to 277 and batch 25 to 39, none stored as its opposite in any
+    set. Those are the floors."""
     cases = json.loads((DEV2.parent / name).read_text(encoding="utf-8"))["cases"]
     assert len(cases) == size and not ({m["content"] for c in cases for m in c["messages"]}
                                        & {m["content"] for c in benchmark.load()["cases"]
@@ -512,3 +516,50 @@ def test_a_correction_s_refusal_speaks_chinese(memory):
 ])
 def test_what_adds_or_is_about_someone_else_takes_nothing_back(first, then, fact):
     assert supports(fact, user(first, then))
+
+
+@pytest.mark.parametrize(("said", "fact", "opposite"), [
+    # saying no without a "not": avoiding it, swearing it off, getting rid of it, losing it
+    ("I steer clear of energy drinks.", "The user does not drink energy drinks",
+     "The user drinks energy drinks"),
+    ("Red meat is off my menu for good.", "The user does not eat red meat",
+     "The user eats red meat"),
+    ("I sold my motorbike to a cousin.", "The user does not have a motorbike",
+     "The user has a motorbike"),
+    ("Not anymore, our cat died last year.", "The user does not have a cat", "The user has a cat"),
+    ("我远离一切能量饮料。", "用户不喝能量饮料", "用户喝能量饮料"),
+    ("摩托车我卖给表哥了。", "用户没有摩托车", "用户有摩托车"),
+    ("我忌口海鲜。", "用户不吃海鲜", "用户吃海鲜"),
+    ("Gluten 我一直避开。", "The user does not eat gluten", "The user eats gluten"),
+    ("I ditched my scooter last spring.", "The user does not have a scooter",
+     "The user has a scooter"),
+    # two joined clauses that each say no are not a yes
+    ("我酒量不行，基本不喝。", "用户不喝酒", "用户喝酒"),
+    ("烟我早就戒了，现在一根都不抽。", "用户不抽烟", "用户抽烟"),
+])
+def test_a_no_said_without_a_not_is_kept_and_never_flipped(said, fact, opposite):
+    assert judge(fact, user(said)).stored
+    assert judge(opposite, user(said)).reason == "negation"
+
+
+@pytest.mark.parametrize(("said", "fact", "stored", "reason"), [
+    # a Chinese fact's verb must be said: an allergy is not eating it
+    ("我对猕猴桃过敏。", "用户吃猕猴桃", False, "not_said"),
+    ("我对猕猴桃过敏。", "用户对猕猴桃过敏", True, "said"),
+    ("我每天吃一个猕猴桃。", "用户吃猕猴桃", True, "said"),
+    ("I 戒酒 last year.", "用户不喝酒", True, "said"),
+    ("我 never drink 奶茶。", "用户从不喝奶茶", True, "said"),  # the verb said in English
+    # sarcasm states nothing
+    ("Oh great, I just love Monday meetings.", "The user likes Monday meetings",
+     False, "small_talk"),
+    ("I just love hiking in the rain.", "The user likes hiking in the rain", True, "said"),
+    # where one is from, and a first language
+    ("我是山东人，在青岛长大。", "用户来自山东", True, "said"),
+    ("要是我是山东人就好了。", "用户来自山东", False, "hypothetical"),
+    ("我不是早起的人。", "用户不是早起的人", True, "said"),
+    ("Portuguese is my mother tongue.", "The user speaks Portuguese", True, "said"),
+    ("Our neighbours grow roses.", "The user grows roses", False, "someone_else"),
+])
+def test_verbs_sarcasm_origins_and_neighbours(said, fact, stored, reason):
+    verdict = judge(fact, user(said))
+    assert (verdict.stored, verdict.reason) == (stored, reason)
