@@ -489,6 +489,13 @@ def _negative(text: str) -> bool:
     return _negations(text) % 2 == 1
 
 
+def _says_no(text: str) -> bool:
+    """Does a fact, or the words of a clause that say it, say no? Each part of it keeps its
+    own no (a negation does not reach past _WITHIN): "I don't smoke, and I don't drink",
+    "我酒量不行，基本不喝" and "用户不抽烟也不喝酒" say no, twice, not yes."""
+    return any(_negative(part) for part in _WITHIN.split(text))
+
+
 def _negated(text: str, content: set[str]) -> set[str]:
     """The content units a negation in `text` reaches: said after its first negation and not
     before it ("六月去杭州，不去成都" → 成 都; "live in beijing, not shanghai" → shanghai)."""
@@ -527,7 +534,7 @@ _VERB_ZH = re.compile(r"^\s*(?:不|没有|没)?([吃喝抽用看有穿开骑玩�
 def _fact(text: str) -> _Fact:
     plain = _ADVERBS_FACT.sub(" ", _WHO_FACT.sub(" ", _normal(text)))
     plain = re.sub(r"\b(?:i'm|i've|i'd|i'll|im|i|my|me|myself|mine)\b", " ", plain)
-    negative = _negative(plain)
+    negative = _says_no(plain)
     stripped = _NOT_NEG_ZH.sub(" ", _NEG_ZH.sub(" ", plain))
     # a hyphenated word is read as its parts, as the user's clauses are ("gluten-free")
     parts = [p for w in _LATIN.findall(stripped) for p in (w.split("-") if "n't" not in w else [w])]
@@ -560,7 +567,6 @@ class _Clause:
     sentence: int = -1  # which sentence of the conversation it is in (-1: an answer)
     past: bool = False  # it tells the past, and the message says what holds now
     corrects: bool = False  # its message corrects what the user said (actually, 说错了 …)
-    join: int = -1  # two clauses judged as one: where the second starts
 
 
 def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
@@ -803,11 +809,7 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
         return "someone_else"  # "对海鲜过敏的是我姐", "the one who's allergic is my sister"
     start = max((m.end() for m in _WITHIN.finditer(clause.text[:first])), default=0)
     said = clause.text[start:_end(fact, clause.text, first)]
-    negative = _negative(said)
-    if start < clause.join < start + len(said) and _negative(said[:clause.join - start]) \
-            and _negative(said[clause.join - start:]):
-        negative = True  # "我酒量不行，基本不喝": each clause says no, the two are not a yes
-    if negative != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
+    if _says_no(said) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
         return "negation"  # the opposite, even said of today, is never stored
     reached = _negated(said, set(fact.negated) | set(fact.words) | set(fact.chars))
     if fact.negated and reached and not reached & fact.negated and not clause.flip:
@@ -1050,7 +1052,7 @@ def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:
             continue
         alone = max(_cover(fact, clause.text)[0], _cover(fact, after.text)[0])
         joined = _Clause(clause.text + "，" + after.text, None, clause.inherited,
-                         sentence=clause.sentence, join=len(clause.text) + 1)
+                         sentence=clause.sentence)
         together = _cover(fact, joined.text)[0]
         if alone >= COVERAGE and together <= alone:
             continue

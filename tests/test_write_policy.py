@@ -392,7 +392,7 @@ DEV2 = Path(ROOT) / "lesson_lib" / "data" / "write_policy_dev2.json"
 
 
 @pytest.mark.parametrize(("name", "size", "least", "flips"), [
-    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 172, 151, 0)])
+    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 184, 163, 0)])
 def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     """Batches 19 to 23 (write_policy_dev2.json, 289 cases written blind to the frozen set):
     main's policy scored 261 of them with 6 negations stored as their opposite before the
@@ -403,7 +403,8 @@ def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     before, 24 with none after the rules for it; batch 28 (44, a general mix written blind
     after them): 31 with two stored as their opposite before its own rules, 38 with none
     after, which took dev2 to 277 and batch 25 to 39, none stored as its opposite in any
-    set. Those are the floors."""
+    set; batch 29 (12 facts with two no's): 8, then 12 once each part of a fact or a clause
+    keeps its own no. Those are the floors."""
     cases = json.loads((DEV2.parent / name).read_text(encoding="utf-8"))["cases"]
     assert len(cases) == size and not ({m["content"] for c in cases for m in c["messages"]}
                                        & {m["content"] for c in benchmark.load()["cases"]
@@ -536,6 +537,10 @@ def test_what_adds_or_is_about_someone_else_takes_nothing_back(first, then, fact
     # two joined clauses that each say no are not a yes
     ("我酒量不行，基本不喝。", "用户不喝酒", "用户喝酒"),
     ("烟我早就戒了，现在一根都不抽。", "用户不抽烟", "用户抽烟"),
+    # and a fact with two no's is a no, as the user's two clauses are
+    ("I don't smoke, I don't drink.", "The user does not smoke and does not drink",
+     "The user smokes and drinks"),
+    ("我不抽烟，也不喝酒。", "用户不抽烟也不喝酒", "用户抽烟也喝酒"),
 ])
 def test_a_no_said_without_a_not_is_kept_and_never_flipped(said, fact, opposite):
     assert judge(fact, user(said)).stored
