@@ -378,7 +378,7 @@ _PAST = re.compile(r"\b(?:\w+ed|was|were|had|did|grew up|grew|went|spent|before|
 _JOKE = re.compile(r"(?<!not )(?<!n't )(?<!no )\b(?:jk|j/k|just kidding|kidding|joking|yeah right)\b|"
                    r"(?<!不是)(?<!不)(?<!没)(?<!别)开(?:个)?玩笑|逗你(?:的|玩)|说着玩|"
                    # sarcasm: "Oh great, I just adore being stuck in traffic"
-                   r"^(?:oh,? )?(?:great|sure|wonderful|fantastic|joy)\b[^.!?]*\bjust "
+                   r"^oh,? (?:great|sure|wonderful|fantastic|joy)\b[^.!?]*\bjust "
                    r"(?:love|adore|like)\b")
 _TOPIC = re.compile(r"(?:[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}|[\u4e00-\u9fff]{1,4}(?<![吗呢吧么啊]))"
                     r"\s*[?？]")

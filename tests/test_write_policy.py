@@ -392,7 +392,7 @@ DEV2 = Path(ROOT) / "lesson_lib" / "data" / "write_policy_dev2.json"
 
 
 @pytest.mark.parametrize(("name", "size", "least", "flips"), [
-    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 184, 163, 0)])
+    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 214, 191, 0)])
 def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     """Batches 19 to 23 (write_policy_dev2.json, 289 cases written blind to the frozen set):
     main's policy scored 261 of them with 6 negations stored as their opposite before the
@@ -404,7 +404,8 @@ def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     after them): 31 with two stored as their opposite before its own rules, 38 with none
     after, which took dev2 to 277 and batch 25 to 39, none stored as its opposite in any
     set; batch 29 (12 facts with two no's): 8, then 12 once each part of a fact or a clause
-    keeps its own no. Those are the floors."""
+    keeps its own no; batch 30 (30 plain stores, looking for what the new rules refuse):
+    27, then 28 once sarcasm needs an "oh". Those are the floors."""
     cases = json.loads((DEV2.parent / name).read_text(encoding="utf-8"))["cases"]
     assert len(cases) == size and not ({m["content"] for c in cases for m in c["messages"]}
                                        & {m["content"] for c in benchmark.load()["cases"]
@@ -558,6 +559,7 @@ def test_a_no_said_without_a_not_is_kept_and_never_flipped(said, fact, opposite)
     ("Oh great, I just love Monday meetings.", "The user likes Monday meetings",
      False, "small_talk"),
     ("I just love hiking in the rain.", "The user likes hiking in the rain", True, "said"),
+    ("Sure, I just like my tea with lemon.", "The user likes tea with lemon", True, "said"),
     # where one is from, and a first language
     ("我是山东人，在青岛长大。", "用户来自山东", True, "said"),
     ("要是我是山东人就好了。", "用户来自山东", False, "hypothetical"),
