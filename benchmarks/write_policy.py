@@ -138,6 +138,29 @@ them; this file's cases still unread), all on 2026-12-04:
   (0.752), "我吃素" nearer "我吃肉" (0.762) than "我不吃肉" (0.637), so meaning stored
   "The user eats kiwi" and "The user eats meat". Three more points of accuracy for a
   negation stored as its opposite: not kept, the cases unread.
+- commit 59c3383bcc5a (2026-12-05, a later session: development batches 27 and 28, 70 cases
+  written blind, the first for negations said without a "not", the second a general mix
+  written after the first's rules: the policy scored 11/26 with seven negations stored as
+  their opposite and, with batch 27's rules, 31/44 with two (30/44 with three before them);
+  general rules: avoiding, steering clear of, swearing off, selling, giving away, ditching
+  or losing it says no, 远离, 忌口, 卖给…了, 走丢了; a Chinese fact's verb must be said (我对
+  猕猴桃过敏 stored 用户吃猕猴桃); two joined clauses that each say no are not a yes;
+  sarcasm; 是四川人; "X is my first language"; neighbours in the plural; 24/26 and 38/44
+  with none, dev 443, dev2 277 with none), scored once: accuracy 0.863 (101/117), lower;
+  store en 16/21. Without reading this file's cases, the joined-clauses rule was found to
+  disagree with how a fact's own no was counted (by parity, so "The user does not smoke and
+  does not drink" was a yes); development batch 29 (12 facts with two no's, 8/12) showed
+  it. Commit 5dac529 (each part of a fact or of a clause keeps its own no; batch 29 12/12),
+  scored: 0.880 (103/117); store 0.820 (50/61), skip 0.917 (33/36), other 1.000 (20/20);
+  en 0.878 (36/41), zh 0.903 (56/62), mixed 0.786 (11/14); store en 17/21, zh 29/33, mixed
+  4/7. Negations stored as their opposite: 1 of 41. Third parties stored as the user: 0 of
+  20. Development batch 30 (30 plain stores, written to find what the new rules refuse)
+  found one (sarcasm without an "oh"); after it, at commit 9c0f288, scored a third and last
+  time this session: the same, 0.880 (103/117), in every part. **Kept**, one case below the
+  0.889 before: the policy before stores a no said without a "not" as its opposite on
+  unseen phrasing (batch 27: 7 of 26; batch 28, blind to both: three against two), which
+  this file, whose 41 negations are nearly all said with a "not", hardly samples. The floor
+  in tests/test_write_policy.py is 103.
 The target (0.95, no negation stored as its opposite) is not reached. The one negation
 stored since 7fefd4a was not looked for case by case (the cases stay unread); the earlier
 policy (15463da) stored none here, but its development set shows it storing the opposite of

@@ -283,14 +283,17 @@ def test_the_policy_on_its_development_set(dev):
 
 def test_the_frozen_evaluation_keeps_its_floor(tmp_path):
     """Through the benchmark's own judge (remember_user_fact on a fresh user's SQLite
-    memory): the later score, 0.889 (104/117), is the floor; no third party is stored as
-    the user, and no more than the one known negation as its opposite."""
+    memory): the kept policy's score, 0.880 (103/117), is the floor; no third party is
+    stored as the user, and no more than the one known negation as its opposite. (The
+    policy before it scored 104 here, but stored the opposite of a no said without a "not"
+    on unseen phrasing: "I sold my motorbike" as "has a motorbike", 7 of development batch
+    27's 26 cases; benchmarks/write_policy.py says why one case here was traded for that.)"""
     cases = benchmark.load()["cases"]
     with SessionStore(f"sqlite:///{tmp_path}/frozen.db") as store:
         results = benchmark.judge(store, cases)
     parts = benchmark.table(cases, results)
     right, n = parts["all"]
-    assert right >= 104, parts
+    assert right >= 103, parts
     assert sum(r["flipped"] for r in results) <= 1
     assert sum(r["as_user"] for r in results) == 0
     assert parts["other"][0] == parts["other"][1], parts
