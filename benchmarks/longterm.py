@@ -47,6 +47,14 @@ target was not met by either; a fused search waits for both lists, and on two co
 scan's two threads and the lexical thread take turns, so its tail is about the dense time
 plus the lexical time of the questions with common words (up to 12 ms).
 
+Measured on another machine of the same kind (2026-12-05, a later session, the search code
+unchanged since the run above, 400 queries, nothing else running, load average 1.0 to 1.1
+while searching): fused p50 19.47 ms, p99 46.12 ms (dense p50 15.41, p99 20.95; lexical p50
+3.71, p99 28.39); recall@5 the same (0.969). This machine is slower at what the scan does:
+one float32 product of 100,000 × 512 vectors with a question takes 16.5 ms here (numpy with
+OpenBLAS), a memory-bound read of 200 MB. The target was not met here either; it is a
+quiet machine's figure, and a slower machine moves it by more than any change measured.
+
 Prints one table per part and exits 0; no target fails the run. With the default sizes
 about two to four minutes on two cores (building 100,000 memories is most of it).
 """

@@ -5,8 +5,8 @@ long-term memory (MemoryPoisoningError naming why).
 The floors: the development set (lesson_lib/data/write_policy_dev.json) at 0.98 in each
 language with no negation stored as its opposite and no third party stored as the user; the
 frozen evaluation (lesson_lib/data/write_policy_eval.json, benchmarks/write_policy.py) at
-the kept policy's later score, 0.889 (104/117): at least that, no third party stored as the user, and
-at most the one negation stored as its opposite that it has (an open failure, see the
+the kept policy's score, 0.880 (103/117): at least that, no third party stored as the user,
+and at most the one negation stored as its opposite that it has (an open failure, see the
 benchmark's docstring: the target is none). Its first score, before this policy: 0.385,
 29 negations and 18 third parties.
 """
