@@ -483,8 +483,25 @@ def test_nor_used_to_jokes_plans_fiction_and_words(said, fact, stored, reason):
     # a question stays a question, also a short one
     ("我能吃海鲜吗？", "用户能吃海鲜", False, "question"),
     ("Coffee?", "The user drinks coffee", False, "not_said"),
+    # a Chinese fact's verb must be said: an allergy is not eating it
+    ("我对猕猴桃过敏。", "用户吃猕猴桃", False, "not_said"),
+    ("我对猕猴桃过敏。", "用户对猕猴桃过敏", True, "said"),
+    ("我每天吃一个猕猴桃。", "用户吃猕猴桃", True, "said"),
+    ("I 戒酒 last year.", "用户不喝酒", True, "said"),
+    ("我 never drink 奶茶。", "用户从不喝奶茶", True, "said"),  # the verb said in English
+    # sarcasm states nothing
+    ("Oh great, I just love Monday meetings.", "The user likes Monday meetings",
+     False, "small_talk"),
+    ("I just love hiking in the rain.", "The user likes hiking in the rain", True, "said"),
+    ("Sure, I just like my tea with lemon.", "The user likes tea with lemon", True, "said"),
+    # where one is from, and a first language
+    ("我是山东人，在青岛长大。", "用户来自山东", True, "said"),
+    ("要是我是山东人就好了。", "用户来自山东", False, "hypothetical"),
+    ("我不是早起的人。", "用户不是早起的人", True, "said"),
+    ("Portuguese is my mother tongue.", "The user speaks Portuguese", True, "said"),
+    ("Our neighbours grow roses.", "The user grows roses", False, "someone_else"),
 ])
-def test_comments_quitting_topics_and_places(said, fact, stored, reason):
+def test_comments_quitting_topics_places_verbs_and_sarcasm(said, fact, stored, reason):
     verdict = judge(fact, user(said))
     assert (verdict.stored, verdict.reason) == (stored, reason), verdict
 
@@ -549,27 +566,3 @@ def test_what_adds_or_is_about_someone_else_takes_nothing_back(first, then, fact
 def test_a_no_said_without_a_not_is_kept_and_never_flipped(said, fact, opposite):
     assert judge(fact, user(said)).stored
     assert judge(opposite, user(said)).reason == "negation"
-
-
-@pytest.mark.parametrize(("said", "fact", "stored", "reason"), [
-    # a Chinese fact's verb must be said: an allergy is not eating it
-    ("我对猕猴桃过敏。", "用户吃猕猴桃", False, "not_said"),
-    ("我对猕猴桃过敏。", "用户对猕猴桃过敏", True, "said"),
-    ("我每天吃一个猕猴桃。", "用户吃猕猴桃", True, "said"),
-    ("I 戒酒 last year.", "用户不喝酒", True, "said"),
-    ("我 never drink 奶茶。", "用户从不喝奶茶", True, "said"),  # the verb said in English
-    # sarcasm states nothing
-    ("Oh great, I just love Monday meetings.", "The user likes Monday meetings",
-     False, "small_talk"),
-    ("I just love hiking in the rain.", "The user likes hiking in the rain", True, "said"),
-    ("Sure, I just like my tea with lemon.", "The user likes tea with lemon", True, "said"),
-    # where one is from, and a first language
-    ("我是山东人，在青岛长大。", "用户来自山东", True, "said"),
-    ("要是我是山东人就好了。", "用户来自山东", False, "hypothetical"),
-    ("我不是早起的人。", "用户不是早起的人", True, "said"),
-    ("Portuguese is my mother tongue.", "The user speaks Portuguese", True, "said"),
-    ("Our neighbours grow roses.", "The user grows roses", False, "someone_else"),
-])
-def test_verbs_sarcasm_origins_and_neighbours(said, fact, stored, reason):
-    verdict = judge(fact, user(said))
-    assert (verdict.stored, verdict.reason) == (stored, reason)
