@@ -24,7 +24,6 @@ from __future__ import annotations
 import copy
 import io
 import json
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -408,12 +407,10 @@ class CostPlot:
 
 def _figure() -> Any:
     """A matplotlib Figure outside pyplot (so a notebook shows it once, when returned)."""
-    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)  # no cache notice
-    from matplotlib.figure import Figure  # noqa: PLC0415 (matplotlib is slow to import)
-
     from lesson_lib.fonts import ready  # noqa: PLC0415
 
-    ready()  # Chinese labels and names drawn in Noto Sans SC, not as empty boxes
+    ready()  # first (no font-cache notice); Chinese drawn in Noto Sans SC, not empty boxes
+    from matplotlib.figure import Figure  # noqa: PLC0415 (matplotlib is slow to import)
 
     return Figure(figsize=(11, 4.2), dpi=100, layout="constrained")
 

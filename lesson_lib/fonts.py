@@ -15,6 +15,7 @@ for the notebook's own matplotlib code too.
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from pathlib import Path
 
@@ -32,7 +33,11 @@ def font_file() -> Path:
 def register() -> str:
     """Make matplotlib draw Chinese with Noto Sans SC, after the default family for the
     glyphs it lacks; returns the family's name. Once per process (matplotlib's rcParams
-    are the process's); `use()` puts the family back in font.family if it was reset."""
+    are the process's); `use()` puts the family back in font.family if it was reset.
+    Matplotlib's first import in a new home builds a font cache and, if that takes over
+    five seconds (a busy machine, a class of learners starting at once), says so on stderr:
+    a notice a learner cannot act on, silenced here, before the import."""
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
     from matplotlib import font_manager  # noqa: PLC0415 (matplotlib is slow to import)
 
     path = font_file()

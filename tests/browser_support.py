@@ -164,8 +164,9 @@ class JupyterServer:
                 "--LabApp.check_for_updates_class="
                 "jupyterlab.handlers.announcements.NeverCheckForUpdate"]
 
-    def start(self, timeout: float = 60) -> None:
-        """Start the server and wait until /api/status answers."""
+    def start(self, timeout: float = 180) -> None:
+        """Start the server and wait until /api/status answers (a JupyterLab started while a
+        class of eight hub servers runs beside it has taken over a minute here)."""
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(self.command(), env=self.environment(), cwd=self.workdir,
                                         stdout=self._log, stderr=subprocess.STDOUT,

@@ -3,6 +3,7 @@ empty boxes, no "Glyph … missing" warning, and Latin text exactly as before.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -102,3 +103,33 @@ def test_the_librarys_plots_are_labelled_in_the_language_spoken(speak):
     speak("en")
     english = plot_costs([ConversationRun(name="full history", memory=None)], window=2048)
     assert english.figure.axes[0].get_title() == "Tokens in each turn's largest request"
+
+
+SLOW_FONT_CACHE = """
+import threading
+class AtOnce(threading.Timer):  # the font cache as if it took over five seconds to build
+    def __init__(self, interval, function, *args, **kwargs):
+        super().__init__(0, function, *args, **kwargs)
+threading.Timer = AtOnce
+"""
+
+
+def font_cache_first_built(tmp_path, code: str) -> subprocess.CompletedProcess:
+    """`code` in a fresh Python whose matplotlib has no font cache yet (a learner's new home
+    on a class's hub) and is slow to build it."""
+    env = {**os.environ, "MPLCONFIGDIR": str(tmp_path / "mpl"), "MPLBACKEND": "agg"}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(SLOW_FONT_CACHE + code)],
+                          capture_output=True, text=True, timeout=180, env=env)
+
+
+def test_a_slow_first_font_cache_is_not_announced_on_a_learners_stderr(tmp_path):
+    """A class's eight learners starting at once each build matplotlib's font cache in their
+    own home; past five seconds matplotlib says so on stderr, which a learner cannot act on.
+    `use_language("zh")` and the library's plots keep it quiet."""
+    for n, code in enumerate(["from lesson_lib.i18n import use_language\nuse_language('zh')\n",
+                              "from lesson_lib.costs import _figure\n_figure()\n"]):
+        done = font_cache_first_built(tmp_path / str(n), code)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    # and the check can fail: matplotlib's own import, unsilenced, announces it
+    done = font_cache_first_built(tmp_path / "plain", "import matplotlib.font_manager\n")
+    assert "building the font cache" in done.stderr, done.stderr
