@@ -161,6 +161,15 @@ them; this file's cases still unread), all on 2026-12-04:
   unseen phrasing (batch 27: 7 of 26; batch 28, blind to both: three against two), which
   this file, whose 41 negations are nearly all said with a "not", hardly samples. The floor
   in tests/test_write_policy.py is 103.
+- 2026-12-05, a third session that day: development batch 31 (64 cases written blind by a
+  helper who had seen neither the policy nor any set; write_policy_dev3.json, ids
+  dev3-b31-…), scored before any change: 42/64 (en 13/22, zh 19/28, mixed 10/14), one
+  negation stored as its opposite (我吃清真，猪肉相关的都不行 → 用户吃猪肉), no third
+  party. General rules from it: a time that is over, said without a "now", is not the
+  present ("I was a barista in college", 大学那四年在广州住, 住过; refused as "past"); a
+  comment after the content may stand for it with 相关的, 这类, 不行. 45/64, none stored as
+  its opposite; dev 443, dev2 277, the earlier batches unchanged. Scored once here: 0.880
+  (103/117), the same in every part.
 The target (0.95, no negation stored as its opposite) is not reached. The one negation
 stored since 7fefd4a was not looked for case by case (the cases stay unread); the earlier
 policy (15463da) stored none here, but its development set shows it storing the opposite of

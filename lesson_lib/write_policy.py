@@ -85,6 +85,7 @@ REASONS = {  # reason: what it means, for the refusal's message
     "small_talk": N_("it is small talk, not a fact about the user: {clause}"),
     "not_said": N_("it is not in anything the user said"),
     "corrected": N_("the user took it back, or said later that it changed: {clause}"),
+    "past": N_("the user said it of a time that is over, not of now: {clause}"),
 }
 
 
@@ -383,6 +384,16 @@ _JOKE = re.compile(r"(?<!not )(?<!n't )(?<!no )\b(?:jk|j/k|just kidding|kidding|
 _TOPIC = re.compile(r"(?:[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}|[\u4e00-\u9fff]{1,4}(?<![吗呢吧么啊]))"
                     r"\s*[?？]")
 _PAST_NEG = re.compile(r"\bused to\b|以前|曾经")  # the past already counted as a negation
+# A time that is over, said without a "now": "I was a barista in college", "back when …",
+# 小时候, 大学那四年, 住过 (a verb's 过: I have once). Not "was" before a participle ("I was
+# born in", "I was diagnosed with": what it made holds now).
+_THEN = re.compile(r"\b(?:was|were)\b(?! (?:\w+ed|born|raised|made|told|given|taken|seen|known|"
+                   r"brought|taught|kept|found|sent|left|built|bought|sold|hurt|bitten|stung|"
+                   r"driven|shown|grown|thrown|written)\b)|\bback when\b|\bas a (?:kid|child|teen|"
+                   r"teenager|boy|girl|student)\b|\bwhen i was (?:young|little|small|a kid|a child)\b|"
+                   r"\byears ago\b|小时候|小的时候|年轻(?:的)?时|上学(?:的)?时|读书(?:的)?时|"
+                   r"大学(?:的)?时|大学那|那(?:几|[一二两三四五六七八九十])年|那会儿?|"
+                   r"(?:住|做|当|待|呆|学|养|练|干|读|教|开|骑|抽|喝|用)过(?![敏去来])")
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*|[.!?。！？]+")
 _CLAUSES = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过(?!敏)|然而|而且|\bwhereas\b")
 _YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|of course|correct|right|indeed|absolutely|i do|"
@@ -552,7 +563,8 @@ def _fact(text: str) -> _Fact:
                                   *addresses]))
     negated = _negated(plain, {*words, *chars}) if negative else set()
     verb = _VERB_ZH.match(plain)
-    return _Fact(negative, bool(_WISH.search(plain)), bool(_PAST.search(plain)), words, chars,
+    return _Fact(negative, bool(_WISH.search(plain)),
+                 bool(_PAST.search(plain) or _THEN.search(plain)), words, chars,
                  strict, frozenset(negated), plain, verb.group(1) if verb and verb.group(1) in chars else "")
 
 
@@ -566,6 +578,7 @@ class _Clause:
     flip: bool = False  # the user answered "no" to it (an answer to the assistant's question)
     sentence: int = -1  # which sentence of the conversation it is in (-1: an answer)
     past: bool = False  # it tells the past, and the message says what holds now
+    then: bool = False  # it tells of a time that is over (_THEN), and says no "now"
     corrects: bool = False  # its message corrects what the user said (actually, 说错了 …)
 
 
@@ -612,7 +625,8 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
                                corrects=corrected,
                                past=contrast and not _NOW.search(piece)
                                and bool(_PAST.search(piece))
-                               and not _PAST_NEG.search(piece)))
+                               and not _PAST_NEG.search(piece),
+                               then=bool(_THEN.search(piece)) and not _NOW.search(piece)))
             subject = _last_subject(piece)
             if subject is not None:
                 about_user = subject
@@ -823,6 +837,8 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
         return "one_off"
     if _WISH.search(said) and not fact.wish:
         return "hypothetical"
+    if clause.then and not fact.past and not _says_no(said):
+        return "past"  # "I was a barista in college" is not "The user is a barista"
     return "said"
 
 
@@ -872,9 +888,10 @@ def _end(fact: _Fact, clause: str, first: int) -> int:
     return end
 
 
-# Words that stand for the content in a comment on it: "isn't something I do", "这事我不会".
+# Words that stand for the content in a comment on it: "isn't something I do", "这事我不会",
+# "猪肉相关的都不行", "辣的这类都不行" (行 of 不行).
 _PLACEHOLDERS = {"something", "anything", "thing", "stuff", "someth", "anyth", "事", "东", "西",
-                 "种", "样"}
+                 "种", "样", "相", "关", "类", "行"}
 
 
 _ZH_FOR = _zh_for()  # an English word's stem → the Chinese words for it
@@ -949,7 +966,7 @@ def user_clauses(messages: Iterable[Mapping]) -> list[_Clause]:
     return out
 
 
-_RANK = ["said", "negation", "corrected", "someone_else", "quoted", "injection", "question",
+_RANK = ["said", "negation", "corrected", "past", "someone_else", "quoted", "injection", "question",
          "hypothetical", "one_off", "small_talk"]
 
 

@@ -395,7 +395,7 @@ DEV2 = Path(ROOT) / "lesson_lib" / "data" / "write_policy_dev2.json"
 
 
 @pytest.mark.parametrize(("name", "size", "least", "flips"), [
-    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 214, 191, 0)])
+    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 278, 236, 0)])
 def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     """Batches 19 to 23 (write_policy_dev2.json, 289 cases written blind to the frozen set):
     main's policy scored 261 of them with 6 negations stored as their opposite before the
@@ -408,7 +408,10 @@ def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     after, which took dev2 to 277 and batch 25 to 39, none stored as its opposite in any
     set; batch 29 (12 facts with two no's): 8, then 12 once each part of a fact or a clause
     keeps its own no; batch 30 (30 plain stores, looking for what the new rules refuse):
-    27, then 28 once sarcasm needs an "oh". Those are the floors."""
+    27, then 28 once sarcasm needs an "oh"; batch 31 (64, written blind by a helper who had
+    seen neither the policy nor any set): 42 with one stored as its opposite before, 45 with
+    none after (a time that is over is not the present; 猪肉相关的都不行 says no). Those are
+    the floors."""
     cases = json.loads((DEV2.parent / name).read_text(encoding="utf-8"))["cases"]
     assert len(cases) == size and not ({m["content"] for c in cases for m in c["messages"]}
                                        & {m["content"] for c in benchmark.load()["cases"]
@@ -427,6 +430,20 @@ def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     ("Neither my wife nor I eat pork.", "The user does not eat pork", True, "said"),
     ("I don't drink nor smoke.", "The user smokes", False, "negation"),
     ("I don't drink nor smoke.", "The user does not smoke", True, "said"),
+    # a time that is over, said without a "now", is not the present (and not its opposite)
+    ("I was a barista in college.", "The user is a barista", False, "past"),
+    ("I was a barista in college.", "The user is not a barista", False, "negation"),
+    ("I was a barista in college.", "The user was a barista", True, "said"),
+    ("I'm a barista. I was a barista in college too.", "The user is a barista", True, "said"),
+    ("I was diagnosed with diabetes last year.", "The user has diabetes", True, "said"),
+    ("I quit smoking two years ago.", "The user does not smoke", True, "said"),
+    ("大学那四年在广州住，现在想起来还馋早茶。", "用户住在广州", False, "past"),
+    ("我大学时在广州住过四年。", "用户住在广州", False, "past"),
+    ("我小时候学过八年钢琴。", "用户学过钢琴", True, "said"),
+    ("我对猫过敏。", "用户对猫过敏", True, "said"),
+    # a comment after the content that says no stands for it: 相关的, 这类, 不行
+    ("我吃清真，猪肉相关的都不行。", "用户吃猪肉", False, "negation"),
+    ("我吃清真，猪肉相关的都不行。", "用户不吃猪肉", True, "said"),
     # "used to" is the past, counted once (as a "not"), also beside a "now"
     ("I used to live in Paris, now I'm in Lyon.", "The user lives in Paris", False, "negation"),
     ("我以前住在北京，现在住在上海。", "用户住在北京", False, "negation"),
