@@ -30,7 +30,9 @@ name and address of the fact must be said) supports it only when all of these ho
 - **still true**: when the user's clauses disagree, the newer wins if it says things changed
   ("我去年把车卖了，现在没车" refuses "用户有车"), else a plain "not" wins over a looser
   match ("我不养狗，但我很喜欢狗" refuses "用户养狗"), else nothing is stored; beside a
-  "now" the past is over ("I lived in Beijing, now I'm in Shanghai"); a later sentence
+  "now" the past is over ("I lived in Beijing, now I'm in Shanghai"), and a time that is
+  over is not the present even without one ("I was a barista in college", 大学那四年在广州
+  住, 住过: refused as "past"); a later sentence
   that corrects or updates the same thing with another value takes the earlier one back
   ("I live in Austin." "Actually we just moved to Dallas.", "我住在北京。" "说错了，我住在
   天津。": refused as "corrected"). A short fact (three words or characters or fewer) must be said whole,
