@@ -244,28 +244,34 @@ class RemoteKernel:
         from tornado.httpclient import HTTPClientError, HTTPRequest
         from tornado.websocket import websocket_connect
 
-        status, made = await asyncio.to_thread(
-            self.hub.api, "POST", f"/user/{self.user}/api/sessions",
-            {"path": self.path, "type": "notebook", "name": Path(self.path).name,
-             "kernel": {"name": "python3"}}, self.token)
-        assert status == 201, (status, made)
-        self.session_id, self.kernel_id = made["id"], made["kernel"]["id"]
-        url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/"
-               f"{self.kernel_id}/channels?session_id={self.session}")
         # 16 kernels start at once on 2 shared cores: tornado's 20 s default is too short;
-        # and a connection the loaded proxy or server drops before the upgrade (599) is opened
-        # again, after a pause that grows, as JupyterLab reopens a kernel's websocket
-        for attempt in range(6):
-            try:
-                self.ws = await websocket_connect(
-                    HTTPRequest(url, headers={"Authorization": f"token {self.token}"},
-                                connect_timeout=180, request_timeout=180),
-                    max_message_size=64 * 1024 * 1024)
-                return self
-            except HTTPClientError as error:
-                if error.code != 599 or attempt == 5:
-                    raise
-                await asyncio.sleep(2 * (attempt + 1))
+        # a connection the loaded proxy or server drops before the upgrade (599) is opened
+        # again, after a pause that grows, as JupyterLab reopens a kernel's websocket; and a
+        # kernel that died while starting (its websocket answers 404: the server no longer
+        # knows it) is started again, as a learner restarts a dead kernel
+        for restart in range(3):
+            status, made = await asyncio.to_thread(
+                self.hub.api, "POST", f"/user/{self.user}/api/sessions",
+                {"path": self.path, "type": "notebook", "name": Path(self.path).name,
+                 "kernel": {"name": "python3"}}, self.token)
+            assert status == 201, (status, made)
+            self.session_id, self.kernel_id = made["id"], made["kernel"]["id"]
+            url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/"
+                   f"{self.kernel_id}/channels?session_id={self.session}")
+            for attempt in range(6):
+                try:
+                    self.ws = await websocket_connect(
+                        HTTPRequest(url, headers={"Authorization": f"token {self.token}"},
+                                    connect_timeout=180, request_timeout=180),
+                        max_message_size=64 * 1024 * 1024)
+                    return self
+                except HTTPClientError as error:
+                    if error.code == 404 and restart < 2:
+                        break  # the kernel is gone: a new session, a new kernel
+                    if error.code != 599 or attempt == 5:
+                        raise
+                    await asyncio.sleep(2 * (attempt + 1))
+        raise AssertionError(f"{self.user}: no kernel of {self.path} stayed up")
 
     async def __aexit__(self, *exc):
         self.ws.close()
