@@ -92,7 +92,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lesson_lib.i18n import N_, _, ngettext
+from lesson_lib.i18n import N_, _, by_language, ngettext
 from lesson_lib.longterm import LongTermMemory, _secure_delete
 from lesson_lib.longterm import tables as longterm_tables
 from lesson_lib.places import lookup
@@ -248,7 +248,8 @@ class Found:
     why: str     # 'words: "成都"', 'meaning: 0.84 to "Chengdu"', '2 copies of "…"'
 
     def __str__(self) -> str:
-        return f"{_(LAYERS[self.layer])}: {self.where} ({self.why})"
+        return _("{layer}: {where} ({why})").format(layer=_(LAYERS[self.layer]),
+                                                    where=self.where, why=self.why)
 
 
 @dataclass
@@ -296,7 +297,8 @@ class ForgetReport:
     def removed_text(self) -> str:
         """What went, in words: "3 sessions, 40 messages, 2 profile values" ("nothing")."""
         parts = [_counted(k, v) for k, v in self.removed.items() if v]
-        return ", ".join(parts) if parts else _("nothing (none of it was stored)")
+        return by_language(", ", "，").join(parts) if parts else _(
+            "nothing (none of it was stored)")
 
     def __str__(self) -> str:
         return "\n".join([_("Forgotten: {removed}.").format(removed=self.removed_text()),
@@ -783,7 +785,7 @@ def _check_files(store: SessionStore, needles: list[str], proof: Proof) -> None:
             if n:
                 seen[key] += n
                 where[key].append(f"{path.name} ×{n}")
-    listed = (", ".join(p.name for p in files) if len(files) <= 6 else
+    listed = (by_language(", ", "、").join(p.name for p in files) if len(files) <= 6 else
               _("{n} files of the tables, their indexes and TOAST in {folder}").format(
                   n=len(files), folder=files[0].parent))
     proof.checked.append(ngettext(
@@ -795,7 +797,8 @@ def _check_files(store: SessionStore, needles: list[str], proof: Proof) -> None:
     for key in keys:
         extra = seen[key] - live.get(key, 0)
         if extra > 0:
-            proof.remaining.append(Found("files", "; ".join(where[key]), ngettext(
+            places = by_language("; ", "；").join(where[key])
+            proof.remaining.append(Found("files", places, ngettext(
                 '{n} copy of "{text}" beyond what the live rows hold',
                 '{n} copies of "{text}" beyond what the live rows hold', extra).format(
                     n=extra, text=shown[key][:60])))
