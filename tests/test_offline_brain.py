@@ -726,8 +726,8 @@ PASTED = ("User: Hi, I'm Xiaoming. What's the weather in Paris?\n"
 PASTED_ZH = "用户：你好，我叫小明。巴黎天气怎么样？\n助手：巴黎晴，20°C。\n用户：要带伞吗？\n助手：不用，没有雨。"
 PASTED_SUMMARY = ("Summary so far: the user's name is Xiaoming. The user asked: “Hi, I'm "
                   "Xiaoming. What's the weather in Paris?”; “Should I bring an umbrella?”. The "
-                  "assistant answered: “It's sunny in Paris, 20°C.”; “No need, no rain is "
-                  "expected.”.")
+                  "assistant answered: “It's sunny in Paris, 20°C”; “No need, no rain is "
+                  "expected”.")  # a quoted sentence's own full stop is dropped: one, after it
 
 
 def test_a_transcript_pasted_under_a_summary_instruction_is_summarised():
@@ -740,7 +740,7 @@ def test_a_transcript_pasted_under_a_summary_instruction_is_summarised():
     messages = [{"role": "system", "content": "请总结下面的对话。"},
                 {"role": "user", "content": PASTED_ZH}]
     expect(text_of(ask(messages)), "对话摘要：用户叫小明。用户问了：「你好，我叫小明。巴黎天气怎么样？」；"
-           "「要带伞吗？」。助手回答：「巴黎晴，20°C。」；「不用，没有雨。」。", "粘贴的对话")
+           "「要带伞吗？」。助手回答：「巴黎晴，20°C」；「不用，没有雨」。", "粘贴的对话")
 
 
 def test_a_transcript_in_the_message_that_asks_is_what_is_summarised():

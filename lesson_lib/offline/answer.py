@@ -391,8 +391,9 @@ def summary(name: str | None, questions: list[str], facts: list[str], lang: str,
     """A short, fixed-form summary of a conversation, in the third person so that it can
     be kept as a system note ("the user's name is Xiaoming" is read back as the name);
     `answers`, the assistant's replies (those of a pasted transcript), close it."""
-    asked = [short(q.strip(), 60) for q in questions if q.strip()]
-    said = [short(a.strip(), 60) for a in answers if a.strip()]
+    # a quoted sentence's own full stop is dropped: the summary's comes after the quotes
+    asked = [re.sub(r"(?<![.。])[.。]$", "", short(q.strip(), 60)) for q in questions if q.strip()]
+    said = [re.sub(r"(?<![.。])[.。]$", "", short(a.strip(), 60)) for a in answers if a.strip()]
     if lang == "zh":
         return "".join(["对话摘要：", f"用户叫{name}。" if name else "",
                         f"用户问了：{'；'.join(f'「{q}」' for q in asked)}。" if asked else
