@@ -388,14 +388,16 @@ _TOPIC = re.compile(r"(?:[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}|[\u4e00-\u9fff]{1,
 _PAST_NEG = re.compile(r"\bused to\b|以前|曾经")  # the past already counted as a negation
 # A time that is over, said without a "now": "I was a barista in college", "back when …",
 # 小时候, 大学那四年, 住过 (a verb's 过: I have once). Not "was" before a participle ("I was
-# born in", "I was diagnosed with": what it made holds now).
+# born in", "I was diagnosed with": what it made holds now), and not a time that still runs
+# ("since I was 12", "still", 从小, 一直, 至今, 到现在: _STILL).
 _THEN = re.compile(r"\b(?:was|were)\b(?! (?:\w+ed|born|raised|made|told|given|taken|seen|known|"
                    r"brought|taught|kept|found|sent|left|built|bought|sold|hurt|bitten|stung|"
                    r"driven|shown|grown|thrown|written)\b)|\bback when\b|\bas a (?:kid|child|teen|"
                    r"teenager|boy|girl|student)\b|\bwhen i was (?:young|little|small|a kid|a child)\b|"
                    r"\byears ago\b|小时候|小的时候|年轻(?:的)?时|上学(?:的)?时|读书(?:的)?时|"
-                   r"大学(?:的)?时|大学那|那(?:几|[一二两三四五六七八九十])年|那会儿?|"
+                   r"大学(?:的)?时|那(?:几|\d+|[一二两三四五六七八九十])年|那会儿|"
                    r"(?:住|做|当|待|呆|学|养|练|干|读|教|开|骑|抽|喝|用)过(?![敏去来])")
+_STILL = re.compile(r"\bsince\b|\bstill\b|\bever since\b|从小|一直|至今|到现在|到今天")
 _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*|[.!?。！？]+")
 _CLAUSES = re.compile(r"(?<!\d)[,，](?!\d)|[;:；：、]|\s[-–—]+\s|——|\bbut\b|但是|可是|不过(?!敏)|然而|而且|\bwhereas\b")
 _YES = re.compile(r"^(?:yes|yeah|yep|yup|sure|of course|correct|right|indeed|absolutely|i do|"
@@ -628,7 +630,8 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
                                past=contrast and not _NOW.search(piece)
                                and bool(_PAST.search(piece))
                                and not _PAST_NEG.search(piece),
-                               then=bool(_THEN.search(piece)) and not _NOW.search(piece)))
+                               then=bool(_THEN.search(piece)) and not _NOW.search(piece)
+                               and not _STILL.search(piece)))
             subject = _last_subject(piece)
             if subject is not None:
                 about_user = subject

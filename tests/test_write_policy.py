@@ -441,6 +441,12 @@ def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     ("我大学时在广州住过四年。", "用户住在广州", False, "past"),
     ("我小时候学过八年钢琴。", "用户学过钢琴", True, "said"),
     ("我对猫过敏。", "用户对猫过敏", True, "said"),
+    # … but a time that still runs is the present: since, still, 从小, 一直; and 大学那边 is a place
+    ("I've been vegetarian since I was 12.", "The user is vegetarian", True, "said"),
+    ("I was vegetarian in college and I still am.", "The user is vegetarian", True, "said"),
+    ("我从小就吃素。", "用户吃素", True, "said"),
+    ("我在大学那边住。", "用户住在大学附近", True, "said"),
+    ("我那会儿住在北京。", "用户住在北京", False, "past"),
     # a comment after the content that says no stands for it: 相关的, 这类, 不行
     ("我吃清真，猪肉相关的都不行。", "用户吃猪肉", False, "negation"),
     ("我吃清真，猪肉相关的都不行。", "用户不吃猪肉", True, "said"),
