@@ -55,6 +55,18 @@ one float32 product of 100,000 × 512 vectors with a question takes 16.5 ms here
 OpenBLAS), a memory-bound read of 200 MB. The target was not met here either; it is a
 quiet machine's figure, and a slower machine moves it by more than any change measured.
 
+Measured again on that slower machine (2026-12-05, a third session, before and after BM25
+found each question word in one string of the candidates' terms and counted it per memory
+with numpy, rounding and sorting only those that can be among the n best; the same 100,000
+memories, 400 queries, load average 0.9 to 1.2 while searching): lexical p50 2.97 → 3.18 ms,
+p99 24.10 → 14.06 ms; fused p50 17.08 → 17.68 ms, p99 37.56 → 28.46 ms (dense unchanged,
+p99 16.62 and 16.92); recall@5 unchanged (fused 0.969, en 0.938, zh 1.000). Where a fused
+search's time goes there (medians, the 109 questions): embedding the question 4.4 to 4.7
+ms (the Universal Sentence Encoder on one thread), the int8 scan 5.2 ms with two threads
+(9.3 with one), the scripts' levels 1.3 ms, scoring the ~280 contenders again 0.14 ms. The
+target is still not met on this machine: the question's embedding and the scan alone are
+about 10 ms, and both read memory at this machine's speed.
+
 Prints one table per part and exits 0; no target fails the run. With the default sizes
 about two to four minutes on two cores (building 100,000 memories is most of it).
 """

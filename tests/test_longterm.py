@@ -174,9 +174,11 @@ def test_fusion_gives_tied_memories_the_mean_of_their_positions():
 
 
 def test_bm25_counts_terms_as_a_split_would():
-    """_bm25 counts a term by str.count on a marked string (it does not split each memory):
-    the same scores as BM25 computed from the split terms, on random memories with
-    repeated, adjacent and overlapping terms (ab, abc), Chinese pairs and empty ones."""
+    """_bm25 finds a term in one marked string of every memory (it does not split each
+    memory): the same scores as BM25 computed from the split terms, on random memories
+    with repeated, adjacent and overlapping terms (ab, abc), Chinese pairs and empty ones;
+    with n, the first n of that same list, ties at the n-th included as the full list
+    orders them."""
     import math
     import random
 
@@ -205,6 +207,11 @@ def test_bm25_counts_terms_as_a_split_would():
         wanted = rng.sample(vocab, rng.randint(1, 4))
         total = rng.randint(0, 30)
         assert longterm._bm25(wanted, rows, total) == by_hand(wanted, rows, total)
+        n = rng.randint(1, 6)
+        assert longterm._bm25(wanted, rows, total, n) == by_hand(wanted, rows, total)[:n]
+    tied = [(i, "a b") for i in range(30)] + [(30 + i, "a") for i in range(20)]
+    for n in (1, 19, 20, 21, 49, 50, 80):
+        assert longterm._bm25(["a"], tied, 60, n) == by_hand(["a"], tied, 60)[:n]
 
 
 @pytest.mark.parametrize("method", METHODS)
