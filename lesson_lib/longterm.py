@@ -761,12 +761,10 @@ class LongTermMemory:
                            messages: Iterable[Mapping],  # the conversation it comes from
                            *, subject: str | None = None, session_id: str | None = None,
                            at: str | datetime | None = None) -> Memory | None:
-        """Store `text` as a user fact, if the user's own messages say it (said_by_user;
-        where no clause says it in its words, a plain clause of the user's that says it in
-        other words, read by meaning with this memory's embedder: write_policy.judge);
+        """Store `text` as a user fact, if the user's own messages say it (said_by_user);
         else MemoryPoisoningError, whose message names why (lesson_lib.write_policy), and
         nothing is written."""
-        verdict = write_policy.judge(text, messages, self._vectors)
+        verdict = write_policy.judge(text, messages)
         if verdict.reason == "not_said":
             raise MemoryPoisoningError(_(
                 "not stored: {text} is not in anything the user said. Only the user's own "

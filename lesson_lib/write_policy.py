@@ -50,14 +50,7 @@ statement it makes ("I do not eat fish"). Only messages whose role is "user" cou
     verdict.clause            # "i'm not vegetarian": the words that decided
     explain(verdict)          # a sentence for the refusal (MemoryPoisoningError), in _()
 
-Rule-based and deterministic: no model, no network. One reading is by meaning, and only
-when asked for: judge(fact, messages, meaning=embedder) (long-term memory's
-remember_user_fact passes its own embedder). Where no clause says the fact in its words,
-the user's plain clause nearest it in meaning (a cosine of at least MEANING) may say it in
-other words ("我现在常驻深圳" for "用户住在深圳"), read with the rules above and stricter
-ones: only a fact that says yes, from a clause without a "not" that names the user, with
-each number, name and verb of the fact (_by_meaning). The vectors come from the caller;
-nothing here imports a model. The offline model's own reading of
+Rule-based and deterministic: no model, no network. The offline model's own reading of
 preferences (lesson_lib.offline.understand) inspired the Chinese negation; nothing of it is
 imported (the stand-in model and the lesson stay apart). Measured by
 benchmarks/write_policy.py on a frozen evaluation, tuned only on
@@ -68,9 +61,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from lesson_lib.i18n import N_, _
 from lesson_lib.terms import STOP_WORDS, stem
@@ -105,7 +97,6 @@ class Verdict:
     stored: bool
     reason: str               # a key of REASONS
     clause: str | None = None  # the user's words (normalised) that decided, if any
-    cosine: float | None = None  # read by meaning (judge(meaning=…)): the clause's cosine
 
     def __bool__(self) -> bool:
         return self.stored
@@ -984,14 +975,10 @@ _RANK = ["said", "negation", "corrected", "past", "someone_else", "quoted", "inj
          "hypothetical", "one_off", "small_talk"]
 
 
-def judge(fact: str, messages: Iterable[Mapping],
-          meaning: Callable[[list[str]], Any] | None = None,  # texts -> unit vectors
-          ) -> Verdict:
+def judge(fact: str, messages: Iterable[Mapping]) -> Verdict:
     """Does the user's own conversation support `fact` as the user's fact? The clause that
     says the most of it decides (the first, of equals); a clause that says it plainly, of
-    the user, with the same yes or no, wins over every other. With `meaning` (an embedder,
-    as long-term memory's), a fact no clause says in its words may still be read by
-    meaning (_by_meaning): only a yes, only of the user, never against a "not"."""
+    the user, with the same yes or no, wins over every other."""
     wanted = _fact(fact)
     if not (wanted.words or wanted.chars):
         return Verdict(False, "not_said")
@@ -1018,8 +1005,6 @@ def judge(fact: str, messages: Iterable[Mapping],
     if decisive:
         return _newest(decisive)
     if best is None:
-        if meaning is not None:
-            return _by_meaning(wanted, fact, clauses, names, meaning)
         return Verdict(False, "not_said")
     return Verdict(False, best[2], best[3])
 
@@ -1103,94 +1088,6 @@ def _candidates(fact: _Fact, clauses: list[_Clause]) -> list[_Clause]:
     return out
 
 
-# ----------------------------------------------------------------- by meaning
-
-MEANING = 0.5  # the least cosine between the fact (said as "I …") and the user's clause
-# Chosen on the development sets for the offline embedder (the multilingual Universal
-# Sentence Encoder; benchmarks/write_policy.py): another embedder's cosines have another scale.
-
-# An English fact with one of these verbs is read by meaning only where the clause says the
-# verb: "I'm allergic to kiwi" is nearer "I eat kiwi" (0.755) than "I do not eat kiwi" is.
-_MEANING_VERBS = {"eat", "drink", "smoke", "own", "drive", "play", "like", "prefer", "hate",
-                  "speak", "use", "wear", "ride", "watch", "read", "cook", "take", "keep",
-                  "grow", "swim", "run", "work", "live", "go"}
-
-
-def _first_person(fact: str) -> str:
-    """The fact as the user would say it: "The user lives in Lyon" → "i live in lyon",
-    "用户住在深圳" → "我住在深圳" (the embedder compares it with the user's own words)."""
-    text = _normal(fact)
-    text = re.sub(r"\bthe user['’]s\b", "my", text)
-    text = re.sub(r"\bthe user (?:is|was)\b", "i am", text)
-    text = re.sub(r"\bthe user has\b", "i have", text)
-    text = re.sub(r"\bthe user does not\b", "i do not", text)
-    text = re.sub(r"\bthe user (\w+?)s\b", r"i \1", text)
-    text = re.sub(r"\bthe user\b", "i", text)
-    return text.replace("用户的", "我的").replace("用户", "我")
-
-
-def _by_meaning(fact: _Fact, text: str, clauses: list[_Clause], names: set[str],
-                meaning: Callable[[list[str]], Any]) -> Verdict:
-    """The user's plain clause nearest the fact in meaning, if its cosine is at least
-    MEANING, read with every rule the words obey and some more: "我现在常驻深圳" says
-    "用户住在深圳", "I've switched to oat milk for good" says "The user drinks oat milk".
-    Meaning cannot see a "not" (a sentence and its negation lie close), so it decides only a
-    fact that says yes, from a clause with no "not" in it; the clause must name the user (I,
-    my, we; a Chinese clause may leave the subject out, as the words may) and say each
-    number and name of the fact, its Chinese verb and its English verb of _MEANING_VERBS.
-    Refused, it says why as the words would; not near enough, "not_said"."""
-    plain = [c for c in clauses if c.mode is None]
-    if not plain:
-        return Verdict(False, "not_said")
-    vectors = meaning([_first_person(text), *(c.text for c in plain)])
-    cosines = [sum(float(x) * float(y) for x, y in zip(vectors[0], v, strict=True))
-               for v in vectors[1:]]
-    best = max(range(len(plain)), key=lambda i: (cosines[i], -i))
-    clause, cosine = plain[best], cosines[best]
-    if cosine < MEANING:
-        return Verdict(False, "not_said")
-    reason = _meaning_verdict(fact, clause, names)
-    return Verdict(reason == "said", reason, clause.text, round(cosine, 4))
-
-
-_NAMES_USER_EN = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|my|me|mine|we|we're|we've|our|us)\b")
-
-
-def _meaning_verdict(fact: _Fact, clause: _Clause, names: set[str]) -> str:
-    """What a clause near the fact in meaning makes of it (a REASONS key)."""
-    text = clause.text
-    if re.search(r"\bthe user\b|用户", text):
-        return "injection"
-    says = _SAYS.search(text)
-    if says and not _user_speaks(text[:says.start()]):
-        return "quoted"
-    subject = _last_subject(text)
-    if subject is False or (subject is None and not clause.inherited):
-        return "someone_else"
-    if not _HAN.search(text) and not _NAMES_USER_EN.search(text):
-        return "not_said"  # an English clause read by meaning must name the user
-    if subject is not True and any(w in names for w in re.findall(r"[a-z][a-z-]*", text)):
-        return "someone_else"
-    if _says_no(text) != (fact.negative ^ clause.flip ^ (clause.past and not fact.past)):
-        return "negation"
-    if _negative(text) or fact.negative:
-        return "not_said"  # meaning never decides a no
-    if (_REQUEST.search(text) or _ONE_OFF.search(text) or _PASSING.search(text)) \
-            and not _LASTING.search(text):
-        return "one_off"
-    if _WISH.search(text) and not fact.wish:
-        return "hypothetical"
-    if clause.then and not fact.past:
-        return "past"
-    units = {unit for unit, _at in _units(text)}
-    if any(s not in text and s not in units for s in fact.strict) \
-            or (fact.verb and fact.verb not in text) \
-            or any(w not in units for w in fact.words if w in _MEANING_VERBS):
-        return "not_said"
-    return "said"
-
-
-def supports(fact: str, messages: Iterable[Mapping],
-             meaning: Callable[[list[str]], Any] | None = None) -> bool:
+def supports(fact: str, messages: Iterable[Mapping]) -> bool:
     """True when the user's own messages say `fact` of the user (judge(...).stored)."""
-    return judge(fact, messages, meaning).stored
+    return judge(fact, messages).stored

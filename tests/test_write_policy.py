@@ -578,6 +578,7 @@ def test_what_adds_or_is_about_someone_else_takes_nothing_back(first, then, fact
     ("Gluten 我一直避开。", "The user does not eat gluten", "The user eats gluten"),
     ("I ditched my scooter last spring.", "The user does not have a scooter",
      "The user has a scooter"),
+    ("加班我真是受够了。", "用户不喜欢加班", "用户喜欢加班"),  # had enough of it
     # two joined clauses that each say no are not a yes
     ("我酒量不行，基本不喝。", "用户不喝酒", "用户喝酒"),
     ("烟我早就戒了，现在一根都不抽。", "用户不抽烟", "用户抽烟"),
