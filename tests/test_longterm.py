@@ -227,6 +227,46 @@ def test_equal_scores_go_to_the_newer_memory(memory, method):
     assert memory.search("museum", 1, method=method)[0].id == third.id
 
 
+def test_a_search_reads_only_the_memories_its_hits_need_and_gives_the_same_hits(
+        sqlite_memory, monkeypatch):
+    """search() reads from the database the k best candidates and every one tied with the
+    last (then more, only if some are of another source): the same hits, in the same
+    order, as reading all of them, with many ties (the same words, dates in any order), a
+    sources filter and a deleted memory; a fused search of k=2 reads a handful of rows, not
+    its 50 candidates."""
+    import random
+
+    rng = random.Random(5)
+    texts = ["I work at the museum.", "The museum opens at nine.", "我在博物馆工作。",
+             "Museum tickets cost 60 yuan.", "We met at the museum cafe."]
+    sources = ["assistant", "document", "tool"]
+    written = [sqlite_memory.write(rng.choice(texts), source=rng.choice(sources),
+                                   at=f"2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T09:00:00Z")
+               for _ in range(60)]
+    sqlite_memory.delete(written[7].id)
+    every = LongTermMemory._found
+
+    def read_all(self, conn, ranked, k, wanted):  # what search() did before: every candidate
+        return self._get_many(conn, [i for i, _score in ranked])
+
+    asked = [("museum", None), ("Where do I work? museum", ["tool"]),
+             ("博物馆", ["document", "tool"]), ("tickets", ["assistant"]), ("cafe nine", None)]
+    cases = [(q, k, method, src) for q, src in asked for k in (1, 2, 5, 12)
+             for method in METHODS]
+    mine = [[(h.id, h.score) for h in sqlite_memory.search(q, k, method=m, sources=src)]
+            for q, k, m, src in cases]
+    monkeypatch.setattr(LongTermMemory, "_found", read_all)
+    assert mine == [[(h.id, h.score) for h in sqlite_memory.search(q, k, method=m, sources=src)]
+                    for q, k, m, src in cases]
+    monkeypatch.setattr(LongTermMemory, "_found", every)
+    reads = []
+    real = LongTermMemory._get_many
+    monkeypatch.setattr(LongTermMemory, "_get_many",
+                        lambda self, conn, ids: reads.append(len(ids)) or real(self, conn, ids))
+    sqlite_memory.search("We met at the museum cafe on a Tuesday", 2)
+    assert 2 <= sum(reads) < 20, reads
+
+
 def test_the_default_embedder_goes_through_the_backend_switch(tmp_path):
     from lesson_lib import llm
 
