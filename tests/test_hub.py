@@ -248,7 +248,8 @@ class RemoteKernel:
         # a connection the loaded proxy or server drops before the upgrade (599) is opened
         # again, after a pause that grows, as JupyterLab reopens a kernel's websocket; and a
         # kernel that died while starting (its websocket answers 404: the server no longer
-        # knows it) is started again, as a learner restarts a dead kernel
+        # knows it), or one whose websocket still drops after eight tries, is started again,
+        # as a learner restarts a dead kernel
         for restart in range(3):
             status, made = await asyncio.to_thread(
                 self.hub.api, "POST", f"/user/{self.user}/api/sessions",
@@ -258,7 +259,7 @@ class RemoteKernel:
             self.session_id, self.kernel_id = made["id"], made["kernel"]["id"]
             url = (f"ws://127.0.0.1:{self.hub.port}/user/{self.user}/api/kernels/"
                    f"{self.kernel_id}/channels?session_id={self.session}")
-            for attempt in range(6):
+            for attempt in range(8):
                 try:
                     self.ws = await websocket_connect(
                         HTTPRequest(url, headers={"Authorization": f"token {self.token}"},
@@ -266,9 +267,15 @@ class RemoteKernel:
                         max_message_size=64 * 1024 * 1024)
                     return self
                 except HTTPClientError as error:
-                    if error.code == 404 and restart < 2:
-                        break  # the kernel is gone: a new session, a new kernel
-                    if error.code != 599 or attempt == 5:
+                    if error.code not in (404, 599):
+                        raise
+                    if error.code == 404 or attempt == 7:
+                        if restart < 2:  # a new session, a new kernel (the old one shut
+                            await asyncio.to_thread(  # down if it still runs)
+                                self.hub.api, "DELETE",
+                                f"/user/{self.user}/api/sessions/{self.session_id}", None,
+                                self.token)
+                            break
                         raise
                     await asyncio.sleep(2 * (attempt + 1))
         raise AssertionError(f"{self.user}: no kernel of {self.path} stayed up")

@@ -163,21 +163,32 @@ def choose(question: str, memories: list[Remembered]) -> Choice | None:
     same = [m for _, m in same]
     if not names(question) <= names_and_words(chosen.text):
         return None
-    if not all(speaks_of(chosen.text, about) for about in u.concepts(question) & set(u.LIVE_DATA)):
+    if not all(speaks_of(chosen.text, about, question)
+               for about in u.concepts(question) & set(u.LIVE_DATA)):
         return None  # "What's the weather in Chengdu?" is not answered by the trip's budget
     older = [m for m in same if m.date < chosen.date]
     return Choice(chosen, max(older, key=lambda m: m.date) if older else None)
 
 
 _CLOCK = re.compile(r"\d{1,2}[:.]\d{2}|\d{1,2}\s*(?:am|pm)\b|\d+\s*点", re.IGNORECASE)
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec")
+_DATE = re.compile(rf"\d{{1,2}}\s*月\s*\d{{1,2}}\s*[日号]|\d{{4}}-\d{{2}}-\d{{2}}|"
+                   rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+"
+                   rf"(?:of\s+)?(?:{_MONTHS})\b", re.IGNORECASE)
+_NOW = re.compile(r"今天|今日|现在|此刻|眼下|这会儿|\b(?:now|today|tonight|current|currently)\b",
+                  re.IGNORECASE)
 
 
-def speaks_of(text: str, about: str) -> bool:
+def speaks_of(text: str, about: str, question: str = "") -> bool:
     """Whether a memory speaks of a kind of live data a question names: its concept
-    (weather, news …); for "time", a time of day ("08:00", "3 pm", "3点"); for money
-    ("exchange"), a number."""
+    (weather, news …); for "time", a time of day ("08:00", "3 pm", "3点"), or a date
+    ("8月9日", "May 3") when the question asks the date of something rather than of now
+    ("小雨的生日是几月几号？" is answered by her birthday; "今天几号？" by no memory); for
+    money ("exchange"), a number."""
     if about == "time":
-        return bool(_CLOCK.search(text))
+        return bool(_CLOCK.search(text)) or (bool(_DATE.search(text))
+                                             and not _NOW.search(question))
     if about == "exchange":
         return bool(re.search(r"\d", text))
     return about in u.concepts(text)
