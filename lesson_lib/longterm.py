@@ -1025,8 +1025,7 @@ class LongTermMemory:
             # equal scores: the newer memory first (by its date; then the one written later)
             ranked = sorted((item for item in ranked[:n] if item[0] in found),
                             key=lambda item: -item[0])
-            ranked.sort(key=lambda item: found[item[0]].created_at if item[0] in found else "",
-                        reverse=True)
+            ranked.sort(key=lambda item: found[item[0]].created_at, reverse=True)
             ranked.sort(key=lambda item: -item[1])  # stable: ties keep the order above
             hits = []
             for memory_id, score in ranked:
@@ -1340,11 +1339,11 @@ BM25_K1, BM25_B = 1.2, 0.75  # BM25's usual constants (FTS5's defaults too)
 def _bm25(wanted: Sequence[str], rows: Sequence[tuple[int, str]],
           total: int, n: int | None = None) -> list[tuple[int, float]]:
     """BM25 of `rows` (memory id, its terms as stored) for the terms `wanted`, best first
-    (equal scores: the newer memory first; with `n`, only the n best), with one user's statistics: `total` memories,
-    a term's document frequency counted among the rows that hold any wanted term (all of
-    them, up to LEXICAL_BUDGET), and the rows' mean length as the typical length. FTS5's own
-    bm25() counts every user's memories, so one user's 300 notes about peanuts would make
-    "peanuts" weigh nothing for everyone else."""
+    (equal scores: the newer memory first; with `n`, only the n best), with one user's
+    statistics: `total` memories, a term's document frequency counted among the rows that
+    hold any wanted term (all of them, up to LEXICAL_BUDGET), and the rows' mean length as
+    the typical length. FTS5's own bm25() counts every user's memories, so one user's 300
+    notes about peanuts would make "peanuts" weigh nothing for everyone else."""
     import math  # noqa: PLC0415
 
     import numpy as np  # noqa: PLC0415

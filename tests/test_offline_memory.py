@@ -111,7 +111,7 @@ def test_live_data_is_not_answered_from_a_memory_that_does_not_speak_of_it():
 def test_the_date_of_something_is_answered_from_a_memory_the_date_of_today_never():
     """"小雨的生日是几月几号？" asks for a date (几号 is a word of the clock's), and a memory
     with a date answers it; "今天几号？" and "What is the date today?" ask for now, which no
-    memory knows, so they get the honest "no tool"."""
+    memory knows, so they get the honest "no tool"; and a date does not answer "what time"."""
     birthday = {"role": "system", "content": "\n".join([
         CONTEXT_HEAD, "- 2026-03-01 [user, s-0301] 我女朋友叫小雨，她的生日是8月9日。",
         "- 2026-03-01 [user, s-0301] My sister's birthday is on May 3rd."])}
@@ -119,6 +119,12 @@ def test_the_date_of_something_is_answered_from_a_memory_the_date_of_today_never
     assert "May 3rd" in said("What date is my sister's birthday?", birthday)
     assert "没法查时间" in said("今天几月几号？", birthday)
     assert "can't check the time" in said("What is the date today?", birthday)
+    dinner = {"role": "system", "content": "\n".join([
+        CONTEXT_HEAD, "- 2026-03-01 [user, s-0301] Dinner with Li Na is on 5 June.",
+        "- 2026-03-01 [user, s-0301] 和李娜的晚饭定在6月5日。"])}
+    assert "5 June" not in said("What time is dinner with Li Na?", dinner)  # a time of day
+    assert "6月5日" not in said("和李娜的晚饭几点？", dinner)
+    assert "6月5日" in said("和李娜的晚饭是哪天？", dinner)
 
 
 def test_without_memories_or_for_small_talk_nothing_changes():

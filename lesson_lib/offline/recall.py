@@ -178,16 +178,19 @@ _DATE = re.compile(rf"\d{{1,2}}\s*月\s*\d{{1,2}}\s*[日号]|\d{{4}}-\d{{2}}-\d{
                    rf"(?:of\s+)?(?:{_MONTHS})\b", re.IGNORECASE)
 _NOW = re.compile(r"今天|今日|现在|此刻|眼下|这会儿|\b(?:now|today|tonight|current|currently)\b",
                   re.IGNORECASE)
+_ASKS_DATE = re.compile(r"几号|几月|日期|哪天|哪一天|哪日|什么时候|\b(?:date|when|what day|which day)\b",
+                        re.IGNORECASE)  # a date, not a time of day ("What time …", 几点)
 
 
 def speaks_of(text: str, about: str, question: str = "") -> bool:
     """Whether a memory speaks of a kind of live data a question names: its concept
     (weather, news …); for "time", a time of day ("08:00", "3 pm", "3点"), or a date
     ("8月9日", "May 3") when the question asks the date of something rather than of now
-    ("小雨的生日是几月几号？" is answered by her birthday; "今天几号？" by no memory); for
-    money ("exchange"), a number."""
+    ("小雨的生日是几月几号？" is answered by her birthday; "今天几号？" by no memory, and
+    "What time is dinner?" not by a date); for money ("exchange"), a number."""
     if about == "time":
         return bool(_CLOCK.search(text)) or (bool(_DATE.search(text))
+                                             and bool(_ASKS_DATE.search(question))
                                              and not _NOW.search(question))
     if about == "exchange":
         return bool(re.search(r"\d", text))
