@@ -142,8 +142,11 @@ took 12 ms of one core; so a big matrix keeps a rough int8 copy beside it (a qua
 bytes, each row with its own scale and its own error bound), scanned by two threads while
 the lexical index is asked in a third; then only the rows whose rough score could still
 reach the best are scored again from the float32 rows (a few hundred). The hits are the
-exact scan's (equal scores: the newer memory first), so no approximate index (HNSW, IVF) is
-needed at this size, and the results stay deterministic. The lexical side ranks up to
+exact scan's (equal scores: the newer memory first), and the results stay deterministic.
+Approximate indexes (HNSW, IVF) were measured in its place (benchmarks/ann.py, 100,000
+memories): a graph index lost half of the exact top 5 before it was much faster, and an
+IVF index that kept the fused recall saved only a few milliseconds of a search whose
+question embedding and reading take as long as the scan. The lexical side ranks up to
 LEXICAL_BUDGET memories by BM25 with the user's own statistics, found in one string of all
 their terms (one scan per word of the question, counted per memory by numpy): its slowest
 questions, those whose words hold a thousand memories or more, went from 24 to 14 ms p99.
