@@ -5,12 +5,18 @@ said_by_user in lesson_lib.longterm) asks this module. Comparing words is not en
 "I'm not vegetarian" holds every word of "The user is vegetarian", "我朋友住在成都" every
 word of "用户住在成都". So the user's messages are read clause by clause, and a clause that
 says the fact's content (its words, or for Chinese its characters, at least COVERAGE of
-them; a small lexicon lets "过敏" say "allergic" in a code-switched message; each number,
-name and address of the fact must be said) supports it only when all of these hold:
+them; a small lexicon lets "过敏" say "allergic" in a code-switched message, and a little
+knowledge of the world says a fact in other words: a breed is a dog or a cat ("our beagle",
+金毛), a pet at home is one the user has (我家猫), teaching a subject is being a teacher (教
+数学), a reaction every time is an allergy ("X makes me break out in hives", 一吃X就起疹子),
+being in a place now or for good is living there; each number, name and address of the fact
+must be said) supports it only when all of these hold:
 
 - **the same yes or no**: not, n't, never, no, no longer, quit, used to, can't stand,
   不, 没(有), 未, 别, 不再, 戒了, 讨厌, 以前 … and a no said without a "not" (avoid, steer
-  clear of, sold, gave away, died; 远离, 忌口, 卖给…了, 走丢了) counted on both sides ("I'm not vegetarian"
+  clear of, sold, gave away, died; 远离, 忌口, 卖给…了, 走丢了; 我是真不行 after the content)
+  counted on both sides; two no's that mean yes take their verb with them ("I never miss my
+  Sunday swim" says the swim, never "The user misses …"; 跑步我从来没断过) ("I'm not vegetarian"
   supports "The user is not vegetarian", never "The user is vegetarian"); words that only
   look negative are not counted (不过, 不错, 非常, 差不多, 不得不, not only); a fact that goes
   on past its first clause is read with the next clause ("我们决定六月去杭州，不去成都了"),
@@ -19,10 +25,13 @@ name and address of the fact must be said) supports it only when all of these ho
 - **about the user**: the last subject before the content is I / my / we / 我 (or none, as
   Chinese often leaves it out, and then the clause before it decides), not "my friend",
   "she", "Tom", 我朋友, 我妈, 他, 小王, and not "the user" in the third person;
-- **stated, not asked**: a question ("?", 吗, 是不是, "Am I …") states nothing;
+- **stated, not asked**: a question ("?", 吗, 是不是, "Am I …") states nothing, but a
+  statement that ends by asking for help says what it says ("My dog pulls on the leash, how
+  do I stop him?", 我家猫老是半夜叫，怎么办？);
 - **real, not supposed**: if, suppose, would, maybe, 如果, 假如, 要是, …的话, 可能 …;
 - **the user's own words**: not inside quotation marks, not what someone else says, thinks or
-  wrote (reported speech: "my doctor says I'm …", 听说, 据说), not an injected instruction
+  wrote (reported speech: "my doctor says I'm …", 算命的说我…, and what follows it with no
+  subject of its own, 听说, 据说), not an injected instruction
   ("ignore previous instructions", 忽略之前的指令, "remember that the user …");
 - **lasting**: not a one-off request ("book me a table tonight", 帮我订明天的票), unless
   the user says it holds from now on (always, 以后, 每次); not a wish or a plan for a fact
@@ -38,7 +47,7 @@ name and address of the fact must be said) supports it only when all of these ho
   天津。": refused as "corrected"). A short fact (three words or characters or fewer) must be said whole,
   and a Chinese fact's verb must be said ("我对猕猴桃过敏" does not say "用户吃猕猴桃");
 - **meant**: not a joke ("lol jk", 开玩笑的) or sarcasm ("Oh great, I just love Monday
-  meetings"), not make-believe ("write a poem in which I
+  meetings", 对对对，我最喜欢加班了), not make-believe ("write a poem in which I
   am a dragon", 假装我是…), not a story's character (the protagonist, 主角, 女主).
 
 A short answer to the assistant's question ("Do you eat fish?" "No.") is read as the
@@ -117,6 +126,11 @@ _UNIT = re.compile(rf"[{_CJK}]|[a-z0-9]+(?:['’](?!s\b)[a-z]+)?")
 # Rewrites applied to the fact and to the user's words alike, longest first: one word for one
 # meaning ("love" → "like"), and a negation made explicit ("can't stand" → "not like").
 _SAME = [
+    # two no's, one yes, the verb with them: "I never miss my Sunday swim" (never "The user
+    # misses …"), 跑步我从来没断过
+    (r"\b(?:never|don't|do not|dont|doesn't|does not)(?: ever)? (?:miss(?:es)?|skip(?:s)?|"
+     r"fail to|forget to)\b", " always "),
+    (r"(?:从来|从)?(?:不|没有|没)(?:错过|缺席|落下|漏掉|断过|落过|间断)过?", "一直"),
     (r"\b(?:am|'m|get|got|getting|be|is|are|was|were)\s+used to\b", " accustomed to "),
     (r"\bcan(?:no|'|’)?t stand\b|\bcannot stand\b|\bdislikes?\b|\bdisliked\b|\bhates?\b|\bhated\b"
      r"|\bdetests?\b", " not like "),
@@ -136,6 +150,19 @@ _SAME = [
     (r"(?:\b(?:is|are)|'s|'re)? off (?:my|the) (?:menu|table|list)\b|\boff[- ]limits\b",
      " never eat drink use "),
     (r"\b(?:'m|am|im) done with\b", " never "),
+    (r"\bcount me out (?:for|of|on)\b", " i not want "),
+    # what one does for a living says what one is: "I teach maths" is being a teacher
+    (r"\b(?:i|we) teach\b", " i am a teacher and teach "),
+    (r"\bworks? as (an?)\b", r" is \1 "),  # "works as a nurse" is being one
+    # a reaction that comes every time is an allergy: "Shellfish makes me break out in hives"
+    (r"\b([a-z]+) (?:makes|make|gives|give) me (?:break out in hives|hives|a rash|itch)\b",
+     r" i am allergic to \1 "),
+    (r"\bmy (?:lips|throat|face|mouth|tongue) swells? up (?:if|when|whenever) (?:anything has |"
+     r"i eat |i have |there's |there is )?(?:any )?([a-z]+)\b", r" i am allergic to \1 "),
+    # one's role at work is what one is: "My role at the company is UX designer"
+    (r"\bmy (?:role|job title|title|position)(?: (?:at|in|on) (?:the |my |our )?[a-z]+)? is\b",
+     " i am "),
+    (r"我(?:在[^，,。]{0,8}?)?的(?:角色|职位|岗位|职务)是", "我是"),  # "Count me out for anything with …"
     (r"\b(?:sold|got rid of|get rid of|gave away|given away|threw (?:out|away)|thrown "
      r"(?:out|away)|donated|died|passed away|ran away|ditch(?:ed)?)\b", " never have "),
     # "Spanish is my first language": the user speaks it
@@ -157,7 +184,12 @@ _SAME = [
     (r"\btheatre\b", "theater"), (r"\bneighbour", "neighbor"), (r"\bmum\b", "mom"),
     (r"\bchildren\b|\bchild\b|\bkids\b", " kid "),
     (r"\bmoved (?:out of|away from)\b|\bleft\b", " never live in "),
-    (r"\b(?:based|living|residing|reside|resides) in\b", " live in "),
+    (r"\b(?:based|living|residing|reside|resides|settled) in\b", " live in "),
+    # "I used to live in Paris, now I'm in Lyon", "Now I'm in Berlin for good": being in a
+    # place now, after a move, or for good, is living there (not "I'm in a meeting")
+    (r"\bnow,? (?:i'm|i am|im|we're|we are) (?:live )?in\b(?= [a-z])|\b(?:i'm|i am|we're|we are) now in\b"
+     r"(?= [a-z])", " now i live in "),
+    (r"\b(?:i'm|i am|im|we're|we are) in ([a-z]+) for good\b", r" i live in \1 "),
     (r"\b(?:job|jobs)\b", " work "),
     (r"\b(?:moved|relocated) to\b", " live in "),
     (r"\bnot sure\b", " maybe "),
@@ -171,6 +203,18 @@ _SAME = [
     (r"太太|老婆|妻子|媳妇", "妻子"),
     (r"在([\u4e00-\u9fff]{2,4})生活", r"住在\1"),
     (r"养了|养着|养", "有"),
+    (r"常驻|定居", "住在"),
+    (r"(?<![会要想去能])教(?=数学|英语|语文|物理|化学|生物|历史|地理|音乐|美术|体育|编程|钢琴|小学|初中|高中|大学)",
+     "是老师教"),
+    (r"一(?:吃|碰|喝)([\u4e00-\u9fff]{1,4}?)(?:我)?(?:嘴巴|嘴|脸|喉咙|身上|皮肤)?(?:就|会)+"
+     r"(?:起疹子|起红疹|长疹子|起包|过敏|发痒|痒|肿|呼吸困难)", r"对\1过敏"),
+    (r"(金毛|哈士奇|二哈|柯基|泰迪|拉布拉多|边牧|柴犬|萨摩耶|比熊|贵宾|德牧|腊肠)(?:犬)?", r"\1狗"),
+    (r"(布偶|英短|美短|暹罗|狸花|加菲)(?!猫)", r"\1猫"),
+    (r"(?<=[\u4e00-\u9fff])犬", "狗"),
+    # "我家猫", "家里那只橘猫": the user's pet, had
+    (r"一(?:只|条|头|匹)", ""),  # 一只猫: a cat
+    (r"(?:我家|家里)(?:的|那|这)?(?:[一两二三四1-9]?[只条])?(?=\s*[\u4e00-\u9fffa-z ]{0,12}"
+     r"(?:猫|狗|宠物|\bdog\b|\bcat\b|\bpuppy\b|\bkitten\b|husky|retriever|corgi))", "我有"),
     (r"每个月", "每月"),
     (r"每个星期|每星期|每周", "每周"),
     (r"搬到了|搬到|搬去了|搬去", "住在"),
@@ -188,8 +232,8 @@ _SAME = [
     (r"(?:卖|送|转)(?:给[\u4e00-\u9fff]{1,4})?(?:了|掉了|掉)|送人了|扔了|扔掉了?|处理掉了?|"
      r"走丢了|跑丢了|去世了|死了",
      "没有"),  # 卖给表哥了: no longer has it
-    (r"戒烟", "不抽烟"),
-    (r"戒酒", "不喝酒"),
+    (r"烟(?:我)?(?:已经|早就|早)?戒(?:了|掉了|掉)|戒烟", "不抽烟"),  # 我烟已经戒了三年了
+    (r"酒(?:我)?(?:已经|早就|早)?戒(?:了|掉了|掉)|戒酒", "不喝酒"),
     (r"戒了|戒掉了|戒掉|已经戒|戒", "不吃喝"),  # quitting it: neither eats nor drinks it
     (r"从来不|从不|从来没有|从来没|从没有|从没", "不"),
     (r"吃素|素食者|素食主义者|素食", "素食"),
@@ -208,7 +252,8 @@ _NEG_ZH = re.compile(r"没有|不|没|未|别|无法|甭|以前|曾经|过去(?=
 _NOT_NEG_ZH = re.compile(r"不过(?!敏)|不错|不少|不久|不同|不仅|不但|不管|不论|不断|不得不|差不多|没关系"
                          r"|非常|无论|要不|不然|了不起|不好意思|没事|不客气|不用谢|没错|对不起|不得了|是不是|有没有"
                          r"|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|用不用|吃不吃"
-                         r"|喝不喝|去不去|在不在|喜不喜|不一定|别人|别的|别处|以前的|过去的")
+                         r"|喝不喝|去不去|在不在|喜不喜|不一定|别人|别的|别处|以前的|过去的"
+                         r"|特别|区别|分别|个别|级别|类别|性别|差别|识别|辨别|派别")
 
 # How often or how much, in a fact: not what it says ("用户目前住在成都" is "我住在成都").
 _ADVERBS_FACT = re.compile(r"现在|目前|如今|一直|平时|通常|一般|总是|经常|已经|比较|非常|特别|真的|其实|"
@@ -268,6 +313,8 @@ _LEXICON_WORDS = """
 研究生 master graduate|博士 phd|专业 major|计算机 computer science|上学 study school|
 苹果手机 iphone|安卓 android|微信 wechat|支付宝 alipay|地铁 subway metro|公交 bus|打车 taxi|
 出租车 taxi|通勤 commute|元 yuan|来自 from|东北 northeast|人民币 yuan|钱 money|编程 program|糖尿病 diabetic|怀孕 pregnant|左撇子 left-handed|素 vegetarian|
+金毛 retriever|哈士奇 husky|柯基 corgi|拉布拉多 labrador|比格 beagle|布偶 ragdoll|
+狗 retriever beagle husky corgi poodle labrador puppy|猫 kitten tabby ragdoll siamese|
 """
 _LEXICON = [(zh, tuple(en.split())) for zh, _sep, en in
             (pair.strip().partition(" ") for pair in _LEXICON_WORDS.split("|")) if zh]
@@ -326,6 +373,10 @@ _QUESTION_START = re.compile(r"^(?:(?:do|does|did|am|is|are|was|were|can|could|s
 _QUESTION_ZH = re.compile(r"是不是|有没有|能不能|要不要|会不会|可不可以|对不对|好不好|行不行|"
                           r"(?<![不没])什么(?![都也])|(?<!不)怎么(?![都也])|哪(?![都也里])|为什么|多少|几[个点岁天号]|谁|\bi wonder\b|\bwonder if\b|"
                           r"\bnot sure (?:if|whether)\b|\bwhether\b")
+# A question at the end that asks for help with what the sentence said: the rest is said.
+_ASKS_HELP = re.compile(r"(?:any|got any|some) (?:tips|ideas|advice|suggestions|thoughts|"
+                        r"recommendations)\b|(?:what|how) (?:should|can|do|could) (?:i|we)\b|(?:thoughts|ideas|advice|help)\s*$|"
+                        r"(?:我|该|应该|要)*(?:有)?(?:什么|啥)(?:好)?\s*(?:办法|建议|招|tips?|ideas?|advice|推荐)|(?:我|该|应该|要)*(?:怎么办|咋办)|求(?:推荐|建议|支招)")
 _SUPPOSE = re.compile(r"\bif\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bhypothetically\b|"
                       r"\bwhat if\b|\bin case\b|\bpretend\b|\blet's say\b|\bwish\b|\bwere i\b|"
                       r"\bmaybe\b|\bperhaps\b|\bmight\b|\bprobably\b|\bpossibly\b|"
@@ -382,7 +433,9 @@ _JOKE = re.compile(r"(?<!not )(?<!n't )(?<!no )\b(?:jk|j/k|just kidding|kidding|
                    r"(?<!不是)(?<!不)(?<!没)(?<!别)开(?:个)?玩笑|逗你(?:的|玩)|说着玩|"
                    # sarcasm: "Oh great, I just adore being stuck in traffic"
                    r"^oh,? (?:great|sure|wonderful|fantastic|joy)\b[^.!?]*\bjust "
-                   r"(?:love|adore|like)\b")
+                   r"(?:love|adore|like)\b"
+                   # and 对对对，我最喜欢加班了: a tripled yes before "what I love most"
+                   r"|^(?:对|是|好|行){3}[^。！？]*(?:最喜|最爱|爱死|喜死|太喜|超喜)")
 _TOPIC = re.compile(r"(?:[a-z][a-z'-]*(?: [a-z][a-z'-]*){0,2}|[\u4e00-\u9fff]{1,4}(?<![吗呢吧么啊]))"
                     r"\s*[?？]")
 _PAST_NEG = re.compile(r"\bused to\b|以前|曾经")  # the past already counted as a negation
@@ -609,18 +662,26 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
         quoted = [m.group(0) for m in _QUOTES.finditer(sentence)]
         bare = _QUOTES.sub(" ", sentence)
         mode = message_mode or _sentence_mode(bare)
+        tail = None  # "My beagle chewed my charger again, any tips?": only the tail asks
+        if mode == "question" and not message_mode:
+            parts = [p for p in _CLAUSES.split(bare) if p.strip(" .!?。！？-–—")]
+            if len(parts) > 1 and _ASKS_HELP.match(parts[-1].strip(" .!?。！？-–—")) \
+                    and _sentence_mode(" ".join(parts[:-1])) is None:
+                mode, tail = None, parts[-1].strip(" .!?。！？-–—")
         for quote in quoted:
             out.append(_Clause(quote.strip("\"“”「」『』‘’' "), "quoted", False))
-        reported = False
+        reported = told = False
         for piece in _CLAUSES.split(bare):
             piece = piece.strip(" .!?。！？-–—")
             if not piece:
                 continue
-            clause_mode = mode
+            clause_mode = "question" if piece == tail else mode
             if clause_mode is None and not _SMALL_TALK.sub("", piece).strip(" ,.!~～"):
                 clause_mode = "small_talk"
             if clause_mode is None and (reported or _HEARSAY.search(piece)):
                 clause_mode = "quoted"
+            if clause_mode is None and told and _last_subject(piece) is None:
+                clause_mode = "quoted"  # 算命先生说我命里缺水，适合做…: the report goes on
             if clause_mode is None and corrected and _SAID_BEFORE.match(piece):
                 clause_mode = "quoted"  # what the user takes back is not what they say now
             if clause_mode is None and rejected and quoted:
@@ -642,6 +703,10 @@ def _clauses(content: str, first_sentence: int = 0) -> list[_Clause]:
             if says and not piece[says.end():].strip(" ,:：\"“"):
                 # "my doctor said:" … the rest of the sentence is reported
                 reported = not _user_speaks(piece[:says.start()])
+            elif says:  # "X says I …, …": what follows with no subject of its own is X's too
+                told = not _user_speaks(piece[:says.start()])
+            elif subject is not None:
+                told = False
     return out
 
 
@@ -705,11 +770,22 @@ def _units(text: str) -> list[tuple[str, int]]:
             for m in _UNIT.finditer(text)]
 
 
+# A breed says the animal: "our beagle" says "The user has a dog" (as 金毛 says 狗, _SAME).
+_KINDS = {"dog": ("retriever", "labrador", "beagle", "husky", "huskies", "corgi", "poodle",
+                  "dachshund", "terrier", "spaniel", "bulldog", "collie", "shiba", "samoyed",
+                  "greyhound", "schnauzer", "chihuahua", "puppy", "pup"),
+          "cat": ("tabby", "siamese", "ragdoll", "maine coon", "sphynx", "kitten")}
+
+
 def _zh_for() -> dict[str, list[str]]:
+    """An English word's stem → the words that say it in a clause: its Chinese words
+    (_LEXICON), and for "dog" and "cat" their breeds (_KINDS)."""
     found: dict[str, list[str]] = {}
     for zh, ens in _LEXICON:
         for en in ens:
             found.setdefault(_stem(en), []).append(zh)
+    for animal, breeds in _KINDS.items():
+        found.setdefault(_stem(animal), []).extend(breeds)
     return found
 
 
@@ -815,8 +891,11 @@ def _verdict(fact: _Fact, clause: _Clause, first: int, names: set[str]) -> str:
     if clause.mode is not None:
         return clause.mode
     before = clause.text[:first]
-    says = next((m for m in _SAYS.finditer(clause.text) if m.start() < first), None)
-    if says and not _user_speaks(before[:says.start()]):
+    # the fact said before a "says", or after it: a character of the speaker may be the
+    # fact's too (算命的说我命里缺水: 命 is in both), so what follows the "says" decides
+    says = next((m for m in _SAYS.finditer(clause.text) if m.start() < first
+                 or _cover(fact, clause.text[m.end():])[0] >= COVERAGE), None)
+    if says and not _user_speaks(clause.text[:says.start()]):
         return "quoted"  # "my doctor says I'm …", "the email says I won …"
     if re.search(r"\bthe user\b|用户", before):
         return "injection"
@@ -896,7 +975,8 @@ def _end(fact: _Fact, clause: str, first: int) -> int:
 # Words that stand for the content in a comment on it: "isn't something I do", "这事我不会",
 # "猪肉相关的都不行", "辣的这类都不行" (行 of 不行).
 _PLACEHOLDERS = {"something", "anything", "thing", "stuff", "someth", "anyth", "事", "东", "西",
-                 "种", "样", "相", "关", "类", "行"}
+                 "种", "样", "相", "关", "类", "行",
+                 "真", "实", "确", "根", "本", "完", "全", "太", "可"}  # 喝酒我是真不行
 
 
 _ZH_FOR = _zh_for()  # an English word's stem → the Chinese words for it

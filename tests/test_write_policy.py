@@ -395,7 +395,7 @@ DEV2 = Path(ROOT) / "lesson_lib" / "data" / "write_policy_dev2.json"
 
 
 @pytest.mark.parametrize(("name", "size", "least", "flips"), [
-    ("write_policy_dev2.json", 289, 277, 0), ("write_policy_dev3.json", 278, 236, 0)])
+    ("write_policy_dev2.json", 289, 282, 0), ("write_policy_dev3.json", 386, 349, 0)])
 def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     """Batches 19 to 23 (write_policy_dev2.json, 289 cases written blind to the frozen set):
     main's policy scored 261 of them with 6 negations stored as their opposite before the
@@ -410,8 +410,16 @@ def test_the_later_development_sets_keep_their_scores(name, size, least, flips):
     keeps its own no; batch 30 (30 plain stores, looking for what the new rules refuse):
     27, then 28 once sarcasm needs an "oh"; batch 31 (64, written blind by a helper who had
     seen neither the policy nor any set): 42 with one stored as its opposite before, 45 with
-    none after (a time that is over is not the present; 猪肉相关的都不行 says no). Those are
-    the floors."""
+    none after (a time that is over is not the present; 猪肉相关的都不行 says no); batch 32
+    (48, written blind by a helper, aimed at kinds batches 19 to 31 missed: two no's that
+    mean yes, someone else's claim about the user, a statement then "any tips?", moves,
+    Chinese sarcasm, roles at work, idioms that refuse): 32 with three stored as their
+    opposite before any rule for them, 33 with two after the rules tuned on batches 19 to
+    31 (dev2 282, batches 24 to 31 243), 44 with none after its own; then a little
+    knowledge of the world (breeds, teaching, allergies, 常驻) took batches 24 to 32 to 294;
+    batch 33 (60, written blind by another helper, a general sample aimed at no rule): 53
+    with none stored as its opposite both before and after all of that, 55 after two rules
+    of its own. Those are the floors."""
     cases = json.loads((DEV2.parent / name).read_text(encoding="utf-8"))["cases"]
     assert len(cases) == size and not ({m["content"] for c in cases for m in c["messages"]}
                                        & {m["content"] for c in benchmark.load()["cases"]
@@ -590,3 +598,75 @@ def test_what_adds_or_is_about_someone_else_takes_nothing_back(first, then, fact
 def test_a_no_said_without_a_not_is_kept_and_never_flipped(said, fact, opposite):
     assert judge(fact, user(said)).stored
     assert judge(opposite, user(said)).reason == "negation"
+
+
+@pytest.mark.parametrize(("said", "fact", "stored", "reason"), [
+    # two no's, one yes: the verb goes with them, so neither it nor its opposite is said
+    ("I never miss my Sunday swim.", "The user swims on Sundays", True, "said"),
+    ("I never miss my Sunday swim.", "The user does not swim on Sundays", False, "negation"),
+    ("I never skip breakfast.", "The user skips breakfast", False, "not_said"),
+    ("每周跑步我从来没断过。", "用户每周跑步", True, "said"),
+    ("每周跑步我从来没断过。", "用户不跑步", False, "negation"),
+    ("我从不错过早饭。", "用户错过早饭", False, "not_said"),
+    ("My dad never misses his Sunday swim.", "The user swims on Sundays", False, "someone_else"),
+    # someone else's words about the user, even when the speaker shares a character with it
+    ("算命的说我命里缺水。", "用户命里缺水", False, "quoted"),
+    ("我命里缺水。", "用户命里缺水", True, "said"),
+    ("我说话很快。", "用户说话很快", True, "said"),
+    # a question at the end that asks for help with what was said
+    ("My beagle Waffles chewed through another charger, any tips?", "The user has a beagle",
+     True, "said"),
+    ("Do I have a beagle, any tips?", "The user has a beagle", False, "question"),
+    ("If I get a beagle, any tips?", "The user has a beagle", False, "hypothetical"),
+    ("I am vegetarian, right?", "The user is vegetarian", False, "question"),
+    ("我有一只猫吗，怎么办？", "用户有一只猫", False, "question"),
+    # being in a place now, after a move, or for good, is living there
+    ("I used to live in Paris, now I'm in Lyon.", "The user lives in Lyon", True, "said"),
+    ("I used to live in Paris, now I'm in Lyon.", "The user lives in Paris", False, "negation"),
+    ("Now I'm in Berlin for good.", "The user lives in Berlin", True, "said"),
+    ("I'm in Berlin for a conference.", "The user lives in Berlin", False, "not_said"),
+    ("My sister is in Berlin for good.", "The user lives in Berlin", False, "not_said"),
+    # a tripled yes before "what I love most" is sarcasm; a plain one is not
+    ("对对对，我最喜欢加班了，加班使我快乐。", "用户喜欢加班", False, "small_talk"),
+    ("是是是，我最爱洗碗了。", "用户爱洗碗", False, "small_talk"),
+    ("对，我最喜欢喝茶。", "用户最喜欢喝茶", True, "said"),
+    # one's role at one's company is one's own; another's role is not
+    ("我在公司的角色是产品经理。", "用户是产品经理", True, "said"),
+    ("他在公司的角色是医生。", "用户是医生", False, "someone_else"),
+    # an idiom that refuses
+    ("Count me out for anything with mushrooms, I can't stand them.",
+     "The user does not like mushrooms", True, "said"),
+    ("Count me out for anything with mushrooms, I can't stand them.",
+     "The user likes mushrooms", False, "negation"),
+    ("喝酒我是真不行，一杯就脸红。", "用户能喝酒", False, "negation"),
+    # 特别 (especially) says no "别" (don't)
+    ("我特别喜欢喝普洱，每天下午都泡一壶。", "用户喜欢喝普洱茶", True, "said"),
+    # a report goes on in a clause with no subject of its own; one with "I" is the user's
+    ("算命先生说我命里缺水，适合做跟水有关的工作。", "用户适合做跟水有关的工作", False, "quoted"),
+    ("My doctor says I am anaemic, so I take iron every day.", "The user takes iron", True,
+     "said"),
+    # a breed says the animal; a pet at home is one the user has
+    ("We've got a golden retriever called Biscuit.", "The user has a dog", True, "said"),
+    ("My sister's beagle ate my homework.", "The user has a dog", False, "someone_else"),
+    ("我家猫最近老是半夜叫，该怎么办？", "用户养了一只猫", True, "said"),
+    ("我家 golden retriever 老是掉毛，有什么 tips 吗？", "用户养了一只金毛犬", True, "said"),
+    ("我家的猫去年走丢了。", "用户有猫", False, "negation"),
+    # what one does for a living, a reaction every time, living somewhere for good
+    ("I teach maths at a high school in Leeds.", "The user is a teacher", True, "said"),
+    ("My wife teaches maths.", "The user is a teacher", False, "not_said"),
+    ("我在一所高中教数学。", "用户是老师", True, "said"),
+    ("我想教数学。", "用户是老师", False, "not_said"),
+    ("Shellfish makes me break out in hives.", "The user is allergic to shellfish", True, "said"),
+    ("Shellfish makes my brother break out in hives.", "The user is allergic to shellfish",
+     False, "not_said"),
+    ("一吃贝类我就起疹子。", "用户对贝类过敏", True, "said"),
+    ("我妹一吃芒果就过敏。", "用户对芒果过敏", False, "someone_else"),
+    ("我现在常驻深圳。", "用户住在深圳", True, "said"),
+    ("I'm a nurse at a children's hospital.", "The user works as a nurse", True, "said"),
+    ("My mum is a nurse.", "The user works as a nurse", False, "someone_else"),
+    ("我烟已经戒了三年了。", "用户已经戒烟", True, "said"),
+    ("我烟已经戒了三年了。", "用户抽烟", False, "negation"),
+])
+def test_double_no_s_speakers_help_requests_moves_and_roles(said, fact, stored, reason):
+    verdict = judge(fact, user(said))
+    assert (verdict.stored, verdict.reason) == (stored, reason), verdict
