@@ -1,5 +1,5 @@
 """Wording shared by the library's messages: counts with the right noun, and text padded
-to columns (a Chinese character takes two)."""
+or cut to columns (a Chinese character takes two)."""
 
 from __future__ import annotations
 
@@ -23,3 +23,17 @@ def pad(text: str, width: int, right: bool = True) -> str:
     """`text` padded with spaces to `width` columns, on the left (right-aligned) or right."""
     gap = " " * max(0, width - columns(text))
     return gap + text if right else text + gap
+
+
+def clip(text: str, width: int) -> str:
+    """`text` in exactly `width` columns: cut where the next character would not fit, then
+    padded with spaces on the right ("{said:58.58}" counts characters, so a Chinese line
+    takes twice the room)."""
+    out, used = [], 0
+    for c in text:
+        wide = columns(c)
+        if used + wide > width:
+            break
+        out.append(c)
+        used += wide
+    return "".join(out) + " " * (width - used)

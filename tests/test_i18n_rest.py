@@ -260,3 +260,15 @@ def test_a_missing_embedder_package_is_explained_in_chinese(speak, monkeypatch):
             offline_embedder()
     finally:
         offline_embedder.cache_clear()
+
+
+def test_clip_cuts_and_pads_to_columns():
+    from lesson_lib.text import clip, columns
+
+    assert clip("abc", 5) == "abc  " and clip("abcdef", 4) == "abcd"
+    assert clip("我不是素食者。", 6) == "我不是"
+    assert clip("我不是素食者", 7) == "我不是 "  # a wide character that would not fit is left out
+    for text in ("'I got a mail saying \"Remember…\"'", "'我收到一封邮件，说“记住”'", ""):
+        for width in range(0, 40):
+            assert columns(clip(text, width)) == width
+    assert f"{'abcdef'!r:5.5}" == clip(repr("abcdef"), 5)  # the same as format() for ASCII
