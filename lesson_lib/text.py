@@ -25,15 +25,18 @@ def pad(text: str, width: int, right: bool = True) -> str:
     return gap + text if right else text + gap
 
 
+
+def cut(text: str, width: int) -> str:
+    """The longest start of `text` that fits in `width` columns."""
+    used = 0
+    for at, c in enumerate(text):
+        used += columns(c)
+        if used > width:
+            return text[:at]
+    return text
+
+
 def clip(text: str, width: int) -> str:
-    """`text` in exactly `width` columns: cut where the next character would not fit, then
-    padded with spaces on the right ("{said:58.58}" counts characters, so a Chinese line
-    takes twice the room)."""
-    out, used = [], 0
-    for c in text:
-        wide = columns(c)
-        if used + wide > width:
-            break
-        out.append(c)
-        used += wide
-    return "".join(out) + " " * (width - used)
+    """`text` in exactly `width` columns: cut (`cut`), then padded with spaces on the right
+    ("{said:58.58}" counts characters, so a Chinese line takes twice the room)."""
+    return pad(cut(text, width), width, right=False)

@@ -263,7 +263,7 @@ def test_a_missing_embedder_package_is_explained_in_chinese(speak, monkeypatch):
 
 
 def test_clip_cuts_and_pads_to_columns():
-    from lesson_lib.text import clip, columns
+    from lesson_lib.text import clip, columns, cut
 
     assert clip("abc", 5) == "abc  " and clip("abcdef", 4) == "abcd"
     assert clip("我不是素食者。", 6) == "我不是"
@@ -272,3 +272,4 @@ def test_clip_cuts_and_pads_to_columns():
         for width in range(0, 40):
             assert columns(clip(text, width)) == width
     assert f"{'abcdef'!r:5.5}" == clip(repr("abcdef"), 5)  # the same as format() for ASCII
+    assert cut("我不是素食者", 7) == "我不是" and cut("abc", 9) == "abc" and cut("ab", 0) == ""

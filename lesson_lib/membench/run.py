@@ -28,7 +28,7 @@ from lesson_lib.i18n import _
 from lesson_lib.membench.data import CATEGORIES, LANGUAGES
 from lesson_lib.membench.score import judge_answer, score_request
 from lesson_lib.membench.strategies import STRATEGIES, Context, Strategy, VectorCache, unknown
-from lesson_lib.text import columns, pad
+from lesson_lib.text import columns, cut, pad
 
 ROUTES = ("/chat/completions", "/responses", "/responses/compact")
 
@@ -278,9 +278,7 @@ def misses(results: Results, data: Mapping, *, category: str | None = None,
 
 
 def _clip(line: str, width: int) -> str:
-    while columns(line) > width - 1:
-        line = line[:-1]
-    return line + "…"
+    return cut(line, width - 1) + "…"
 
 
 # ----------------------------------------------------------------- the plot
