@@ -18,34 +18,35 @@ Each approximate index is built per script (one for the Chinese memories, one fo
 others), so the search keeps the exact one's balance: a script's level is the mean of the
 BALANCE best cosines found in that script, each candidate is ranked by its cosine less its
 script's level, and the cosines are the float32 rows' own. For each it prints the time to
-build, the milliseconds of the dense step (p50, p99; the question already embedded), how
-much of the exact top 5 and top 50 it finds (overlap), and the fused search's recall@5 on
-the evaluation's answerable questions with it in place of the exact step.
+build, the milliseconds of the dense step (p50, p99; the question already embedded) and of
+the whole search (`search(question, 5)`, fused: the question embedded, the words looked up,
+the hits read), how much of the exact top 5 and top 50 it finds (overlap), and the fused
+search's recall@5 on the evaluation's answerable questions, with it in place of the exact
+step. The exact search is timed again after the IVF indexes, to show the machine's drift.
 
 Measured (2026-12-06, the slower machine of benchmarks/longterm.py's notes, 2 cores, load
-average under 1, faiss-cpu 1.15.1, usearch 2.26.6, 100,000 memories, the 109 questions 3
-times), dense step p50 / p99 ms, overlap with the exact top 5, fused recall@5:
+average 1.3 at the start, nothing else running, faiss-cpu 1.15.1, usearch 2.26.6, 100,000
+memories, the 109 questions 3 times): p50 / p99 ms of the dense step and of the whole
+search, overlap with the exact top 5, fused recall@5.
 
-    exact (the series)          8.62 / 11.82   1.000   0.969
-    IVF, 256 lists, 16 read     1.59 /  2.60   0.705   0.928   (14 s to build)
-    IVF, 256 lists, 32 read     2.70 /  3.50   0.809   0.948
-    IVF, 256 lists, 64 read     4.66 /  7.66   0.881   0.979
-    HNSW, 16 links, ef 128      1.48 /  2.08   0.475   0.876   (17 to 25 s to build)
-    HNSW, 16 links, ef 512      3.62 /  5.53   0.637   0.897
-    HNSW, 32 links, ef 1,024    6.71 / 10.15   0.958   0.969
+    exact (the series)         11.88 / 13.31   24.71 / 38.00   1.000   0.969
+    IVF, 256 lists, 16 read     1.69 /  2.11   13.16 / 27.15   0.705   0.928   (14 s to build)
+    IVF, 256 lists, 32 read     2.84 /  4.23   13.32 / 29.47   0.809   0.948
+    IVF, 256 lists, 64 read     4.93 /  6.01   15.90 / 31.35   0.881   0.979
+    exact again                 9.58 / 14.12   22.55 / 42.31   1.000   0.969
+    HNSW, 16 links, ef 128      2.03 /  3.13   13.60 / 28.62   0.475   0.876   (21 to 28 s)
+    HNSW, 16 links, ef 512      5.14 /  7.92   18.24 / 30.71   0.594   0.907
+    HNSW, 32 links, ef 1,024    8.58 / 13.02   25.82 / 33.02   0.943   0.969
 
-(faiss's own HNSW, 16 links, ef 128, found 0.40 of the exact top 5 in a prototype.) The
-graph index loses half of the exact top 5 before it is much faster, and is as slow as the
-exact scan where it is close to it. The IVF index at 64 lists of 256 keeps the fused recall
-(0.979: the dense list changes, and fusion with the words makes up for it) at half the
-exact step's time; but the whole search hardly moves: in one run on the same memory
-(prototype, the 109 questions 4 times), fused search p50 / p99 17.0 / 29.8 ms exact, 15.1 /
-25.8 with the IVF index, 18.8 / 32.5 exact again. The dense step is not most of a search
-on this machine: timed phase by phase (exact, the same run's conditions), embedding the
-question 7.5 / 12.1 ms (5.3 / 9.4 alone: the lexical thread works beside it), the scan 8.5
-/ 13.5, the change log and the hits' rows 2.2 / 4.1. Without the scan the rest is about 10
-ms at the median and 16 at p99 before the lexical thread's share, and the IVF run above,
-25.8 ms p99, is what an index gave end to end: not the 20 ms target. The distractors are
+(An earlier run the same hour gave the same overlaps and recalls, the exact dense step at
+8.62 / 11.82 ms; faiss's own HNSW, 16 links, ef 128, found 0.40 of the exact top 5 in a
+prototype.) The graph index loses half of the exact top 5 before it is much faster, and is
+as slow as the exact scan where it is close to it. The IVF index at 64 lists of 256 keeps
+the fused recall (0.979: the dense list changes, and fusion with the words makes up for it)
+at half the exact step's time. But no index brings the whole search near 20 ms p99 here:
+with the dense step at 1.7 ms, the search is still 27 ms p99, since embedding the question
+(5 to 9 ms alone on this machine, more with the lexical thread beside it), the words and
+reading the hits remain. The distractors are
 made from templates, so many are near copies of each other: a graph index gets lost among
 them, and their k-means lists are not apart (a user's real memories repeat themselves too:
 the same trip, the same meal, written down each week). And once usearch 2.26 is imported,
@@ -147,12 +148,13 @@ class Approximate:
         return [(int(self.ids[rows[i]]), float(scores[i])) for i in best]
 
 
-def timed(top, vectors, rounds: int) -> tuple[float, float]:
+def timed(step, inputs, rounds: int) -> tuple[float, float]:
+    """p50 and p99 milliseconds of step(x) over `inputs`, `rounds` times."""
     samples = []
     for _round in range(rounds):
-        for vector in vectors:
+        for x in inputs:
             start = time.perf_counter()
-            top(vector, N, lt._pool(), balance=True)
+            step(x)
             samples.append((time.perf_counter() - start) * 1000)
     samples.sort()
     return statistics.median(samples), samples[int(round(0.99 * (len(samples) - 1)))]
@@ -179,12 +181,24 @@ def main() -> None:
     print(f"{len(matrix):,} memories ready in {time.perf_counter() - start:.0f} s ({args.db})")
     vectors = [memory._vectors([q["q"]])[0] for q in data.questions]
     exact = [matrix.top(v, N, lt._pool(), balance=True) for v in vectors]
-    p50, p99 = timed(matrix.top, vectors, args.rounds)
-    fused = recall(memory, data, ids, 5, ("fused",))["fused"]
-    print(f"\n{'index':<28} {'build s':>8} {'p50 ms':>7} {'p99 ms':>7} {'overlap@5':>10} "
-          f"{'@50':>6}   fused recall@5 (en, zh)")
-    print(f"{'exact (the series)':<28} {'':>8} {p50:>7.2f} {p99:>7.2f} {1:>10.3f} {1:>6.3f}   "
-          f"{fused['all']:.3f} ({fused['en']:.3f}, {fused['zh']:.3f})")
+    questions = [q["q"] for q in data.questions]
+
+    def search(question: str) -> None:
+        memory.search(question, 5)
+
+    def exact_row(name: str) -> None:
+        p50, p99 = timed(lambda v: matrix.top(v, N, lt._pool(), balance=True), vectors,
+                         args.rounds)
+        s50, s99 = timed(search, questions, args.rounds)
+        fused = recall(memory, data, ids, 5, ("fused",))["fused"]
+        print(f"{name:<28} {'':>8} {p50:>7.2f} {p99:>7.2f} {s50:>7.2f} {s99:>7.2f} "
+              f"{1:>10.3f} {1:>6.3f}   {fused['all']:.3f} ({fused['en']:.3f}, "
+              f"{fused['zh']:.3f})", flush=True)
+
+    print(f"\n{'':<28} {'':>8} {'dense step':>15} {'whole search':>15}")
+    print(f"{'index':<28} {'build s':>8} {'p50 ms':>7} {'p99 ms':>7} {'p50 ms':>7} "
+          f"{'p99 ms':>7} {'overlap@5':>10} {'@50':>6}   fused recall@5 (en, zh)")
+    exact_row("exact (the series)")
     configs = [("ivf", 256, 16), ("ivf", 256, 32), ("ivf", 256, 64),  # usearch last: once
                ("hnsw", 16, 128), ("hnsw", 16, 512), ("hnsw", 32, 1024)]  # it is imported,
     # simsimd's int8 scan fails in the same process (usearch 2.26's numkong: "Input tensors
@@ -192,7 +206,7 @@ def main() -> None:
     original = lt._Matrix.top
     for kind, links, width in configs:
         index = Approximate(matrix, kind, links, width)
-        p50, p99 = timed(index.top, vectors, args.rounds)
+        p50, p99 = timed(lambda v, _i=index: _i.top(v, N, balance=True), vectors, args.rounds)
         got = [index.top(v, N, balance=True) for v in vectors]
         at5 = statistics.mean(len({i for i, _s in a[:5]} & {i for i, _s in e[:5]}) / 5
                               for a, e in zip(got, exact, strict=True))
@@ -202,13 +216,16 @@ def main() -> None:
             _i.top(q, n, balance=balance)
         try:
             fused = recall(memory, data, ids, 5, ("fused",))["fused"]
+            s50, s99 = timed(search, questions, args.rounds)
         finally:
             lt._Matrix.top = original
         name = (f"IVF {links} lists, {width} read" if kind == "ivf"
                 else f"HNSW {links} links, ef {width}")
-        print(f"{name:<28} {index.built:>8.1f} {p50:>7.2f} {p99:>7.2f} {at5:>10.3f} "
-              f"{at50:>6.3f}   {fused['all']:.3f} ({fused['en']:.3f}, {fused['zh']:.3f})",
-              flush=True)
+        print(f"{name:<28} {index.built:>8.1f} {p50:>7.2f} {p99:>7.2f} {s50:>7.2f} {s99:>7.2f} "
+              f"{at5:>10.3f} {at50:>6.3f}   {fused['all']:.3f} ({fused['en']:.3f}, "
+              f"{fused['zh']:.3f})", flush=True)
+        if kind == "ivf" and width == configs[2][2]:  # before usearch is imported (below)
+            exact_row("exact again")
 
 
 if __name__ == "__main__":
